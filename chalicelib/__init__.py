@@ -1,0 +1,1 @@
+"""Conveyor: a serverless CI/CD service with an AppVeyor-compatible REST API."""

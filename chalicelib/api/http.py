@@ -1,0 +1,105 @@
+"""What every endpoint shares: the account prefix, authentication, JSON bodies, and error bodies.
+
+Each route is served at ``/api/...`` and at ``/api/account/{accountName}/...`` (the form user-level
+``v2.`` keys need). Domain errors become ``{"message": ...}`` here, and Chalice's own error bodies
+(``Code``/``Message``) are rewritten to that shape by :func:`error_bodies`, so clients read one form.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from chalice import Blueprint, Response
+from chalice.app import Request
+
+from chalicelib.domain.auth import Caller, authenticate
+from chalicelib.domain.permissions import Permission
+from chalicelib.errors import ConveyorError, Invalid
+
+ACCOUNT_PREFIX = "/api/account/{prefixAccountName}"
+_ANY_CONTENT_TYPE = ["*/*"]  # bodies are parsed here, whatever Content-Type a client sends
+
+
+@dataclass(frozen=True)
+class Call:
+    """One authenticated request, as a view sees it."""
+
+    caller: Caller
+    request: Request
+
+    def json(self) -> Any:
+        """The request body parsed as JSON; a 400 when it is missing or malformed."""
+        raw = self.request.raw_body or b""
+        if not raw.strip():
+            raise Invalid("A JSON request body is required.")
+        try:
+            return json.loads(raw)
+        except (ValueError, UnicodeDecodeError) as error:
+            raise Invalid(f"The request body is not valid JSON: {error}") from error
+
+
+View = Callable[..., Any]
+
+
+class ApiBlueprint:
+    """A Chalice Blueprint whose routes authenticate, check a permission and translate errors."""
+
+    def __init__(self, import_name: str) -> None:
+        self.blueprint = Blueprint(import_name)
+
+    def route(self, path: str, method: str = "GET", permission: Permission | None = None) -> Callable[[View], View]:
+        """Serve ``view(call, **path_params)`` at ``/api{path}`` and under the account prefix."""
+
+        def register(view: View) -> View:
+            def handle(**params: str) -> Response:
+                return self._dispatch(view, permission, params)
+
+            for prefix in ("/api", ACCOUNT_PREFIX):
+                self.blueprint.route(
+                    prefix + path, methods=[method], content_types=_ANY_CONTENT_TYPE, name=view.__name__
+                )(handle)
+            return view
+
+        return register
+
+    def _dispatch(self, view: View, permission: Permission | None, params: dict[str, str]) -> Response:
+        request = self.blueprint.current_request
+        account_name = params.pop("prefixAccountName", None) or params.get("accountName")
+        try:
+            caller = authenticate(request.headers.get("authorization"), account_name)
+            if permission is not None:
+                caller.require(permission)
+            return respond(view(Call(caller, request), **params))
+        except ConveyorError as error:
+            return error_response(error)
+
+
+def respond(result: Any) -> Response:
+    """A view's result as HTTP: None is 204 with no body, anything else 200 JSON."""
+    if isinstance(result, Response):
+        return result
+    if result is None:
+        return Response(body="", status_code=204)
+    return Response(body=result, status_code=200, headers={"Content-Type": "application/json"})
+
+
+def error_response(error: ConveyorError) -> Response:
+    body: dict[str, Any] = {"message": error.message}
+    if isinstance(error, Invalid) and error.model_state:
+        body["modelState"] = error.model_state
+    return Response(body=body, status_code=error.status, headers={"Content-Type": "application/json"})
+
+
+def error_bodies(event: Request, get_response: Callable[[Request], Response]) -> Response:
+    """Middleware: Chalice's own errors (405, 415, 500, ...) in the API's ``{"message"}`` shape."""
+    response = get_response(event)
+    body = response.body
+    if isinstance(body, dict) and set(body) == {"Code", "Message"}:
+        message = body["Message"]
+        if response.status_code >= 500:
+            message = "An internal error occurred; it has been logged."
+        response.body = {"message": message}
+    return response

@@ -1,0 +1,67 @@
+"""The operator command, ``conveyor``: the local stack, and accounts and keys on any stage.
+
+It talks to whatever AWS endpoint the standard AWS environment names (AWS_ENDPOINT_URL, region,
+credentials) and to the tables of the stage given by ``--stage``, as ``.chalice/config.json`` names them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from chalicelib.errors import ConveyorError
+from chalicelib.local.stack import PROJECT_DIR
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="conveyor", description=__doc__.splitlines()[0])
+    parser.add_argument("--stage", default="local", help="the Chalice stage whose tables to use (default: local)")
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("local", help="serve the whole service locally (API, queues, workers, AWS emulator)")
+    account = commands.add_parser("create-account", help="a new account with its owner; prints the owner's key")
+    account.add_argument("--name", required=True)
+    account.add_argument("--admin-email", required=True)
+    account.add_argument("--api-key", help="use this key instead of a new random one")
+    key = commands.add_parser("create-api-key", help="a new key for a user of an account; prints it")
+    key.add_argument("--account", required=True)
+    key.add_argument("--email", required=True)
+    key.add_argument("--api-key", help="use this key (a 'v2.' key is user-level) instead of a new random one")
+    args = parser.parse_args(argv)
+
+    if args.command == "local":
+        from chalicelib.local.stack import LocalOptions, run_local
+
+        run_local(LocalOptions.from_environment())
+        return 0
+
+    apply_stage_environment(args.stage)
+    from chalicelib.domain.accounts import create_account, create_api_key
+
+    try:
+        if args.command == "create-account":
+            print(create_account(args.name, args.admin_email, args.api_key))
+        else:
+            print(create_api_key(args.account, args.email, args.api_key))
+    except ConveyorError as error:
+        print(f"conveyor: {error.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def apply_stage_environment(stage: str) -> None:
+    """Set the stage's environment variables from .chalice/config.json, as Chalice does for the app."""
+    config = json.loads((PROJECT_DIR / ".chalice" / "config.json").read_text())
+    if stage not in config.get("stages", {}):
+        raise SystemExit(f"conveyor: no stage '{stage}' in .chalice/config.json")
+    os.environ.update(config.get("environment_variables", {}))
+    os.environ.update(config["stages"][stage].get("environment_variables", {}))
+    if os.environ.get("AWS_ENDPOINT_URL"):
+        from chalicelib.local.emulator import use_fake_credentials
+
+        use_fake_credentials()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,34 @@
+"""Settings read from the environment when asked for, never at import time.
+
+Chalice applies the stage's ``environment_variables`` from ``.chalice/config.json`` before the app is
+imported (in Lambda, under ``chalice local`` and in the test client), so every deployed stage and the
+local stack read the same names.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the service needs to know about where it runs."""
+
+    stage: str
+    table_prefix: str
+    bucket: str
+
+    def table_name(self, table: str) -> str:
+        """The DynamoDB table name for one of the service's tables in this stage."""
+        return f"{self.table_prefix}{table}"
+
+
+def settings() -> Settings:
+    """The settings in force now (cheap: it only reads the environment)."""
+    stage = os.environ.get("CONVEYOR_STAGE", "local")
+    return Settings(
+        stage=stage,
+        table_prefix=os.environ.get("CONVEYOR_TABLE_PREFIX", f"conveyor-{stage}-"),
+        bucket=os.environ.get("CONVEYOR_BUCKET", f"conveyor-{stage}-data"),
+    )

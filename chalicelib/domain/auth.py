@@ -1,0 +1,79 @@
+"""Who is calling: an API key resolved to one user acting in one account, with that user's role."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from chalicelib.domain.permissions import Permission
+from chalicelib.errors import Forbidden, Invalid, NotFound, Unauthorized
+from chalicelib.store.accounts import get_account_by_name
+from chalicelib.store.api_keys import get_api_key
+from chalicelib.store.members import Member, get_member
+from chalicelib.store.roles import get_role
+
+ACCOUNT_NOT_ACCESSIBLE = "Account not found or access denied."
+
+
+@dataclass(frozen=True)
+class Caller:
+    """The user a request acts for, in the account it acts on."""
+
+    account_id: int
+    account_name: str
+    user_id: int
+    role_id: int
+    role_name: str
+    permissions: frozenset[str]
+
+    def can(self, permission: Permission) -> bool:
+        return permission.value in self.permissions
+
+    def require(self, permission: Permission) -> None:
+        """Forbidden unless the caller's role grants ``permission``."""
+        if not self.can(permission):
+            raise Forbidden(f"Your role '{self.role_name}' does not have the '{permission.value}' permission.")
+
+
+def bearer_token(authorization: str | None) -> str:
+    """The key of an ``Authorization: Bearer <key>`` header; Unauthorized when there is none."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthorized()
+    return token.strip()
+
+
+def authenticate(authorization: str | None, account_name: str | None) -> Caller:
+    """Resolve the caller of a request; ``account_name`` is the account its URL names, if any.
+
+    An account-level key acts on its own account only. A user-level (``v2.``) key acts on any account
+    its user belongs to, so the URL must name one.
+    """
+    api_key = get_api_key(bearer_token(authorization))
+    if api_key is None:
+        raise Unauthorized()
+    if api_key.account_id is not None:
+        if account_name is not None and account_name.lower() != (api_key.account_name or "").lower():
+            raise NotFound(ACCOUNT_NOT_ACCESSIBLE)
+        member = get_member(api_key.account_id, api_key.user_id)
+        if member is None:  # the key's user was removed from its account
+            raise Unauthorized()
+    else:
+        if account_name is None:
+            raise Invalid("API is expecting an account parameter: call /api/account/{accountName}/... with a v2 key.")
+        account = get_account_by_name(account_name)
+        member = None if account is None else get_member(account.account_id, api_key.user_id)
+        if member is None:
+            raise NotFound(ACCOUNT_NOT_ACCESSIBLE)
+    return _caller(member)
+
+
+def _caller(member: Member) -> Caller:
+    role = get_role(member.account_id, member.role_id)
+    return Caller(
+        account_id=member.account_id,
+        account_name=member.account_name,
+        user_id=member.user_id,
+        role_id=member.role_id,
+        role_name=role.name if role else "",
+        permissions=role.allowed if role else frozenset(),
+    )

@@ -1,0 +1,81 @@
+"""Roles of an account: the two built-in ones, which never change, and custom ones."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import UTC, datetime
+
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.permissions import Permission
+from chalicelib.domain.validation import invalid, valid_name
+from chalicelib.errors import Conflict, NotFound
+from chalicelib.store import counters
+from chalicelib.store import roles as store
+from chalicelib.store.roles import Role
+from chalicelib.store.transactions import is_claimed, role_name_claim
+
+
+def list_roles(caller: Caller) -> list[Role]:
+    """Every role of the caller's account."""
+    return store.list_roles(caller.account_id)
+
+
+def get_role(caller: Caller, role_id: int) -> Role:
+    """One role of the caller's account; NotFound otherwise."""
+    role = store.get_role(caller.account_id, role_id)
+    if role is None:
+        raise NotFound("Role not found.")
+    return role
+
+
+def role_exists(caller: Caller, role_id: int, field: str = "roleId") -> Role:
+    """The role a request body names; a 400 naming ``field`` when the account has no such role."""
+    role = store.get_role(caller.account_id, role_id)
+    if role is None:
+        raise invalid(field, f"{field}: there is no role {role_id} in this account.")
+    return role
+
+
+def add_role(caller: Caller, name: str) -> Role:
+    """A new custom role that grants nothing yet."""
+    name = _free_name(caller, valid_name(name, "name", 50))
+    role = Role(
+        account_id=caller.account_id,
+        role_id=counters.next_value(counters.PRINCIPALS),
+        name=name,
+        is_system=False,
+        allowed=frozenset(),
+        created=datetime.now(UTC),
+    )
+    store.add_role(role)
+    return role
+
+
+def update_role(caller: Caller, role_id: int, name: str, allowed: Iterable[Permission]) -> Role:
+    """Rename a custom role and set exactly the permissions it grants."""
+    role = _custom_role(caller, role_id, "changed")
+    name = valid_name(name, "name", 50)
+    if store.role_name_key(name) != store.role_name_key(role.name):
+        _free_name(caller, name)
+    return store.update_role(role, name, {permission.value for permission in allowed})
+
+
+def delete_role(caller: Caller, role_id: int) -> None:
+    """Delete a custom role that nobody holds."""
+    role = _custom_role(caller, role_id, "deleted")
+    if store.role_in_use(caller.account_id, role_id):
+        raise Conflict(f"The role '{role.name}' is assigned to users and cannot be deleted.")
+    store.delete_role(role)
+
+
+def _custom_role(caller: Caller, role_id: int, change: str) -> Role:
+    role = get_role(caller, role_id)
+    if role.is_system:
+        raise Conflict(f"The built-in role '{role.name}' cannot be {change}.")
+    return role
+
+
+def _free_name(caller: Caller, name: str) -> str:
+    if is_claimed(role_name_claim(caller.account_id, store.role_name_key(name))):
+        raise Conflict(f"A role named '{name}' already exists.")
+    return name

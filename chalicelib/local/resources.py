@@ -1,0 +1,57 @@
+"""Creating what the service needs on an AWS endpoint, where missing: tables, queues, the bucket.
+
+Deployed stages get the same resources from the CloudFormation template; this serves the local
+stack and the tests, and is safe to run again and again against the same endpoint.
+"""
+
+from __future__ import annotations
+
+import json
+
+from botocore.exceptions import ClientError
+from chalice import Chalice
+from chalice.app import SQSEventConfig
+
+from chalicelib import aws
+from chalicelib.config import settings
+from chalicelib.store.schema import ensure_tables
+
+MAX_RECEIVES = 5  # deliveries of one message before it is parked in the dead-letter queue
+VISIBILITY_TIMEOUT_SECONDS = 360  # six times the handlers' 60 s Lambda timeout, as AWS advises
+
+
+def queue_names(app: Chalice) -> list[str]:
+    """The queues the app's SQS handlers listen on."""
+    return [source.queue for source in app.event_sources if isinstance(source, SQSEventConfig) and source.queue]
+
+
+def ensure_resources(app: Chalice) -> None:
+    """Tables, the data bucket, and a queue with its dead-letter queue for each SQS handler."""
+    ensure_tables()
+    ensure_bucket(settings().bucket)
+    for name in queue_names(app):
+        ensure_queue(name)
+
+
+def ensure_bucket(name: str) -> None:
+    s3 = aws.client("s3")
+    try:
+        s3.head_bucket(Bucket=name)
+    except ClientError:
+        s3.create_bucket(Bucket=name)
+
+
+def ensure_queue(name: str) -> str:
+    """The queue's URL, creating it and its ``-dlq`` dead-letter queue if missing."""
+    sqs = aws.client("sqs")
+    dead_letter_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    dead_letter_arn = sqs.get_queue_attributes(QueueUrl=dead_letter_url, AttributeNames=["QueueArn"])[
+        "Attributes"
+    ]["QueueArn"]
+    attributes = {
+        "VisibilityTimeout": str(VISIBILITY_TIMEOUT_SECONDS),
+        "RedrivePolicy": json.dumps({"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": MAX_RECEIVES}),
+    }
+    url: str = sqs.create_queue(QueueName=name)["QueueUrl"]
+    sqs.set_queue_attributes(QueueUrl=url, Attributes=attributes)
+    return url

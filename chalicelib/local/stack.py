@@ -1,0 +1,76 @@
+"""``conveyor local``: the whole service on this machine, until Ctrl-C or SIGTERM."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from chalice.cli.factory import CLIFactory
+
+from chalicelib.domain.accounts import ensure_account
+from chalicelib.local.emulator import Emulator, use_fake_credentials
+from chalicelib.local.pump import SqsPump
+from chalicelib.local.resources import ensure_resources
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    port: int
+    emulator_port: int
+    account: str
+    admin_email: str
+    api_key: str | None
+    workers: int = 4
+
+    @classmethod
+    def from_environment(cls) -> LocalOptions:
+        return cls(
+            port=int(os.environ.get("PORT", "8000")),
+            emulator_port=int(os.environ.get("EMULATOR_PORT", "5000")),
+            account=os.environ.get("CONVEYOR_ACCOUNT", "local"),
+            admin_email=os.environ.get("CONVEYOR_ADMIN_EMAIL", "admin@localhost"),
+            api_key=os.environ.get("CONVEYOR_API_KEY") or None,
+        )
+
+
+def run_local(options: LocalOptions) -> None:
+    """Start emulator (unless AWS_ENDPOINT_URL names one), resources, API, pump; serve until signalled."""
+    emulator = None
+    if os.environ.get("AWS_ENDPOINT_URL"):
+        use_fake_credentials()
+    else:
+        emulator = Emulator(options.emulator_port)
+        emulator.start()
+    factory = CLIFactory(str(PROJECT_DIR), environ=os.environ)
+    config = factory.create_config_obj(chalice_stage_name="local")
+    app = config.chalice_app  # importing app.py applies the stage's environment variables
+    ensure_resources(app)
+    key, _ = ensure_account(options.account, options.admin_email, options.api_key)
+
+    server = factory.create_local_server(app, config, "127.0.0.1", options.port)
+    serving = threading.Thread(target=server.server.serve_forever, name="chalice-local", daemon=True)
+    serving.start()
+    pump = SqsPump(app, workers=options.workers)
+    pump.start()
+
+    print(f"Conveyor is serving on http://127.0.0.1:{options.port}/api", flush=True)
+    print(f"API key ({options.admin_email}, account {options.account}): {key}", flush=True)
+    print(f"AWS endpoint: {os.environ['AWS_ENDPOINT_URL']}", flush=True)
+    print("Press Ctrl-C to stop.", flush=True)
+
+    stop = threading.Event()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, lambda *_: stop.set())
+    stop.wait()
+
+    server.shutdown()
+    pump.stop()
+    if emulator is not None:
+        emulator.stop()
+    print("Conveyor stopped.", file=sys.stderr, flush=True)

@@ -1,0 +1,154 @@
+"""Users and collaborators of an account, keyed by (account_id, user_id), found by e-mail too."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+
+from pynamodb.expressions.update import Action
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.store.models import MemberModel
+from chalicelib.store.roles import stage_member_count_change
+from chalicelib.store.transactions import atomically, claim, email_claim, release
+
+
+@dataclass(frozen=True)
+class Notifications:
+    successful_build: str = "all"
+    failed_build: str = "all"
+    notify_when_build_status_changed_only: bool = False
+    successful_deployment: str = "all"
+    failed_deployment: str = "all"
+
+
+@dataclass(frozen=True)
+class Member:
+    account_id: int
+    account_name: str
+    user_id: int
+    email: str
+    full_name: str
+    role_id: int
+    is_owner: bool
+    is_collaborator: bool
+    created: datetime
+    notifications: Notifications = field(default_factory=Notifications)
+    updated: datetime | None = None
+
+
+def email_key(email: str) -> str:
+    """E-mail addresses compare without regard to case."""
+    return email.strip().lower()
+
+
+def _member(model: MemberModel) -> Member:
+    return Member(
+        account_id=int(model.account_id),
+        account_name=model.account_name,
+        user_id=int(model.user_id),
+        email=model.email,
+        full_name=model.full_name or "",
+        role_id=int(model.role_id),
+        is_owner=bool(model.is_owner),
+        is_collaborator=bool(model.is_collaborator),
+        created=model.created,
+        updated=model.updated,
+        notifications=Notifications(
+            successful_build=model.successful_build_notification,
+            failed_build=model.failed_build_notification,
+            notify_when_build_status_changed_only=bool(model.notify_when_build_status_changed_only),
+            successful_deployment=model.successful_deployment_notification,
+            failed_deployment=model.failed_deployment_notification,
+        ),
+    )
+
+
+def get_member(account_id: int, user_id: int) -> Member | None:
+    """The account's user or collaborator with that id, or None."""
+    try:
+        return _member(MemberModel.get(account_id, user_id))
+    except MemberModel.DoesNotExist:
+        return None
+
+
+def list_members(account_id: int) -> list[Member]:
+    """Every user and collaborator of the account, in id order."""
+    return [_member(model) for model in MemberModel.query(account_id)]
+
+
+def memberships_of_email(email: str) -> list[Member]:
+    """Every account membership of an e-mail address."""
+    return [_member(model) for model in MemberModel.by_email.query(email_key(email))]
+
+
+def stage_new_member(transaction: TransactWrite, member: Member, password_hash: str | None) -> None:
+    """Add to ``transaction`` a new member with its e-mail claim, counting it on its role."""
+    model = MemberModel(
+        member.account_id,
+        member.user_id,
+        account_name=member.account_name,
+        email=member.email,
+        email_key=email_key(member.email),
+        full_name=member.full_name,
+        role_id=member.role_id,
+        is_owner=member.is_owner,
+        is_collaborator=member.is_collaborator,
+        password_hash=password_hash,
+        created=member.created,
+    )
+    transaction.save(model, condition=MemberModel.user_id.does_not_exist())
+    claim(transaction, email_claim(member.account_id, email_key(member.email)))
+
+
+def add_member(member: Member, password_hash: str | None) -> None:
+    """Store a new member of an account; Conflict if its e-mail is taken there or its role vanished."""
+    with atomically(f"'{member.email}' is already a member of this account, or the role was deleted.") as tx:
+        stage_new_member(tx, member, password_hash)
+        stage_member_count_change(tx, member.account_id, member.role_id, +1)
+
+
+def update_member(before: Member, after: Member, password_hash: str | None = None) -> Member:
+    """Write ``after`` over ``before`` (fields, role, e-mail); a new password hash when given."""
+    now = datetime.now(UTC)
+    after = replace(after, updated=now)
+    notes = after.notifications
+    actions: list[Action] = [
+        MemberModel.full_name.set(after.full_name),
+        MemberModel.email.set(after.email),
+        MemberModel.email_key.set(email_key(after.email)),
+        MemberModel.role_id.set(after.role_id),
+        MemberModel.successful_build_notification.set(notes.successful_build),
+        MemberModel.failed_build_notification.set(notes.failed_build),
+        MemberModel.notify_when_build_status_changed_only.set(notes.notify_when_build_status_changed_only),
+        MemberModel.successful_deployment_notification.set(notes.successful_deployment),
+        MemberModel.failed_deployment_notification.set(notes.failed_deployment),
+        MemberModel.updated.set(now),
+    ]
+    if password_hash is not None:
+        actions.append(MemberModel.password_hash.set(password_hash))
+    unchanged = (
+        MemberModel.user_id.exists()
+        & (MemberModel.role_id == before.role_id)
+        & (MemberModel.email_key == email_key(before.email))
+    )
+    with atomically(f"'{after.email}' is already a member of this account, or the user changed meanwhile.") as tx:
+        tx.update(MemberModel(before.account_id, before.user_id), actions=actions, condition=unchanged)
+        if after.role_id != before.role_id:
+            stage_member_count_change(tx, before.account_id, before.role_id, -1)
+            stage_member_count_change(tx, before.account_id, after.role_id, +1)
+        if email_key(after.email) != email_key(before.email):
+            release(tx, email_claim(before.account_id, email_key(before.email)))
+            claim(tx, email_claim(before.account_id, email_key(after.email)))
+    return after
+
+
+def delete_member(member: Member) -> None:
+    """Remove the member from its account, freeing its e-mail and its place on its role."""
+    with atomically("The user changed meanwhile; try again.") as tx:
+        tx.delete(
+            MemberModel(member.account_id, member.user_id),
+            condition=MemberModel.user_id.exists() & (MemberModel.role_id == member.role_id),
+        )
+        stage_member_count_change(tx, member.account_id, member.role_id, -1)
+        release(tx, email_claim(member.account_id, email_key(member.email)))

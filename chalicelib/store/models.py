@@ -1,0 +1,134 @@
+"""PynamoDB models: one per DynamoDB table. Table names come from the stage's settings on each use."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pynamodb.attributes import (
+    BooleanAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+    UnicodeSetAttribute,
+    UTCDateTimeAttribute,
+)
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.models import Model
+
+from chalicelib.config import settings
+
+
+class _TableName:
+    """A ``Meta.table_name`` read from the settings whenever PynamoDB asks for it."""
+
+    def __init__(self, table: str) -> None:
+        self.table = table
+
+    def __get__(self, instance: Any, owner: Any) -> str:
+        return settings().table_name(self.table)
+
+
+class CounterModel(Model):
+    """Atomic sequences: ids of users and roles, accounts, and later projects and builds."""
+
+    class Meta:
+        table_name = _TableName("counters")
+
+    name = UnicodeAttribute(hash_key=True)
+    value = NumberAttribute(default=0)
+
+
+class UniqueModel(Model):
+    """Claims on names that must be unique (account names, e-mails and role names in an account)."""
+
+    class Meta:
+        table_name = _TableName("uniques")
+
+    key = UnicodeAttribute(hash_key=True)
+
+
+class AccountModel(Model):
+    """An account, found by the lower-cased name that URLs carry."""
+
+    class Meta:
+        table_name = _TableName("accounts")
+
+    name_key = UnicodeAttribute(hash_key=True)
+    name = UnicodeAttribute()
+    account_id = NumberAttribute()
+    created = UTCDateTimeAttribute()
+
+
+class MemberByEmailIndex(GlobalSecondaryIndex["MemberModel"]):
+    """Every account an e-mail address belongs to."""
+
+    class Meta:
+        index_name = "by-email"
+        projection = AllProjection()
+
+    email_key = UnicodeAttribute(hash_key=True)
+    account_id = NumberAttribute(range_key=True)
+
+
+class MemberModel(Model):
+    """A user as one account sees them: its own users and its collaborators."""
+
+    class Meta:
+        table_name = _TableName("members")
+
+    account_id = NumberAttribute(hash_key=True)
+    user_id = NumberAttribute(range_key=True)
+    account_name = UnicodeAttribute()
+    email = UnicodeAttribute()
+    email_key = UnicodeAttribute()
+    full_name = UnicodeAttribute(default="")
+    role_id = NumberAttribute()
+    is_owner = BooleanAttribute(default=False)
+    is_collaborator = BooleanAttribute(default=False)
+    password_hash = UnicodeAttribute(null=True)
+    successful_build_notification = UnicodeAttribute(default="all")
+    failed_build_notification = UnicodeAttribute(default="all")
+    notify_when_build_status_changed_only = BooleanAttribute(default=False)
+    successful_deployment_notification = UnicodeAttribute(default="all")
+    failed_deployment_notification = UnicodeAttribute(default="all")
+    created = UTCDateTimeAttribute()
+    updated = UTCDateTimeAttribute(null=True)
+    by_email = MemberByEmailIndex()
+
+
+class RoleModel(Model):
+    """A role of an account; ``member_count`` guards deletion of a role still in use."""
+
+    class Meta:
+        table_name = _TableName("roles")
+
+    account_id = NumberAttribute(hash_key=True)
+    role_id = NumberAttribute(range_key=True)
+    name = UnicodeAttribute()
+    is_system = BooleanAttribute(default=False)
+    allowed = UnicodeSetAttribute(null=True)
+    member_count = NumberAttribute(default=0)
+    created = UTCDateTimeAttribute()
+    updated = UTCDateTimeAttribute(null=True)
+
+
+class ApiKeyModel(Model):
+    """An API key, stored only as its SHA-256; ``account_id`` is absent for user-level (v2) keys."""
+
+    class Meta:
+        table_name = _TableName("api-keys")
+
+    key_hash = UnicodeAttribute(hash_key=True)
+    user_id = NumberAttribute()
+    account_id = NumberAttribute(null=True)
+    account_name = UnicodeAttribute(null=True)
+    created = UTCDateTimeAttribute()
+
+
+ALL_MODELS: tuple[type[Model], ...] = (
+    CounterModel,
+    UniqueModel,
+    AccountModel,
+    MemberModel,
+    RoleModel,
+    ApiKeyModel,
+)

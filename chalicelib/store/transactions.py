@@ -1,0 +1,53 @@
+"""Multi-item writes that succeed or fail as one, and the uniqueness claims they carry."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from pynamodb.connection import Connection
+from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.errors import Conflict
+from chalicelib.store.models import UniqueModel
+
+
+@contextmanager
+def atomically(conflict_message: str) -> Iterator[TransactWrite]:
+    """A transaction whose failed conditions become one Conflict carrying ``conflict_message``."""
+    try:
+        with TransactWrite(connection=Connection()) as transaction:
+            yield transaction
+    except TransactWriteError as error:
+        if error.cause_response_code in ("TransactionCanceledException", "TransactionConflictException"):
+            raise Conflict(conflict_message) from error
+        raise
+
+
+def is_condition_failure(error: PutError | UpdateError) -> bool:
+    """True when a single-item write failed only because its condition did not hold."""
+    return error.cause_response_code == "ConditionalCheckFailedException"
+
+
+def claim(transaction: TransactWrite, key: str) -> None:
+    """Add to ``transaction`` a claim on ``key`` that fails if someone holds it already."""
+    transaction.save(UniqueModel(key), condition=UniqueModel.key.does_not_exist())
+
+
+def release(transaction: TransactWrite, key: str) -> None:
+    """Add to ``transaction`` the release of the claim on ``key``."""
+    transaction.delete(UniqueModel(key))
+
+
+def is_claimed(key: str) -> bool:
+    """Whether someone holds the claim on ``key`` (a read for clear messages; writes still claim)."""
+    return UniqueModel.count(key, limit=1) > 0
+
+
+def email_claim(account_id: int, email_key: str) -> str:
+    return f"email#{account_id}#{email_key}"
+
+
+def role_name_claim(account_id: int, name_key: str) -> str:
+    return f"role#{account_id}#{name_key}"

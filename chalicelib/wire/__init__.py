@@ -1,0 +1,1 @@
+"""The JSON shapes of the API: one module per resource, both directions."""

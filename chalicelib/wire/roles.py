@@ -1,0 +1,59 @@
+"""Role shapes: the list form, the details form with permission groups, and the update body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.domain.permissions import GROUPS, Permission
+from chalicelib.domain.validation import invalid
+from chalicelib.store.roles import Role
+from chalicelib.wire.fields import Fields
+from chalicelib.wire.time import optional_timestamps, timestamp
+
+
+def role_summary(role: Role) -> dict[str, Any]:
+    """A role as role lists show it: no groups."""
+    return {
+        "roleId": role.role_id,
+        "name": role.name,
+        "isSystem": role.is_system,
+        "created": timestamp(role.created),
+        **optional_timestamps(updated=role.updated),
+    }
+
+
+def role_details(role: Role) -> dict[str, Any]:
+    """A role with every permission group, each permission's description and whether it is allowed."""
+    groups = [
+        {
+            "name": group.name,
+            "permissions": [
+                {"name": permission.value, "description": description, "allowed": permission.value in role.allowed}
+                for permission, description in group.permissions
+            ],
+        }
+        for group in GROUPS
+    ]
+    return {**role_summary(role), "groups": groups}
+
+
+def parse_role_update(body: Any) -> tuple[int, str, set[Permission]]:
+    """The role id, name and allowed permissions of a full-role PUT; unknown names are a 400."""
+    fields = Fields(body)
+    role_id = fields.integer("roleId")
+    name = fields.text("name")
+    known = {group.name: {permission.value for permission, _ in group.permissions} for group in GROUPS}
+    allowed: set[Permission] = set()
+    for group_body in fields.array("groups"):
+        group = Fields(group_body, "Each of groups")
+        group_name = group.text("name")
+        if group_name not in known:
+            raise invalid("groups", f"Unknown permission group '{group_name}'.")
+        for permission_body in group.array("permissions"):
+            permission = Fields(permission_body, "Each of permissions")
+            permission_name = permission.text("name")
+            if permission_name not in known[group_name]:
+                raise invalid("groups", f"Unknown permission '{permission_name}' in group '{group_name}'.")
+            if permission.boolean("allowed"):
+                allowed.add(Permission(permission_name))
+    return role_id, name, allowed

@@ -1,0 +1,53 @@
+"""One embedded AWS emulator per test process; every test works in accounts of its own.
+
+Accounts isolate tests from each other (everything the API serves belongs to one account), so the
+emulator is started and its resources created once, and never reset between tests.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from chalice.test import Client
+
+from chalicelib.local.emulator import Emulator
+from tests.support import Account, new_account
+
+_emulator = Emulator(port=0)
+_emulator.start()  # before anything makes an AWS client, so every client talks to it
+
+from chalicelib.cli import apply_stage_environment  # noqa: E402
+
+apply_stage_environment("local")
+
+
+@pytest.fixture(scope="session")
+def aws_endpoint() -> str:
+    """The emulator's URL, with every table, queue and bucket of the app created."""
+    from app import app
+    from chalicelib.local.resources import ensure_resources
+
+    ensure_resources(app)
+    return os.environ["AWS_ENDPOINT_URL"]
+
+
+@pytest.fixture(scope="session")
+def client(aws_endpoint: str) -> Iterator[Client]:
+    from app import app
+
+    with Client(app, stage_name="local") as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def account(client: Client) -> Account:
+    """A fresh account whose owner (an administrator) calls the API."""
+    return new_account(client)
+
+
+@pytest.fixture
+def other_account(client: Client) -> Account:
+    """A second fresh account, for isolation checks."""
+    return new_account(client)

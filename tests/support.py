@@ -1,0 +1,110 @@
+"""Small factories and an HTTP helper for tests that call the API through Chalice's test client."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from chalice.test import Client
+
+from chalicelib.domain.accounts import create_account, create_api_key
+
+_numbers = itertools.count(1)
+
+
+def unique(prefix: str) -> str:
+    """A name no other test (or test process) uses."""
+    return f"{prefix}-{uuid.uuid4().hex[:8]}-{next(_numbers)}"
+
+
+@dataclass
+class Reply:
+    status: int
+    body: bytes
+    headers: dict[str, str]
+
+    @property
+    def json(self) -> Any:
+        return json.loads(self.body)
+
+
+@dataclass
+class Caller:
+    """Calls the API with one key, optionally under the ``/api/account/{name}`` prefix."""
+
+    client: Client
+    key: str | None
+    prefix: str = "/api"
+
+    def call(self, method: str, path: str, body: Any = None, raw: bytes | None = None,
+             headers: dict[str, str] | None = None) -> Reply:
+        sent = dict(headers or {})
+        if self.key is not None:
+            sent.setdefault("Authorization", f"Bearer {self.key}")
+        payload = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
+        if payload:
+            sent.setdefault("Content-Type", "application/json")
+        response = getattr(self.client.http, method.lower())(self.prefix + path, headers=sent, body=payload)
+        return Reply(response.status_code, response.body, dict(response.headers))
+
+    def get(self, path: str, **kwargs: Any) -> Reply:
+        return self.call("GET", path, **kwargs)
+
+    def post(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
+        return self.call("POST", path, body, **kwargs)
+
+    def put(self, path: str, body: Any = None, **kwargs: Any) -> Reply:
+        return self.call("PUT", path, body, **kwargs)
+
+    def delete(self, path: str, **kwargs: Any) -> Reply:
+        return self.call("DELETE", path, **kwargs)
+
+
+@dataclass
+class Account:
+    """A fresh account: its name, its owner's e-mail and key, and a caller acting as the owner."""
+
+    client: Client
+    name: str
+    owner_email: str
+    key: str
+
+    @property
+    def api(self) -> Caller:
+        return Caller(self.client, self.key)
+
+    def caller_for(self, email: str, user_level: bool = False) -> Caller:
+        """A caller with a new key for a user of this account (a ``v2.`` key when ``user_level``)."""
+        key = create_api_key(self.name, email, f"v2.{uuid.uuid4().hex}" if user_level else None)
+        return Caller(self.client, key)
+
+    def role_id(self, name: str) -> int:
+        roles = self.api.get("/roles").json
+        return next(role["roleId"] for role in roles if role["name"] == name)
+
+    def add_user(self, email: str, role: str = "User", full_name: str = "Test User") -> dict[str, Any]:
+        """Add a user through the API and return it as the user list shows it."""
+        reply = self.api.post("/users", {
+            "fullName": full_name, "email": email, "roleId": self.role_id(role), "generatePassword": True,
+        })
+        assert reply.status == 204, reply.body
+        return next(user for user in self.api.get("/users").json if user["email"] == email)
+
+    def add_role(self, name: str, allowed: set[str] = frozenset()) -> dict[str, Any]:  # type: ignore[assignment]
+        """Add a custom role granting ``allowed`` and return its details."""
+        role = self.api.post("/roles", {"name": name}).json
+        for group in role["groups"]:
+            for permission in group["permissions"]:
+                permission["allowed"] = permission["name"] in allowed
+        reply = self.api.put("/roles", role)
+        assert reply.status == 200, reply.body
+        return reply.json
+
+
+def new_account(client: Client) -> Account:
+    name = unique("acct")
+    email = f"owner@{name}.example"
+    return Account(client, name, email, create_account(name, email))
