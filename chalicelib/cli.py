@@ -11,6 +11,9 @@ import json
 import os
 import sys
 
+from botocore.exceptions import BotoCoreError, ClientError
+from pynamodb.exceptions import PynamoDBException
+
 from chalicelib.errors import ConveyorError
 from chalicelib.local.stack import PROJECT_DIR
 
@@ -30,24 +33,30 @@ def main(argv: list[str] | None = None) -> int:
     key.add_argument("--api-key", help="use this key (a 'v2.' key is user-level) instead of a new random one")
     args = parser.parse_args(argv)
 
+    try:
+        run(args)
+    except ConveyorError as error:
+        print(f"conveyor: {error.message}", file=sys.stderr)
+        return 1
+    except (BotoCoreError, ClientError, PynamoDBException, OSError) as error:
+        print(f"conveyor: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def run(args: argparse.Namespace) -> None:
     if args.command == "local":
         from chalicelib.local.stack import LocalOptions, run_local
 
         run_local(LocalOptions.from_environment())
-        return 0
-
+        return
     apply_stage_environment(args.stage)
     from chalicelib.domain.accounts import create_account, create_api_key
 
-    try:
-        if args.command == "create-account":
-            print(create_account(args.name, args.admin_email, args.api_key))
-        else:
-            print(create_api_key(args.account, args.email, args.api_key))
-    except ConveyorError as error:
-        print(f"conveyor: {error.message}", file=sys.stderr)
-        return 1
-    return 0
+    if args.command == "create-account":
+        print(create_account(args.name, args.admin_email, args.api_key))
+    else:
+        print(create_api_key(args.account, args.email, args.api_key))
 
 
 def apply_stage_environment(stage: str) -> None:
