@@ -18,6 +18,9 @@ class Settings:
     stage: str
     table_prefix: str
     bucket: str
+    kms_key: str
+    base_url: str | None
+    allow_local_repositories: bool
 
     def table_name(self, table: str) -> str:
         """The DynamoDB table name for one of the service's tables in this stage."""
@@ -31,4 +34,12 @@ def settings() -> Settings:
         stage=stage,
         table_prefix=os.environ.get("CONVEYOR_TABLE_PREFIX", f"conveyor-{stage}-"),
         bucket=os.environ.get("CONVEYOR_BUCKET", f"conveyor-{stage}-data"),
+        kms_key=os.environ.get("CONVEYOR_KMS_KEY", f"alias/conveyor-{stage}"),
+        base_url=os.environ.get("CONVEYOR_BASE_URL") or None,
+        allow_local_repositories=os.environ.get("CONVEYOR_ALLOW_LOCAL_REPOSITORIES", "").lower() == "true",
     )
+
+
+def repository_base_url(provider: str, default: str) -> str:
+    """Where a hosted provider's repositories are cloned from: CONVEYOR_<PROVIDER>_URL, else its public host."""
+    return os.environ.get(f"CONVEYOR_{provider.upper()}_URL", default).rstrip("/")

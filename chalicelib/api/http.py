@@ -15,6 +15,7 @@ from typing import Any
 from chalice import Blueprint, Response
 from chalice.app import Request
 
+from chalicelib.config import settings
 from chalicelib.domain.auth import Caller, authenticate
 from chalicelib.domain.permissions import Permission
 from chalicelib.errors import ConveyorError, Invalid
@@ -30,6 +31,23 @@ class Call:
     caller: Caller
     request: Request
 
+    @property
+    def base_url(self) -> str:
+        """The URL clients reach the service at: CONVEYOR_BASE_URL, else what this request was sent to."""
+        configured = settings().base_url
+        if configured:
+            return configured.rstrip("/")
+        headers = self.request.headers
+        return f"{headers.get('x-forwarded-proto', 'http')}://{headers.get('host', 'localhost')}"
+
+    def text(self) -> str:
+        """The request body as text (UTF-8); a 400 when it is not."""
+        raw = self.request.raw_body or b""
+        try:
+            return raw if isinstance(raw, str) else raw.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise Invalid("The request body is not UTF-8 text.") from error
+
     def json(self) -> Any:
         """The request body parsed as JSON; a 400 when it is missing or malformed."""
         raw = self.request.raw_body or b""
@@ -39,6 +57,8 @@ class Call:
             return json.loads(raw)
         except (ValueError, UnicodeDecodeError) as error:
             raise Invalid(f"The request body is not valid JSON: {error}") from error
+        except RecursionError as error:
+            raise Invalid("The request body is nested too deeply.") from error
 
 
 View = Callable[..., Any]
@@ -75,6 +95,10 @@ class ApiBlueprint:
             return respond(view(Call(caller, request), **params))
         except ConveyorError as error:
             return error_response(error)
+
+
+def plain_text(text: str) -> Response:
+    return Response(body=text, status_code=200, headers={"Content-Type": "text/plain; charset=utf-8"})
 
 
 def respond(result: Any) -> Response:

@@ -29,6 +29,8 @@ def valid_name(name: str, field: str, max_length: int = 100) -> str:
         raise invalid(field, f"{field} must not be empty.")
     if len(name) > max_length:
         raise invalid(field, f"{field} must be at most {max_length} characters long.")
+    if any(not character.isprintable() for character in name):
+        raise invalid(field, f"{field} must not contain control characters.")
     return name
 
 

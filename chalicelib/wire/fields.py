@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid, NotFound
+
+
+_INTEGER = re.compile(r"-?[0-9]{1,16}")  # ASCII digits only: str.isdigit() also takes "²"
+_PATH_ID = re.compile(r"[0-9]{1,15}")
 
 
 class Fields:
@@ -32,7 +37,7 @@ class Fields:
     def integer(self, name: str) -> int:
         """An integer, also accepted as a string of digits (AppVeyor's clients send both)."""
         value = self._required(name)
-        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise invalid(name, f"{name} must be an integer.")
@@ -63,6 +68,6 @@ class Fields:
 
 def path_id(value: str, what: str) -> int:
     """An integer id from a URL; an id that is not a number names nothing, so 404."""
-    if not value.isdigit() or len(value) > 15:
+    if not _PATH_ID.fullmatch(value):
         raise NotFound(f"{what} not found.")
     return int(value)
