@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from chalicelib.domain.permissions import Permission
+from chalicelib.domain.permissions import ADMINISTRATOR, Permission
 from chalicelib.errors import Forbidden, Invalid, NotFound, Unauthorized
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key
@@ -24,6 +24,7 @@ class Caller:
     role_id: int
     role_name: str
     permissions: frozenset[str]
+    is_administrator: bool = False
 
     def can(self, permission: Permission) -> bool:
         return permission.value in self.permissions
@@ -76,4 +77,5 @@ def _caller(member: Member) -> Caller:
         role_id=member.role_id,
         role_name=role.name if role else "",
         permissions=role.allowed if role else frozenset(),
+        is_administrator=role is not None and role.is_system and role.name == ADMINISTRATOR,
     )

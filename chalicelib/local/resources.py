@@ -26,9 +26,10 @@ def queue_names(app: Chalice) -> list[str]:
 
 
 def ensure_resources(app: Chalice) -> None:
-    """Tables, the data bucket, and a queue with its dead-letter queue for each SQS handler."""
+    """Tables, the data bucket, the secrets key, and a queue with its dead-letter queue per SQS handler."""
     ensure_tables()
     ensure_bucket(settings().bucket)
+    ensure_kms_key(settings().kms_key)
     for name in queue_names(app):
         ensure_queue(name)
 
@@ -39,6 +40,15 @@ def ensure_bucket(name: str) -> None:
         s3.head_bucket(Bucket=name)
     except ClientError:
         s3.create_bucket(Bucket=name)
+
+
+def ensure_kms_key(alias: str) -> None:
+    """A symmetric KMS key behind ``alias`` (``alias/...``), created if the alias is missing."""
+    kms = aws.client("kms")
+    aliases = [entry["AliasName"] for page in kms.get_paginator("list_aliases").paginate() for entry in page["Aliases"]]
+    if alias not in aliases:
+        key_id = kms.create_key(Description="Conveyor secrets")["KeyMetadata"]["KeyId"]
+        kms.create_alias(AliasName=alias, TargetKeyId=key_id)
 
 
 def ensure_queue(name: str) -> str:

@@ -7,6 +7,7 @@ from chalicelib.store.models import CounterModel
 # Users and roles share one sequence so that GET /api/users/{id} can tell them apart by id alone.
 PRINCIPALS = "principals"
 ACCOUNTS = "accounts"
+PROJECTS = "projects"
 
 
 def next_value(sequence: str, count: int = 1) -> int:

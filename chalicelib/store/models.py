@@ -6,6 +6,7 @@ from typing import Any
 
 from pynamodb.attributes import (
     BooleanAttribute,
+    JSONAttribute,
     NumberAttribute,
     UnicodeAttribute,
     UnicodeSetAttribute,
@@ -124,6 +125,50 @@ class ApiKeyModel(Model):
     created = UTCDateTimeAttribute()
 
 
+class ProjectByIdIndex(GlobalSecondaryIndex["ProjectModel"]):
+    """A project by its id (ids are unique across accounts; callers still check the account)."""
+
+    class Meta:
+        index_name = "by-id"
+        projection = AllProjection()
+
+    project_id = NumberAttribute(hash_key=True)
+
+
+class ProjectModel(Model):
+    """A project, keyed by its account and its slug (so a slug is unique per account by construction).
+
+    ``revision`` guards settings against lost updates; ``next_build_number`` is the build counter,
+    moved only by atomic updates.
+    """
+
+    class Meta:
+        table_name = _TableName("projects")
+
+    account_id = NumberAttribute(hash_key=True)
+    slug = UnicodeAttribute(range_key=True)
+    project_id = NumberAttribute()
+    account_name = UnicodeAttribute()
+    name = UnicodeAttribute()
+    repository_type = UnicodeAttribute()
+    repository_scm = UnicodeAttribute()
+    repository_name = UnicodeAttribute()
+    repository_branch = UnicodeAttribute(null=True)
+    is_private = BooleanAttribute(default=False)
+    skip_branches_without_service_yml = BooleanAttribute(default=False)
+    ignore_service_yml = BooleanAttribute(default=False)
+    version_format = UnicodeAttribute()
+    next_build_number = NumberAttribute(default=1)
+    webhook_id = UnicodeAttribute()
+    configuration = JSONAttribute()
+    role_rights = JSONAttribute(null=True)  # {role_id: {right: allowed}}: per-project restrictions
+    last_build = JSONAttribute(null=True)  # summary of the newest build, for the project list
+    created = UTCDateTimeAttribute()
+    updated = UTCDateTimeAttribute(null=True)
+    revision = NumberAttribute(default=1)
+    by_id = ProjectByIdIndex()
+
+
 ALL_MODELS: tuple[type[Model], ...] = (
     CounterModel,
     UniqueModel,
@@ -131,4 +176,5 @@ ALL_MODELS: tuple[type[Model], ...] = (
     MemberModel,
     RoleModel,
     ApiKeyModel,
+    ProjectModel,
 )

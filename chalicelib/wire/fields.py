@@ -8,7 +8,6 @@ from typing import Any
 from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid, NotFound
 
-
 _INTEGER = re.compile(r"-?[0-9]{1,16}")  # ASCII digits only: str.isdigit() also takes "²"
 _PATH_ID = re.compile(r"[0-9]{1,15}")
 

@@ -1,0 +1,86 @@
+"""/api/projects: add, list, settings (JSON and YAML), environment variables, build number, cache, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice import Response
+
+from chalicelib.api.http import ApiBlueprint, Call, plain_text
+from chalicelib.domain import project_settings, projects
+from chalicelib.domain.permissions import Permission
+from chalicelib.domain.roles import list_roles
+from chalicelib.wire.fields import Fields
+from chalicelib.wire.projects import parse_settings_change, project_json, settings_json
+
+api = ApiBlueprint(__name__)
+PROJECT = "/projects/{accountName}/{projectSlug}"
+
+
+@api.route("/projects")
+def list_projects(call: Call) -> list[dict[str, Any]]:
+    roles = list_roles(call.caller)
+    return [
+        project_json(project, roles, [project.last_build] if project.last_build else [])
+        for project in projects.visible_projects(call.caller)
+    ]
+
+
+@api.route("/projects", "POST", Permission.MANAGE_PROJECTS)
+def add_project(call: Call) -> dict[str, Any]:
+    fields = Fields(call.json())
+    project = projects.add_project(call.caller, fields.text("repositoryProvider"), fields.text("repositoryName"))
+    return project_json(project, list_roles(call.caller))
+
+
+@api.route("/projects", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
+def update_project(call: Call) -> None:
+    project_settings.update_settings(call.caller, parse_settings_change(call.json(), list_roles(call.caller)))
+
+
+@api.route(PROJECT)
+def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
+    project = projects.find_project(call.caller, accountName, projectSlug)
+    return {"project": project_json(project, list_roles(call.caller))}
+
+
+@api.route(PROJECT, "DELETE", Permission.MANAGE_PROJECTS)
+def delete_project(call: Call, accountName: str, projectSlug: str) -> None:
+    projects.delete_project(call.caller, accountName, projectSlug)
+
+
+@api.route(PROJECT + "/settings")
+def get_settings(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
+    project = projects.find_project(call.caller, accountName, projectSlug)
+    return settings_json(project, list_roles(call.caller), call.base_url)
+
+
+@api.route(PROJECT + "/settings/yaml")
+def get_settings_yaml(call: Call, accountName: str, projectSlug: str) -> Response:
+    return plain_text(project_settings.settings_yaml(call.caller, accountName, projectSlug))
+
+
+@api.route(PROJECT + "/settings/yaml", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
+def update_settings_yaml(call: Call, accountName: str, projectSlug: str) -> None:
+    project_settings.update_settings_yaml(call.caller, accountName, projectSlug, call.text())
+
+
+@api.route(PROJECT + "/settings/environment-variables")
+def get_environment_variables(call: Call, accountName: str, projectSlug: str) -> list[dict[str, Any]]:
+    return project_settings.environment_variables(call.caller, accountName, projectSlug)
+
+
+@api.route(PROJECT + "/settings/environment-variables", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
+def update_environment_variables(call: Call, accountName: str, projectSlug: str) -> None:
+    project_settings.update_environment_variables(call.caller, accountName, projectSlug, call.json())
+
+
+@api.route(PROJECT + "/settings/build-number", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
+def update_build_number(call: Call, accountName: str, projectSlug: str) -> None:
+    number = Fields(call.json()).integer("nextBuildNumber")
+    project_settings.set_next_build_number(call.caller, accountName, projectSlug, number)
+
+
+@api.route(PROJECT + "/buildcache", "DELETE", Permission.UPDATE_PROJECT_SETTINGS)
+def delete_build_cache(call: Call, accountName: str, projectSlug: str) -> None:
+    projects.delete_build_cache(call.caller, accountName, projectSlug)

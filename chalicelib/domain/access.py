@@ -1,0 +1,61 @@
+"""A project's security descriptor: per-role restrictions of the four project access rights.
+
+A role's permissions say what its members may do in every project; a project can only narrow that
+for a role (``allowed: false``). The Administrator role always has every right. Not being allowed to
+View a project makes it invisible: 404, as if it did not exist.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.permissions import Permission
+from chalicelib.errors import Forbidden, NotFound
+from chalicelib.store.projects import Project
+
+PROJECT_NOT_FOUND = "Project not found or access denied."
+
+
+class Right(StrEnum):
+    VIEW = "View"
+    RUN_BUILD = "RunBuild"
+    UPDATE = "Update"
+    DELETE = "Delete"
+
+
+RIGHT_DESCRIPTIONS: dict[Right, str] = {
+    Right.VIEW: "View project settings, builds and deployments",
+    Right.RUN_BUILD: "Start, re-run and cancel builds",
+    Right.UPDATE: "Update project settings",
+    Right.DELETE: "Delete the project and its builds",
+}
+
+# The role permission each right also needs (View needs none: every member reads).
+_ROLE_PERMISSION: dict[Right, Permission | None] = {
+    Right.VIEW: None,
+    Right.RUN_BUILD: Permission.RUN_PROJECT_BUILD,
+    Right.UPDATE: Permission.UPDATE_PROJECT_SETTINGS,
+    Right.DELETE: Permission.MANAGE_PROJECTS,
+}
+
+
+def has_right(caller: Caller, project: Project, right: Right) -> bool:
+    """Whether the caller's role grants ``right`` and the project does not take it away."""
+    if caller.is_administrator:
+        return True
+    permission = _ROLE_PERMISSION[right]
+    if permission is not None and not caller.can(permission):
+        return False
+    return project.role_rights.get(caller.role_id, {}).get(right.value) is not False
+
+
+def require_right(caller: Caller, project: Project, right: Right) -> Project:
+    """The project, if the caller may exercise ``right`` on it: 404 when it may not even see it, else 403."""
+    if not has_right(caller, project, Right.VIEW):
+        raise NotFound(PROJECT_NOT_FOUND)
+    if not has_right(caller, project, right):
+        permission = _ROLE_PERMISSION[right]
+        needed = f"the '{permission.value}' permission" if permission else f"the '{right.value}' right"
+        raise Forbidden(f"Your role '{caller.role_name}' does not have {needed} on this project.")
+    return project

@@ -1,0 +1,174 @@
+"""A project's settings: the whole object, its YAML form, its environment variables, its build number.
+
+Every write checks the caller's Update right, keeps stored secrets that come back as tokens, encrypts
+new ones, and fails as a Conflict if the settings changed since they were read.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, replace
+from typing import Any
+
+from chalicelib.domain.access import Right
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.projects import find_project, find_project_by_id
+from chalicelib.domain.repositories import valid_repository
+from chalicelib.domain.secrets import protect_document
+from chalicelib.domain.validation import invalid
+from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
+from chalicelib.errors import Invalid
+from chalicelib.store import projects as store
+from chalicelib.store.projects import RoleRights
+
+MAX_BUILD_NUMBER = 2**31 - 1
+
+
+@dataclass(frozen=True)
+class SettingsChange:
+    """A settings PUT: which project (slug, else id), and every setting it sets (omitted: default)."""
+
+    account_name: str | None
+    slug: str | None
+    project_id: int | None
+    name: str | None
+    repository_type: str | None
+    repository_name: str | None
+    repository_branch: str | None
+    is_private: bool
+    skip_branches_without_service_yml: bool
+    ignore_service_yml: bool
+    version_format: str | None
+    next_build_number: int | None
+    configuration: dict[str, Any] | None
+    role_rights: RoleRights
+
+
+def update_settings(caller: Caller, change: SettingsChange) -> None:
+    """PUT /api/projects: replace the project's settings with the ones sent."""
+    if change.slug:
+        project = find_project(caller, change.account_name or caller.account_name, change.slug, Right.UPDATE)
+    elif change.project_id is not None:
+        project = find_project_by_id(caller, change.project_id, Right.UPDATE)
+    else:
+        raise invalid("slug", "Name the project with accountName and slug, or with projectId.")
+    if change.project_id is not None and change.project_id != project.project_id:
+        raise invalid("projectId", "projectId does not match the project the slug names.")
+    configuration = valid_configuration(change.configuration)
+    protect_document(project.account_id, configuration, project.configuration)
+    repository_type = change.repository_type or project.repository_type
+    repository_name, scm = project.repository_name, project.repository_scm
+    if (repository_type, change.repository_name or repository_name) != (project.repository_type, repository_name):
+        repository_name, scm = valid_repository(repository_type, change.repository_name or repository_name)
+    after = replace(
+        project,
+        name=(change.name or "").strip() or project.name,
+        repository_type=repository_type,
+        repository_name=repository_name,
+        repository_scm=scm,
+        repository_branch=change.repository_branch or None,
+        is_private=change.is_private,
+        skip_branches_without_service_yml=change.skip_branches_without_service_yml,
+        ignore_service_yml=change.ignore_service_yml,
+        version_format=valid_version_format(change.version_format or DEFAULT_VERSION_FORMAT),
+        next_build_number=valid_build_number(change.next_build_number or project.next_build_number),
+        configuration=configuration,
+        role_rights=change.role_rights,
+    )
+    store.save_settings(project, after)
+
+
+def settings_yaml(caller: Caller, account_name: str, slug: str) -> str:
+    project = find_project(caller, account_name, slug)
+    return to_yaml(project.configuration, project.version_format)
+
+
+def update_settings_yaml(caller: Caller, account_name: str, slug: str, text: str) -> None:
+    """PUT .../settings/yaml: the YAML replaces the configuration (and the version format)."""
+    project = find_project(caller, account_name, slug, Right.UPDATE)
+    configuration, version_format = from_yaml(text)
+    protect_document(project.account_id, configuration, project.configuration)
+    after = replace(
+        project,
+        configuration=configuration,
+        version_format=valid_version_format(version_format or DEFAULT_VERSION_FORMAT),
+    )
+    store.save_settings(project, after)
+
+
+def environment_variables(caller: Caller, account_name: str, slug: str) -> list[dict[str, Any]]:
+    variables: list[dict[str, Any]] = find_project(caller, account_name, slug).configuration["environmentVariables"]
+    return variables
+
+
+def update_environment_variables(caller: Caller, account_name: str, slug: str, variables: Any) -> None:
+    """PUT .../settings/environment-variables: the list replaces the project's variables."""
+    project = find_project(caller, account_name, slug, Right.UPDATE)
+    configuration = copy.deepcopy(project.configuration)
+    configuration["environmentVariables"] = valid_named_values(variables, "environmentVariables")
+    configuration = valid_configuration(configuration)
+    protect_document(project.account_id, configuration, project.configuration)
+    store.save_settings(project, replace(project, configuration=configuration))
+
+
+def set_next_build_number(caller: Caller, account_name: str, slug: str, number: int) -> None:
+    project = find_project(caller, account_name, slug, Right.UPDATE)
+    store.set_next_build_number(project, valid_build_number(number))
+
+
+def valid_version_format(version_format: str) -> str:
+    if "{build}" not in version_format:
+        raise invalid("versionFormat", "Version format must contain {build} variable.")
+    return version_format
+
+
+def valid_build_number(number: int) -> int:
+    if not 1 <= number <= MAX_BUILD_NUMBER:
+        raise invalid("nextBuildNumber", f"nextBuildNumber must be between 1 and {MAX_BUILD_NUMBER}.")
+    return number
+
+
+def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
+    """A list of ``{name, value: {isEncrypted, value}}``, checked, names unique."""
+    if not isinstance(values, list):
+        raise invalid(field, f"{field} must be an array of {{name, value}} objects.")
+    seen: set[str] = set()
+    for entry in values:
+        name = entry.get("name") if isinstance(entry, dict) else None
+        value = entry.get("value") if isinstance(entry, dict) else None
+        if not isinstance(name, str) or not name.strip():
+            raise invalid(field, f"Each of {field} needs a non-empty string name.")
+        if not isinstance(value, dict) or not isinstance(value.get("isEncrypted", False), bool):
+            raise invalid(field, f"{field} '{name}': value must be an object {{isEncrypted, value}}.")
+        if value.get("value") is not None and not isinstance(value["value"], str):
+            raise invalid(field, f"{field} '{name}': value.value must be a string.")
+        if name in seen:
+            raise invalid(field, f"{field} names '{name}' twice.")
+        seen.add(name)
+    return values
+
+
+def valid_configuration(configuration: Any) -> dict[str, Any]:
+    """A complete configuration: the defaults, overlaid with the fields sent, each of its default's type,
+    in the canonical form its appveyor.yml gives back (so the YAML and JSON forms never disagree:
+    an empty variable has no ``value``, ``branchesMode`` follows from the branch lists)."""
+    complete = default_configuration()
+    if configuration is None:
+        return complete
+    if not isinstance(configuration, dict):
+        raise invalid("configuration", "configuration must be an object.")
+    for name, value in configuration.items():
+        if name not in complete:
+            raise invalid("configuration", f"configuration.{name} is not a known setting.")
+        default = complete[name]
+        if default is not None and value is not None and type(value) is not type(default):
+            raise invalid("configuration", f"configuration.{name} must be of type {type(default).__name__}.")
+        complete[name] = value if value is not None else default
+    try:
+        canonical, _ = from_yaml(to_yaml(complete, None))
+    except Invalid as error:
+        raise invalid("configuration", f"configuration: {error.message}") from error
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        raise invalid("configuration", f"configuration has an element of the wrong shape ({error}).") from error
+    return canonical
+

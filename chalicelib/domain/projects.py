@@ -1,0 +1,90 @@
+"""Projects: adding one for a repository, finding it by slug as the caller may see it, deleting it."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from dataclasses import replace
+from datetime import UTC, datetime
+
+from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, has_right, require_right
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.repositories import repository_title, valid_repository
+from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
+from chalicelib.errors import Conflict, NotFound
+from chalicelib.store import blobs, counters
+from chalicelib.store import projects as store
+from chalicelib.store.projects import Project
+
+MAX_SLUG_SUFFIX = 1000
+
+
+def add_project(caller: Caller, provider: str, repository_name: str) -> Project:
+    """A new project of the caller's account for a repository, with default settings."""
+    repository_name, scm = valid_repository(provider, repository_name)
+    name = repository_title(repository_name)
+    project = Project(
+        account_id=caller.account_id,
+        account_name=caller.account_name,
+        project_id=counters.next_value(counters.PROJECTS),
+        slug="",
+        name=name,
+        repository_type=provider,
+        repository_scm=scm,
+        repository_name=repository_name,
+        webhook_id=secrets.token_hex(10),
+        version_format=DEFAULT_VERSION_FORMAT,
+        configuration=default_configuration(),
+        created=datetime.now(UTC),
+    )
+    base = slugify(name)
+    for suffix in range(MAX_SLUG_SUFFIX):
+        slug = base if suffix == 0 else f"{base}-{suffix}"
+        if store.slug_taken(caller.account_id, slug):
+            continue
+        candidate = replace(project, slug=slug)
+        if store.add_project(candidate):
+            return candidate
+    raise Conflict(f"Too many projects are named '{base}' in this account.")
+
+
+def slugify(name: str) -> str:
+    """A URL-safe, lower-case form of a project name."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
+    return slug[:60].strip("-") or "project"
+
+
+def visible_projects(caller: Caller) -> list[Project]:
+    """The account's projects the caller may view."""
+    return [p for p in store.list_projects(caller.account_id) if has_right(caller, p, Right.VIEW)]
+
+
+def find_project(caller: Caller, account_name: str, slug: str, right: Right = Right.VIEW) -> Project:
+    """The project an URL names, if the caller may exercise ``right`` on it."""
+    project = None
+    if account_name.lower() == caller.account_name.lower():
+        project = store.get_project(caller.account_id, slug)
+    if project is None:
+        raise NotFound(PROJECT_NOT_FOUND)
+    return require_right(caller, project, right)
+
+
+def find_project_by_id(caller: Caller, project_id: int, right: Right) -> Project:
+    project = store.get_project_by_id(caller.account_id, project_id)
+    if project is None:
+        raise NotFound(PROJECT_NOT_FOUND)
+    return require_right(caller, project, right)
+
+
+def delete_project(caller: Caller, account_name: str, slug: str) -> None:
+    """Remove the project and everything stored under it."""
+    project = find_project(caller, account_name, slug, Right.DELETE)
+    store.delete_project(project)
+    for prefix in blobs.project_prefixes(project.account_id, project.project_id):
+        blobs.delete_prefix(prefix)
+
+
+def delete_build_cache(caller: Caller, account_name: str, slug: str) -> None:
+    """Remove every cached folder of every job of the project (204 even when there is none)."""
+    project = find_project(caller, account_name, slug, Right.UPDATE)
+    blobs.delete_prefix(blobs.project_cache_prefix(project.account_id, project.project_id))

@@ -1,0 +1,68 @@
+"""Repository providers: which names they take, and where their repositories are cloned from."""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urlparse
+
+from chalicelib.config import repository_base_url, settings
+from chalicelib.domain.validation import invalid
+
+# provider -> (its public host, the SCM it speaks)
+PROVIDERS: dict[str, tuple[str | None, str]] = {
+    "gitHub": ("https://github.com", "git"),
+    "bitBucket": ("https://bitbucket.org", "git"),
+    "vso": ("https://dev.azure.com", "git"),
+    "gitLab": ("https://gitlab.com", "git"),
+    "kiln": ("https://kilnhg.com", "git"),
+    "stash": (None, "git"),  # Bitbucket Server has no public host: set CONVEYOR_STASH_URL
+    "git": (None, "git"),
+    "mercurial": (None, "mercurial"),
+    "subversion": (None, "subversion"),
+}
+URL_PROVIDERS = {"git", "mercurial", "subversion"}
+_OWNER_REPO = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_. -]+)+$")
+_URL_SCHEMES = {"https", "http", "git", "svn"}
+
+
+def valid_repository(provider: str, name: str) -> tuple[str, str]:
+    """The provider and repository name of a new project, checked; returns (name, scm)."""
+    if provider not in PROVIDERS:
+        raise invalid("repositoryProvider", f"repositoryProvider must be one of: {', '.join(PROVIDERS)}.")
+    name = name.strip()
+    if provider in URL_PROVIDERS:
+        _check_url(name)
+    elif not _OWNER_REPO.match(name) or ".." in name:
+        raise invalid("repositoryName", f"repositoryName must be 'owner/repo' for {provider}.")
+    return name, PROVIDERS[provider][1]
+
+
+def _check_url(name: str) -> None:
+    parsed = urlparse(name)
+    local = parsed.scheme in ("", "file")
+    if local:
+        if not settings().allow_local_repositories:
+            raise invalid("repositoryName", "Local repository paths are not allowed on this service.")
+        if not (parsed.path or "").startswith("/"):
+            raise invalid("repositoryName", "A local repository must be an absolute path or a file:// URL.")
+        return
+    if parsed.scheme not in _URL_SCHEMES or not parsed.netloc:
+        raise invalid("repositoryName", "repositoryName must be a clone URL (https://, http:// or git://).")
+
+
+def repository_title(name: str) -> str:
+    """A project's name from its repository: the last path segment, without ``.git``."""
+    last = name.rstrip("/").split("/")[-1]
+    return last[:-4] if last.endswith(".git") else last
+
+
+def clone_url(provider: str, name: str) -> str:
+    """Where builds fetch the repository from; hosted providers' base URLs are configurable."""
+    if provider in URL_PROVIDERS:
+        return name
+    public_host, _ = PROVIDERS[provider]
+    base = repository_base_url(provider, public_host or "")
+    if provider == "vso":
+        organisation, _, project = name.partition("/")
+        return f"{base}/{organisation}/{project}/_git/{repository_title(name)}"
+    return f"{base}/{name}.git"

@@ -1,0 +1,81 @@
+"""Secret values at rest: encrypted with the stage's KMS key, bound to their account.
+
+A secret is stored, and shown to clients, as an opaque token: ``cvy1:`` and the base64 KMS
+ciphertext. A client that sends a token back keeps the secret; one that sends anything else sends a
+new plain value, which is encrypted before it is stored. Plain text never leaves the service except
+into the build that uses it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Iterator
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from chalicelib import aws
+from chalicelib.config import settings
+from chalicelib.errors import Invalid
+
+TOKEN_PREFIX = "cvy1:"
+
+
+def _context(account_id: int) -> dict[str, str]:
+    return {"conveyor-account": str(account_id)}
+
+
+def encrypt(account_id: int, plain: str) -> str:
+    """The token of a new secret of the account."""
+    blob = aws.client("kms").encrypt(
+        KeyId=settings().kms_key, Plaintext=plain.encode(), EncryptionContext=_context(account_id)
+    )["CiphertextBlob"]
+    return TOKEN_PREFIX + base64.b64encode(blob).decode()
+
+
+def decrypt(account_id: int, token: str) -> str:
+    """The plain value behind a token of the account; Invalid for anything else."""
+    try:
+        blob = base64.b64decode(token[len(TOKEN_PREFIX):], validate=True)
+        plain: bytes = aws.client("kms").decrypt(CiphertextBlob=blob, EncryptionContext=_context(account_id))[
+            "Plaintext"
+        ]
+    except (binascii.Error, ValueError, ClientError) as error:
+        raise Invalid("A secure value is not a secret of this account.") from error
+    return plain.decode()
+
+
+def protect(account_id: int, value: str, kept: set[str]) -> str:
+    """The stored form of a secret a client sent: tokens in ``kept`` (already stored) or of this
+    account as they are; any other value is a new plain secret and is encrypted."""
+    if value in kept:
+        return value
+    if value.startswith(TOKEN_PREFIX):
+        decrypt(account_id, value)
+        return value
+    return encrypt(account_id, value)
+
+
+def secret_values(document: Any) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every secret inside a JSON document (settings, YAML), as (the object holding it, its key):
+    ``{"isEncrypted": true, "value": ...}`` named values, and ``{"secure": ...}`` notification settings."""
+    if isinstance(document, dict):
+        if document.get("isEncrypted") is True and "value" in document:
+            yield document, "value"
+        elif set(document) == {"secure"}:
+            yield document, "secure"
+        for child in document.values():
+            yield from secret_values(child)
+    elif isinstance(document, list):
+        for child in document:
+            yield from secret_values(child)
+
+
+def protect_document(account_id: int, document: Any, stored: Any) -> None:
+    """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces."""
+    kept = {holder[key] for holder, key in secret_values(stored) if isinstance(holder[key], str)}
+    for holder, key in secret_values(document):
+        if not isinstance(holder[key], str):
+            raise Invalid("A secure value must be a string.")
+        holder[key] = protect(account_id, holder[key], kept)

@@ -1,0 +1,174 @@
+"""Projects, keyed by (account_id, slug), also found by id; settings change under a revision check."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pynamodb.exceptions import PutError, UpdateError
+
+from chalicelib.errors import Conflict, NotFound
+from chalicelib.store.models import ProjectModel
+from chalicelib.store.transactions import is_condition_failure
+
+RoleRights = dict[int, dict[str, bool]]  # role id -> access right -> allowed (absent: as the role says)
+
+
+@dataclass(frozen=True)
+class Project:
+    account_id: int
+    account_name: str
+    project_id: int
+    slug: str
+    name: str
+    repository_type: str
+    repository_scm: str
+    repository_name: str
+    webhook_id: str
+    version_format: str
+    configuration: dict[str, Any]
+    created: datetime
+    repository_branch: str | None = None
+    is_private: bool = False
+    skip_branches_without_service_yml: bool = False
+    ignore_service_yml: bool = False
+    next_build_number: int = 1
+    role_rights: RoleRights = field(default_factory=dict)
+    last_build: dict[str, Any] | None = None
+    updated: datetime | None = None
+    revision: int = 1
+
+
+def _project(model: ProjectModel) -> Project:
+    return Project(
+        account_id=int(model.account_id),
+        account_name=model.account_name,
+        project_id=int(model.project_id),
+        slug=model.slug,
+        name=model.name,
+        repository_type=model.repository_type,
+        repository_scm=model.repository_scm,
+        repository_name=model.repository_name,
+        repository_branch=model.repository_branch,
+        is_private=bool(model.is_private),
+        skip_branches_without_service_yml=bool(model.skip_branches_without_service_yml),
+        ignore_service_yml=bool(model.ignore_service_yml),
+        version_format=model.version_format,
+        next_build_number=int(model.next_build_number),
+        webhook_id=model.webhook_id,
+        configuration=model.configuration,
+        role_rights={int(role_id): rights for role_id, rights in (model.role_rights or {}).items()},
+        last_build=model.last_build,
+        created=model.created,
+        updated=model.updated,
+        revision=int(model.revision),
+    )
+
+
+def _rights_json(role_rights: RoleRights) -> dict[str, dict[str, bool]] | None:
+    return {str(role_id): rights for role_id, rights in role_rights.items() if rights} or None
+
+
+def get_project(account_id: int, slug: str) -> Project | None:
+    """The account's project with that slug, or None."""
+    try:
+        return _project(ProjectModel.get(account_id, slug))
+    except ProjectModel.DoesNotExist:
+        return None
+
+
+def get_project_by_id(account_id: int, project_id: int) -> Project | None:
+    """The account's project with that id, or None (another account's project is None too)."""
+    for model in ProjectModel.by_id.query(project_id):
+        if int(model.account_id) == account_id:
+            return _project(model)
+    return None
+
+
+def list_projects(account_id: int) -> list[Project]:
+    """Every project of the account, by slug."""
+    return [_project(model) for model in ProjectModel.query(account_id)]
+
+
+def slug_taken(account_id: int, slug: str) -> bool:
+    return ProjectModel.count(account_id, ProjectModel.slug == slug, limit=1) > 0
+
+
+def add_project(project: Project) -> bool:
+    """Store a new project; False (and nothing written) when its slug is taken meanwhile."""
+    model = ProjectModel(
+        project.account_id,
+        project.slug,
+        project_id=project.project_id,
+        account_name=project.account_name,
+        name=project.name,
+        repository_type=project.repository_type,
+        repository_scm=project.repository_scm,
+        repository_name=project.repository_name,
+        repository_branch=project.repository_branch,
+        is_private=project.is_private,
+        version_format=project.version_format,
+        next_build_number=project.next_build_number,
+        webhook_id=project.webhook_id,
+        configuration=project.configuration,
+        created=project.created,
+        revision=1,
+    )
+    try:
+        model.save(condition=ProjectModel.slug.does_not_exist())
+    except PutError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
+def save_settings(before: Project, after: Project) -> None:
+    """Write the settings of ``after``; Conflict if the project changed since ``before`` was read."""
+    actions = [
+        ProjectModel.name.set(after.name),
+        ProjectModel.repository_type.set(after.repository_type),
+        ProjectModel.repository_scm.set(after.repository_scm),
+        ProjectModel.repository_name.set(after.repository_name),
+        ProjectModel.is_private.set(after.is_private),
+        ProjectModel.skip_branches_without_service_yml.set(after.skip_branches_without_service_yml),
+        ProjectModel.ignore_service_yml.set(after.ignore_service_yml),
+        ProjectModel.version_format.set(after.version_format),
+        ProjectModel.configuration.set(after.configuration),
+        ProjectModel.updated.set(datetime.now(UTC)),
+        ProjectModel.revision.add(1),
+        ProjectModel.repository_branch.set(after.repository_branch)
+        if after.repository_branch
+        else ProjectModel.repository_branch.remove(),
+    ]
+    rights = _rights_json(after.role_rights)
+    actions.append(ProjectModel.role_rights.set(rights) if rights else ProjectModel.role_rights.remove())
+    if after.next_build_number != before.next_build_number:
+        actions.append(ProjectModel.next_build_number.set(after.next_build_number))
+    _update(before, actions, ProjectModel.revision == before.revision)
+
+
+def set_next_build_number(project: Project, number: int) -> None:
+    """Make ``number`` the number the next build of the project gets."""
+    _update(
+        project,
+        [ProjectModel.next_build_number.set(number), ProjectModel.updated.set(datetime.now(UTC))],
+        ProjectModel.slug.exists(),
+    )
+
+
+def delete_project(project: Project) -> None:
+    """Remove the project's item (what lies under it in S3 is removed by the caller)."""
+    ProjectModel(project.account_id, project.slug).delete()
+
+
+def _update(project: Project, actions: list[Any], condition: Any) -> None:
+    try:
+        ProjectModel(project.account_id, project.slug).update(actions=actions, condition=condition)
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
+        if get_project(project.account_id, project.slug) is None:
+            raise NotFound("Project not found or access denied.") from error
+        raise Conflict("The project's settings changed meanwhile; read them again and retry.") from error

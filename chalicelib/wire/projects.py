@@ -1,0 +1,130 @@
+"""Project shapes: the project, its settings, its security descriptor; and the settings PUT body."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.domain.access import RIGHT_DESCRIPTIONS, Right
+from chalicelib.domain.project_settings import SettingsChange
+from chalicelib.domain.validation import invalid
+from chalicelib.store.projects import Project, RoleRights
+from chalicelib.store.roles import Role
+from chalicelib.wire.fields import Fields
+from chalicelib.wire.time import optional_timestamps, timestamp
+
+IMAGES = [{"name": "Ubuntu"}]  # the one image this runner provides: Linux, scripts run with /bin/sh
+
+
+def project_json(project: Project, roles: list[Role], builds: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A project as every response shows it; ``builds`` holds the last build in the project list."""
+    shape: dict[str, Any] = {
+        "projectId": project.project_id,
+        "accountId": project.account_id,
+        "accountName": project.account_name,
+        "builds": builds or [],
+        "name": project.name,
+        "slug": project.slug,
+        "repositoryType": project.repository_type,
+        "repositoryScm": project.repository_scm,
+        "repositoryName": project.repository_name,
+        "isPrivate": project.is_private,
+        "skipBranchesWithoutServiceYml": project.skip_branches_without_service_yml,
+        "securityDescriptor": security_descriptor(project.role_rights, roles),
+        "created": timestamp(project.created),
+        **optional_timestamps(updated=project.updated),
+    }
+    if project.repository_branch:
+        shape["repositoryBranch"] = project.repository_branch
+    return shape
+
+
+def settings_json(project: Project, roles: list[Role], base_url: str) -> dict[str, Any]:
+    """GET .../settings: the project, its full settings, and the build images on offer."""
+    settings = {
+        **project_json(project, roles),
+        "versionFormat": project.version_format,
+        "nextBuildNumber": project.next_build_number,
+        "webhookId": project.webhook_id,
+        "webhookUrl": f"{base_url}/api/{project.repository_type.lower()}/webhook?id={project.webhook_id}",
+        "ignoreServiceYml": project.ignore_service_yml,
+        "configuration": project.configuration,
+    }
+    return {"project": project_json(project, roles), "settings": settings, "images": IMAGES}
+
+
+def security_descriptor(role_rights: RoleRights, roles: list[Role]) -> dict[str, Any]:
+    """The four rights and one entry per role: all allowed for administrators; for other roles, only
+    the rights the project restricts carry ``allowed``."""
+    aces = []
+    for role in roles:
+        is_admin = role.is_system and role.name == "Administrator"
+        restricted = role_rights.get(role.role_id, {})
+        rights = []
+        for right in Right:
+            entry: dict[str, Any] = {"name": right.value}
+            if is_admin:
+                entry["allowed"] = True
+            elif right.value in restricted:
+                entry["allowed"] = restricted[right.value]
+            rights.append(entry)
+        aces.append({"roleId": role.role_id, "name": role.name, "isAdmin": is_admin, "accessRights": rights})
+    return {
+        "accessRightDefinitions": [{"name": right.value, "description": RIGHT_DESCRIPTIONS[right]} for right in Right],
+        "roleAces": aces,
+    }
+
+
+def parse_role_rights(body: Any, roles: list[Role]) -> RoleRights:
+    """The per-role restrictions of a securityDescriptor sent in a settings PUT."""
+    if body is None or body == {}:
+        return {}
+    descriptor = Fields(body, "securityDescriptor")
+    by_id = {role.role_id: role for role in roles}
+    role_rights: RoleRights = {}
+    for ace_body in descriptor.array("roleAces"):
+        ace = Fields(ace_body, "Each of securityDescriptor.roleAces")
+        role_id = ace.integer("roleId")
+        role = by_id.get(role_id)
+        if role is None:
+            raise invalid("securityDescriptor", f"securityDescriptor names role {role_id}, not a role of this account.")
+        is_admin = role.is_system and role.name == "Administrator"
+        rights: dict[str, bool] = {}
+        for right_body in ace.array("accessRights") if "accessRights" in ace.body else []:
+            entry = Fields(right_body, "Each of accessRights")
+            name = entry.text("name")
+            if name not in {right.value for right in Right}:
+                raise invalid("securityDescriptor", f"Unknown access right '{name}'.")
+            if entry.body.get("allowed") is None:
+                continue
+            allowed = entry.boolean("allowed")
+            if is_admin and not allowed:
+                raise invalid("securityDescriptor", "The Administrator role always has every right.")
+            if not is_admin:
+                rights[name] = allowed
+        if rights:
+            role_rights[role.role_id] = rights
+    return role_rights
+
+
+def parse_settings_change(body: Any, roles: list[Role]) -> SettingsChange:
+    """The body of PUT /api/projects: the settings object as GET .../settings returns it."""
+    fields = Fields(body)
+    configuration = fields.body.get("configuration")
+    if configuration is not None and not isinstance(configuration, dict):
+        raise invalid("configuration", "configuration must be an object.")
+    return SettingsChange(
+        account_name=fields.optional_text("accountName"),
+        slug=fields.optional_text("slug"),
+        project_id=fields.integer("projectId") if fields.body.get("projectId") is not None else None,
+        name=fields.optional_text("name"),
+        repository_type=fields.optional_text("repositoryType"),
+        repository_name=fields.optional_text("repositoryName"),
+        repository_branch=fields.optional_text("repositoryBranch"),
+        is_private=fields.boolean("isPrivate"),
+        skip_branches_without_service_yml=fields.boolean("skipBranchesWithoutServiceYml"),
+        ignore_service_yml=fields.boolean("ignoreServiceYml"),
+        version_format=fields.optional_text("versionFormat"),
+        next_build_number=fields.integer("nextBuildNumber") if fields.body.get("nextBuildNumber") is not None else None,
+        configuration=configuration,
+        role_rights=parse_role_rights(fields.body.get("securityDescriptor"), roles),
+    )
