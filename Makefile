@@ -10,7 +10,7 @@ run: $(STAMP)
 	$(BIN)/conveyor local
 
 test: $(STAMP)
-	$(BIN)/pytest -q -n 2
+	$(BIN)/pytest -q -n 2 --dist loadfile
 
 check: test
 	$(BIN)/ruff check .

@@ -1,7 +1,8 @@
 """One embedded AWS emulator per test process; every test works in accounts of its own.
 
 Accounts isolate tests from each other (everything the API serves belongs to one account), so the
-emulator is started and its resources created once, and never reset between tests.
+emulator is started once. It is emptied before each test module all the same: moto copies a whole
+table for every transaction, so tables that grew across the session would slow every write down.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
+import requests
 from chalice.test import Client
 
 from chalicelib.local.emulator import Emulator
@@ -25,12 +27,18 @@ apply_stage_environment("local")
 
 @pytest.fixture(scope="session")
 def aws_endpoint() -> str:
-    """The emulator's URL, with every table, queue and bucket of the app created."""
+    """The emulator's URL."""
+    return os.environ["AWS_ENDPOINT_URL"]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def fresh_resources(aws_endpoint: str) -> None:
+    """An empty emulator with every table, queue, bucket and key of the app, for each test module."""
     from app import app
     from chalicelib.local.resources import ensure_resources
 
+    requests.post(f"{aws_endpoint}/moto-api/reset", timeout=30).raise_for_status()
     ensure_resources(app)
-    return os.environ["AWS_ENDPOINT_URL"]
 
 
 @pytest.fixture(scope="session")

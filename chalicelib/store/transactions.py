@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from functools import cache
 
 from pynamodb.connection import Connection
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
@@ -13,11 +14,17 @@ from chalicelib.errors import Conflict
 from chalicelib.store.models import UniqueModel
 
 
+@cache
+def _connection() -> Connection:
+    """One connection for every transaction: each new one would load botocore's service model again."""
+    return Connection()
+
+
 @contextmanager
 def atomically(conflict_message: str) -> Iterator[TransactWrite]:
     """A transaction whose failed conditions become one Conflict carrying ``conflict_message``."""
     try:
-        with TransactWrite(connection=Connection()) as transaction:
+        with TransactWrite(connection=_connection()) as transaction:
             yield transaction
     except TransactWriteError as error:
         if error.cause_response_code in ("TransactionCanceledException", "TransactionConflictException"):
