@@ -108,3 +108,25 @@ def new_account(client: Client) -> Account:
     name = unique("acct")
     email = f"owner@{name}.example"
     return Account(client, name, email, create_account(name, email))
+
+
+def add_project(account: Account, repository: str | None = None, provider: str = "gitHub",
+                caller: Caller | None = None) -> dict[str, Any]:
+    """Add a project through the API (as the owner unless ``caller``) and return it as the response shows it."""
+    reply = (caller or account.api).post("/projects", {
+        "repositoryProvider": provider, "repositoryName": repository or f"octo/{unique('repo')}",
+    })
+    assert reply.status == 200, reply.body
+    return reply.json
+
+
+def project_path(project: dict[str, Any]) -> str:
+    """``/projects/{accountName}/{slug}``: where a project's endpoints live."""
+    return f"/projects/{project['accountName']}/{project['slug']}"
+
+
+def member_of_role(account: Account, role: str) -> Caller:
+    """A caller acting as a new user of the account holding ``role``."""
+    email = f"{unique('member')}@team.example"
+    account.add_user(email, role=role)
+    return account.caller_for(email)

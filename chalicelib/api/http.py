@@ -87,9 +87,9 @@ class ApiBlueprint:
 
     def _dispatch(self, view: View, permission: Permission | None, params: dict[str, str]) -> Response:
         request = self.blueprint.current_request
-        account_name = params.pop("prefixAccountName", None) or params.get("accountName")
+        prefix_account = params.pop("prefixAccountName", None)
         try:
-            caller = authenticate(request.headers.get("authorization"), account_name)
+            caller = authenticate(request.headers.get("authorization"), prefix_account, params.get("accountName"))
             if permission is not None:
                 caller.require(permission)
             return respond(view(Call(caller, request), **params))

@@ -43,11 +43,13 @@ def bearer_token(authorization: str | None) -> str:
     return token.strip()
 
 
-def authenticate(authorization: str | None, account_name: str | None) -> Caller:
-    """Resolve the caller of a request; ``account_name`` is the account its URL names, if any.
+def authenticate(authorization: str | None, account_name: str | None, resource_account: str | None = None) -> Caller:
+    """Resolve the caller of a request.
 
-    An account-level key acts on its own account only. A user-level (``v2.``) key acts on any account
-    its user belongs to, so the URL must name one.
+    ``account_name`` is the account the URL prefix ``/api/account/{name}`` names, if any; ``resource_account``
+    the account a resource path names (``/projects/{accountName}/...``). An account-level key acts on its own
+    account only, and a resource of another account is simply not found by the domain. A user-level (``v2.``)
+    key acts on any account its user belongs to, so the URL must name one, in the prefix or the resource path.
     """
     api_key = get_api_key(bearer_token(authorization))
     if api_key is None:
@@ -59,6 +61,7 @@ def authenticate(authorization: str | None, account_name: str | None) -> Caller:
         if member is None:  # the key's user was removed from its account
             raise Unauthorized()
     else:
+        account_name = account_name or resource_account
         if account_name is None:
             raise Invalid("API is expecting an account parameter: call /api/account/{accountName}/... with a v2 key.")
         account = get_account_by_name(account_name)

@@ -71,7 +71,9 @@ def update_settings(caller: Caller, change: SettingsChange) -> None:
         skip_branches_without_service_yml=change.skip_branches_without_service_yml,
         ignore_service_yml=change.ignore_service_yml,
         version_format=valid_version_format(change.version_format or DEFAULT_VERSION_FORMAT),
-        next_build_number=valid_build_number(change.next_build_number or project.next_build_number),
+        next_build_number=project.next_build_number
+        if change.next_build_number is None
+        else valid_build_number(change.next_build_number),
         configuration=configuration,
         role_rights=change.role_rights,
     )
