@@ -1,7 +1,8 @@
 """The SQS pump: what Lambda's event-source mapping does for deployed stages, done for chalice local.
 
-One poller thread per queue long-polls it and hands each batch to a pool of workers, which invoke
-the app's registered handler in-process with a real SQS-shaped event. A batch that succeeds is
+One poller thread per queue long-polls it and hands each batch to a worker, which invokes the app's
+registered handler in-process with a real SQS-shaped event. Each queue has ``workers`` workers of its own,
+as each Lambda function scales on its own: a busy queue is never starved by idle ones. A batch that succeeds is
 deleted; one that raises stays on the queue and comes back after its visibility timeout (and, after
 enough tries, lands in the dead-letter queue). A handler may return ``batchItemFailures`` to keep
 only some of its records, as with ``ReportBatchItemFailures``.
@@ -30,22 +31,25 @@ class SqsPump:
 
     def __init__(self, app: Chalice, workers: int = 4, wait_seconds: int = 1) -> None:
         self._app = app
+        self._workers = workers
         self._wait_seconds = wait_seconds
         self._stopping = threading.Event()
-        self._slots = threading.BoundedSemaphore(workers)
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="sqs-worker")
+        self._sources = [s for s in app.event_sources if isinstance(s, SQSEventConfig) and s.queue]
+        self._pool = ThreadPoolExecutor(
+            max_workers=max(1, workers * len(self._sources)), thread_name_prefix="sqs-worker"
+        )
         self._pollers: list[threading.Thread] = []
 
     def start(self) -> None:
         sqs = aws.client("sqs")
-        for source in self._app.event_sources:
-            if isinstance(source, SQSEventConfig) and source.queue:
-                url = sqs.get_queue_url(QueueName=source.queue)["QueueUrl"]
-                poller = threading.Thread(
-                    target=self._poll, args=(source, url), name=f"sqs-poller-{source.queue}", daemon=True
-                )
-                poller.start()
-                self._pollers.append(poller)
+        for source in self._sources:
+            url = sqs.get_queue_url(QueueName=source.queue)["QueueUrl"]
+            slots = threading.BoundedSemaphore(self._workers)
+            poller = threading.Thread(
+                target=self._poll, args=(source, url, slots), name=f"sqs-poller-{source.queue}", daemon=True
+            )
+            poller.start()
+            self._pollers.append(poller)
 
     def stop(self) -> None:
         """Stop receiving, and wait for the batches already handed out."""
@@ -54,11 +58,12 @@ class SqsPump:
             poller.join()
         self._pool.shutdown(wait=True)
 
-    def _poll(self, source: SQSEventConfig, url: str) -> None:
+    def _poll(self, source: SQSEventConfig, url: str, slots: threading.BoundedSemaphore) -> None:
+        """Receive a batch whenever one of this queue's workers is free."""
         sqs = aws.client("sqs")
         arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
         while not self._stopping.is_set():
-            if not self._slots.acquire(timeout=self._wait_seconds):
+            if not slots.acquire(timeout=self._wait_seconds):
                 continue
             try:
                 messages = sqs.receive_message(
@@ -72,11 +77,18 @@ class SqsPump:
                 log.exception("receiving from %s failed", source.queue)
                 messages = []
             if messages:
-                self._pool.submit(self._deliver, source, url, arn, messages)
+                self._pool.submit(self._deliver, source, url, arn, messages, slots)
             else:
-                self._slots.release()
+                slots.release()
 
-    def _deliver(self, source: SQSEventConfig, url: str, arn: str, messages: list[dict[str, Any]]) -> None:
+    def _deliver(
+        self,
+        source: SQSEventConfig,
+        url: str,
+        arn: str,
+        messages: list[dict[str, Any]],
+        slots: threading.BoundedSemaphore,
+    ) -> None:
         try:
             handler = self._app.handler_map[source.name]
             event = sqs_event(arn, messages)
@@ -94,7 +106,7 @@ class SqsPump:
                     Entries=[{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)],
                 )
         finally:
-            self._slots.release()
+            slots.release()
 
 
 def sqs_event(queue_arn: str, messages: list[dict[str, Any]]) -> dict[str, Any]:
