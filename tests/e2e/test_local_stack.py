@@ -1,0 +1,340 @@
+"""``conveyor local`` as an operator runs it: a real process, real HTTP on loopback ports, the operator command
+against it, a clean stop on SIGTERM, and a second stack bootstrapping against the first one's emulator."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from tests.support import unique
+
+CONVEYOR = Path(sys.executable).with_name("conveyor")
+READY_SECONDS = 30
+STOP_SECONDS = 10
+KNOWN_KEY = f"e2e-{uuid.uuid4().hex}"
+ACCESS_LOG_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/1\.[01]" \d{3}')
+BANNER = re.compile(
+    r"Conveyor is serving on (?P<api_url>\S+)\n"
+    r"API key \((?P<email>\S+), account (?P<account>\S+)\): (?P<key>\S+)\n"
+    r"AWS endpoint: (?P<aws_endpoint>\S+)\n"
+)
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports nothing listens on now (all held open together, so they differ)."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for each in sockets:
+            each.bind(("127.0.0.1", 0))
+        return [each.getsockname()[1] for each in sockets]
+    finally:
+        for each in sockets:
+            each.close()
+
+
+def child_environment(**overrides: str | None) -> dict[str, str]:
+    """This process's environment without its emulator or stack settings, plus ``overrides`` (None removes)."""
+    environment = dict(os.environ)
+    for name in ("AWS_ENDPOINT_URL", "CONVEYOR_API_KEY", "CONVEYOR_ACCOUNT", "CONVEYOR_ADMIN_EMAIL", "PORT",
+                 "EMULATOR_PORT"):
+        environment.pop(name, None)
+    for name, value in overrides.items():
+        if value is None:
+            environment.pop(name, None)
+        else:
+            environment[name] = value
+    return environment
+
+
+@dataclass
+class LocalStack:
+    """One ``conveyor local`` process and what it printed."""
+
+    process: subprocess.Popen[bytes]
+    port: int
+    emulator_port: int
+    stdout_path: Path
+    stderr_path: Path
+
+    @classmethod
+    def start(cls, logs: Path, api_key: str | None = None, aws_endpoint: str | None = None) -> LocalStack:
+        """Start a stack on free ports; with ``aws_endpoint`` it uses that emulator instead of its own."""
+        port, emulator_port = free_ports(2)
+        logs.mkdir(parents=True, exist_ok=True)
+        stdout_path, stderr_path = logs / f"stack-{port}.out", logs / f"stack-{port}.err"
+        environment = child_environment(
+            PORT=str(port), EMULATOR_PORT=str(emulator_port), CONVEYOR_API_KEY=api_key, AWS_ENDPOINT_URL=aws_endpoint
+        )
+        with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
+            process = subprocess.Popen(
+                [str(CONVEYOR), "local"], env=environment, stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL
+            )
+        return cls(process, port, emulator_port, stdout_path, stderr_path)
+
+    @property
+    def stdout(self) -> str:
+        return self.stdout_path.read_text(errors="replace")
+
+    @property
+    def stderr(self) -> str:
+        return self.stderr_path.read_text(errors="replace")
+
+    @property
+    def banner(self) -> dict[str, str]:
+        found = BANNER.search(self.stdout)
+        assert found, f"no banner in the stack's output:\n{self.stdout}\n{self.stderr}"
+        return found.groupdict()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def key(self) -> str:
+        return self.banner["key"]
+
+    @property
+    def aws_endpoint(self) -> str:
+        return self.banner["aws_endpoint"]
+
+    def wait_until_ready(self, seconds: float = READY_SECONDS) -> LocalStack:
+        """Poll /api/health (and wait for the banner) until both answer, or fail with what the stack printed."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"conveyor local exited with {self.process.returncode}:\n{self.stdout}\n{self.stderr}")
+            try:
+                healthy = requests.get(f"{self.base_url}/api/health", timeout=2).status_code == 200
+            except requests.ConnectionError:
+                healthy = False
+            if healthy and "Press Ctrl-C to stop." in self.stdout:
+                return self
+            time.sleep(0.1)
+        pytest.fail(f"conveyor local was not ready within {seconds} s:\n{self.stdout}\n{self.stderr}")
+
+    def get(self, path: str, key: str | None = None) -> requests.Response:
+        headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+        return requests.get(f"{self.base_url}{path}", headers=headers, timeout=10)
+
+    def stop(self, seconds: float = STOP_SECONDS) -> int | None:
+        """SIGTERM, and SIGKILL if it has not exited after ``seconds``; the exit code, or None if it was killed."""
+        if self.process.poll() is not None:
+            return self.process.returncode
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            return self.process.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout=seconds)
+            return None
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """A stack with its own emulator and a known key, shared by the module."""
+    local = LocalStack.start(tmp_path_factory.mktemp("stack"), api_key=KNOWN_KEY)
+    try:
+        yield local.wait_until_ready()
+    finally:
+        local.stop()
+
+
+def conveyor(stack: LocalStack, *arguments: str) -> subprocess.CompletedProcess[str]:
+    """The operator command, pointed at the stack's emulator."""
+    return subprocess.run(
+        [str(CONVEYOR), *arguments], env=child_environment(AWS_ENDPOINT_URL=stack.aws_endpoint),
+        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+    )
+
+
+def role_names(reply: requests.Response) -> list[str]:
+    return [role["name"] for role in reply.json()]
+
+
+def owners(users: list[dict[str, Any]]) -> list[str]:
+    return [user["email"] for user in users if user["isOwner"]]
+
+
+def port_is_free(port: int) -> bool:
+    """Nothing listens on the port: connecting is refused, and a new listener may bind it."""
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            return False
+    with socket.socket() as listener:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as servers do, past TIME_WAIT
+        try:
+            listener.bind(("127.0.0.1", port))
+            listener.listen()
+        except OSError:
+            return False
+    return True
+
+
+def wait_for_output(stack: LocalStack, text: str, seconds: float = 10) -> None:
+    deadline = time.monotonic() + seconds
+    while text not in stack.stdout + stack.stderr:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{text!r} never appeared in:\n{stack.stdout}\n{stack.stderr}")
+        time.sleep(0.05)
+
+
+def test_banner_names_the_api_the_configured_key_and_the_emulator(stack: LocalStack) -> None:
+    assert stack.banner == {
+        "api_url": f"http://127.0.0.1:{stack.port}/api",
+        "email": "admin@localhost",
+        "account": "local",
+        "key": KNOWN_KEY,
+        "aws_endpoint": f"http://127.0.0.1:{stack.emulator_port}",
+    }
+
+
+def test_roles_with_the_printed_key_lists_administrator_and_user(stack: LocalStack) -> None:
+    reply = stack.get("/api/roles", stack.key)
+
+    assert reply.status_code == 200
+    assert role_names(reply) == ["Administrator", "User"]
+
+
+def test_roles_without_a_key_is_refused_with_401(stack: LocalStack) -> None:
+    reply = stack.get("/api/roles")
+
+    assert reply.status_code == 401
+    assert reply.json() == {"message": "Authorization required"}
+
+
+def test_roles_with_an_unknown_key_is_refused_with_401(stack: LocalStack) -> None:
+    assert stack.get("/api/roles", f"unknown-{uuid.uuid4().hex}").status_code == 401
+
+
+def test_stack_prints_its_banner_once_and_logs_only_api_requests(stack: LocalStack) -> None:
+    stack.get("/api/roles", stack.key)
+    stack.get("/api/users", stack.key)
+    stack.get("/api/roles")
+    assert conveyor(stack, "create-api-key", "--account", "local", "--email", "admin@localhost").returncode == 0
+    wait_for_output(stack, '"GET /api/users HTTP/1.1" 200')  # its access log is in what we read
+
+    stdout, stderr = stack.stdout, stack.stderr
+    assert stdout.count("Conveyor is serving on") == 1
+    assert [line.split(" ")[0] for line in stdout.splitlines()] == ["Conveyor", "API", "AWS", "Press"]
+    request_paths = [found.group(2) for found in ACCESS_LOG_LINE.finditer(stdout + stderr)]
+    assert request_paths, stderr
+    assert [path for path in request_paths if not path.startswith("/api")] == []
+    assert '"POST / HTTP/1.1"' not in stdout + stderr
+    assert "Traceback" not in stderr
+
+
+def test_create_account_prints_a_key_that_works_against_the_running_api(stack: LocalStack) -> None:
+    name = unique("cli")
+    email = f"owner@{name}.example"
+
+    created = conveyor(stack, "create-account", "--name", name, "--admin-email", email)
+
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip()
+    assert key and "\n" not in key
+    roles = stack.get("/api/roles", key)
+    assert roles.status_code == 200
+    assert role_names(roles) == ["Administrator", "User"]
+    assert owners(stack.get("/api/users", key).json()) == [email]
+
+
+def test_create_api_key_for_the_local_admin_prints_a_key_that_works(stack: LocalStack) -> None:
+    created = conveyor(stack, "create-api-key", "--account", "local", "--email", "admin@localhost")
+
+    assert created.returncode == 0, created.stderr
+    key = created.stdout.strip()
+    assert key != stack.key
+    assert stack.get("/api/roles", key).status_code == 200
+    assert stack.get("/api/roles", stack.key).status_code == 200  # the first key still works
+
+
+def test_user_level_key_works_under_the_account_prefix_and_not_without_it(stack: LocalStack) -> None:
+    key = f"v2.{uuid.uuid4().hex}"
+
+    created = conveyor(stack, "create-api-key", "--account", "local", "--email", "admin@localhost", "--api-key", key)
+
+    assert created.returncode == 0, created.stderr
+    assert created.stdout.strip() == key
+    under_prefix = stack.get("/api/account/local/roles", key)
+    assert under_prefix.status_code == 200
+    assert role_names(under_prefix) == ["Administrator", "User"]
+    without_prefix = stack.get("/api/roles", key)
+    assert without_prefix.status_code == 400
+    assert without_prefix.json()["message"]
+
+
+def test_create_account_with_a_taken_name_fails_and_says_why(stack: LocalStack) -> None:
+    refused = conveyor(stack, "create-account", "--name", "local", "--admin-email", "someone@else.example")
+
+    assert refused.returncode != 0
+    assert refused.stdout == ""
+    assert "already exists" in refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert owners(stack.get("/api/users", stack.key).json()) == ["admin@localhost"]
+
+
+def test_create_api_key_for_an_unknown_email_fails_and_says_why(stack: LocalStack) -> None:
+    refused = conveyor(stack, "create-api-key", "--account", "local", "--email", "nobody@nowhere.example")
+
+    assert refused.returncode != 0
+    assert refused.stdout == ""
+    assert "nobody@nowhere.example" in refused.stderr
+    assert "Traceback" not in refused.stderr
+
+
+def test_second_stack_on_the_same_emulator_reuses_the_account_and_key(stack: LocalStack, tmp_path: Path) -> None:
+    second = LocalStack.start(tmp_path, api_key=KNOWN_KEY, aws_endpoint=stack.aws_endpoint)
+    try:
+        second.wait_until_ready()
+
+        assert second.key == KNOWN_KEY
+        assert second.aws_endpoint == stack.aws_endpoint
+        for either in (stack, second):
+            assert either.get("/api/roles", KNOWN_KEY).status_code == 200
+            assert owners(either.get("/api/users", KNOWN_KEY).json()) == ["admin@localhost"]
+    finally:
+        assert second.stop() == 0, second.stderr
+    assert stack.get("/api/roles", KNOWN_KEY).status_code == 200  # the first stack's emulator outlived the second
+
+
+def test_stack_without_a_configured_key_prints_a_new_one_that_works(tmp_path: Path) -> None:
+    local = LocalStack.start(tmp_path)
+    try:
+        local.wait_until_ready()
+
+        assert local.key
+        assert local.banner["account"] == "local"
+        assert local.get("/api/roles", local.key).status_code == 200
+    finally:
+        local.stop()
+
+
+def test_sigterm_stops_the_stack_and_frees_both_ports(tmp_path: Path) -> None:
+    local = LocalStack.start(tmp_path)
+    try:
+        local.wait_until_ready()
+        assert not port_is_free(local.port)
+        assert not port_is_free(local.emulator_port)
+
+        local.process.send_signal(signal.SIGTERM)
+        exit_code = local.process.wait(timeout=STOP_SECONDS)
+    finally:
+        local.stop()
+
+    assert exit_code == 0, local.stderr
+    assert "Conveyor stopped." in local.stderr
+    assert port_is_free(local.port)
+    assert port_is_free(local.emulator_port)
