@@ -1,4 +1,9 @@
-"""Objects in the stage's S3 bucket: build cache, and later logs and artifacts, under per-project prefixes."""
+"""Objects in the stage's S3 bucket: build cache, job logs and artifacts, under per-project prefixes.
+
+cache/{account}/{project}/{job cache folder}/...        a job's cache entries
+builds/{account}/{project}/{build}/{job}/log/...       a job's log (chunks while it runs, then one object)
+builds/{account}/{project}/{build}/{job}/artifacts/... a job's artifacts, by file name
+"""
 
 from __future__ import annotations
 
@@ -11,9 +16,19 @@ def project_cache_prefix(account_id: int, project_id: int) -> str:
     return f"cache/{account_id}/{project_id}/"
 
 
+def build_prefix(account_id: int, project_id: int, build_id: int) -> str:
+    """Where everything a build's jobs stored lives (removed with the build)."""
+    return f"builds/{account_id}/{project_id}/{build_id}/"
+
+
+def job_prefix(account_id: int, project_id: int, build_id: int, job_id: str) -> str:
+    """Where one job's log and artifacts live."""
+    return f"{build_prefix(account_id, project_id, build_id)}{job_id}/"
+
+
 def project_prefixes(account_id: int, project_id: int) -> list[str]:
     """Every prefix holding objects of a project (removed with it)."""
-    return [project_cache_prefix(account_id, project_id)]
+    return [project_cache_prefix(account_id, project_id), f"builds/{account_id}/{project_id}/"]
 
 
 def delete_prefix(prefix: str) -> int:
