@@ -31,33 +31,41 @@ class PermissionGroup:
 
 
 GROUPS: tuple[PermissionGroup, ...] = (
-    PermissionGroup("Projects", (
-        (Permission.MANAGE_PROJECTS, "Add and delete projects"),
-        (Permission.UPDATE_PROJECT_SETTINGS, "Update project settings"),
-        (Permission.RUN_PROJECT_BUILD, "Run, re-run and cancel project builds"),
-        (Permission.DELETE_PROJECT_BUILDS, "Delete project builds"),
-    )),
-    PermissionGroup("Environments", (
-        (Permission.MANAGE_ENVIRONMENTS, "Add and delete deployment environments"),
-        (Permission.UPDATE_ENVIRONMENT_SETTINGS, "Update deployment environment settings"),
-        (Permission.DEPLOY_TO_ENVIRONMENT, "Deploy builds to environments"),
-    )),
-    PermissionGroup("Account", (
-        (Permission.UPDATE_ACCOUNT_DETAILS, "Update account details"),
-    )),
-    PermissionGroup("Users", (
-        (Permission.ADD_USER, "Add users and collaborators"),
-        (Permission.UPDATE_USER_DETAILS, "Update users and collaborators"),
-        (Permission.DELETE_USER, "Delete users and collaborators"),
-    )),
-    PermissionGroup("Roles", (
-        (Permission.ADD_ROLE, "Add roles"),
-        (Permission.UPDATE_ROLE_DETAILS, "Update roles"),
-        (Permission.DELETE_ROLE, "Delete roles"),
-    )),
-    PermissionGroup("User", (
-        (Permission.CONFIGURE_API_KEYS, "Generate API keys"),
-    )),
+    PermissionGroup(
+        "Projects",
+        (
+            (Permission.MANAGE_PROJECTS, "Add and delete projects"),
+            (Permission.UPDATE_PROJECT_SETTINGS, "Update project settings"),
+            (Permission.RUN_PROJECT_BUILD, "Run, re-run and cancel project builds"),
+            (Permission.DELETE_PROJECT_BUILDS, "Delete project builds"),
+        ),
+    ),
+    PermissionGroup(
+        "Environments",
+        (
+            (Permission.MANAGE_ENVIRONMENTS, "Add and delete deployment environments"),
+            (Permission.UPDATE_ENVIRONMENT_SETTINGS, "Update deployment environment settings"),
+            (Permission.DEPLOY_TO_ENVIRONMENT, "Deploy builds to environments"),
+        ),
+    ),
+    PermissionGroup("Account", ((Permission.UPDATE_ACCOUNT_DETAILS, "Update account details"),)),
+    PermissionGroup(
+        "Users",
+        (
+            (Permission.ADD_USER, "Add users and collaborators"),
+            (Permission.UPDATE_USER_DETAILS, "Update users and collaborators"),
+            (Permission.DELETE_USER, "Delete users and collaborators"),
+        ),
+    ),
+    PermissionGroup(
+        "Roles",
+        (
+            (Permission.ADD_ROLE, "Add roles"),
+            (Permission.UPDATE_ROLE_DETAILS, "Update roles"),
+            (Permission.DELETE_ROLE, "Delete roles"),
+        ),
+    ),
+    PermissionGroup("User", ((Permission.CONFIGURE_API_KEYS, "Generate API keys"),)),
 )
 
 ADMINISTRATOR = "Administrator"

@@ -173,4 +173,3 @@ def valid_configuration(configuration: Any) -> dict[str, Any]:
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise invalid("configuration", f"configuration has an element of the wrong shape ({error}).") from error
     return canonical
-

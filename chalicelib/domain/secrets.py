@@ -37,7 +37,7 @@ def encrypt(account_id: int, plain: str) -> str:
 def decrypt(account_id: int, token: str) -> str:
     """The plain value behind a token of the account; Invalid for anything else."""
     try:
-        blob = base64.b64decode(token[len(TOKEN_PREFIX):], validate=True)
+        blob = base64.b64decode(token[len(TOKEN_PREFIX) :], validate=True)
         plain: bytes = aws.client("kms").decrypt(CiphertextBlob=blob, EncryptionContext=_context(account_id))[
             "Plaintext"
         ]

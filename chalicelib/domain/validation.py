@@ -36,8 +36,9 @@ def valid_name(name: str, field: str, max_length: int = 100) -> str:
 
 def valid_account_name(name: str) -> str:
     if not _ACCOUNT_NAME.match(name):
-        raise invalid("name", "An account name is 1 to 50 letters, digits, '.', '_' or '-', and starts with "
-                              "a letter or digit.")
+        raise invalid(
+            "name", "An account name is 1 to 50 letters, digits, '.', '_' or '-', and starts with a letter or digit."
+        )
     return name
 
 

@@ -33,14 +33,16 @@ def get_account_by_name(name: str) -> Account | None:
     return Account(account_id=int(model.account_id), name=model.name, created=model.created)
 
 
-def create_account(
-    account: Account, roles: list[Role], owner: Member, owner_key: str, owner_api_key: ApiKey
-) -> None:
+def create_account(account: Account, roles: list[Role], owner: Member, owner_key: str, owner_api_key: ApiKey) -> None:
     """Store a new account with its built-in roles, its owner and the owner's key, all or nothing."""
     with atomically(f"An account named '{account.name}' already exists.") as transaction:
         transaction.save(
-            AccountModel(account_name_key(account.name), name=account.name, account_id=account.account_id,
-                         created=account.created),
+            AccountModel(
+                account_name_key(account.name),
+                name=account.name,
+                account_id=account.account_id,
+                created=account.created,
+            ),
             condition=AccountModel.name_key.does_not_exist(),
         )
         for role in roles:

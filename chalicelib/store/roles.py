@@ -120,4 +120,3 @@ def role_in_use(account_id: int, role_id: int) -> bool:
         return int(RoleModel.get(account_id, role_id, attributes_to_get=["member_count"]).member_count or 0) > 0
     except RoleModel.DoesNotExist:
         return False
-

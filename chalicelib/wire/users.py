@@ -95,4 +95,3 @@ def parse_collaborator_change(body: Any) -> tuple[int, int]:
     """The user id and new role of a collaborator."""
     fields = Fields(body)
     return fields.integer("userId"), fields.integer("roleId")
-

@@ -40,14 +40,21 @@ def _scripts(key: str) -> Section:
 
 
 def _commit_filter(key: str, prefix: str) -> Section:
-    return group(key, {"message": (f"{prefix}Message", TEXT), "author": (f"{prefix}Author", TEXT),
-                       "files": (f"{prefix}Files", VALUES)})
+    return group(
+        key,
+        {
+            "message": (f"{prefix}Message", TEXT),
+            "author": (f"{prefix}Author", TEXT),
+            "files": (f"{prefix}Files", VALUES),
+        },
+    )
 
 
 # Every top-level key but `version`, in the order to_yaml writes them.
 _SECTIONS: dict[str, Section] = {
-    "pull_requests": group("pull_requests", {
-        "do_not_increment_build_number": ("doNotIncrementBuildNumberOnPullRequests", FLAG)}),
+    "pull_requests": group(
+        "pull_requests", {"do_not_increment_build_number": ("doNotIncrementBuildNumberOnPullRequests", FLAG)}
+    ),
     "branches": branches({"only": ("includeBranches", VALUES), "except": ("excludeBranches", VALUES)}),
     "skip_tags": single("skip_tags", "skipTags", FLAG),
     "skip_non_tags": single("skip_non_tags", "skipNonTags", FLAG),
@@ -69,31 +76,47 @@ _SECTIONS: dict[str, Section] = {
     "cache": single("cache", "cacheEntries", VALUES),
     "services": single("services", "services", VALUES),
     "install": _scripts("install"),
-    "assembly_info": group("assembly_info", {
-        "patch": ("patchAssemblyInfo", FLAG),
-        "file": ("assemblyInfoFile", TEXT),
-        "assembly_version": ("assemblyVersionFormat", TEXT),
-        "assembly_file_version": ("assemblyFileVersionFormat", TEXT),
-        "assembly_informational_version": ("assemblyInformationalVersionFormat", TEXT)}),
-    "dotnet_csproj": group("dotnet_csproj", {
-        "patch": ("patchDotnetCsproj", FLAG),
-        "file": ("dotnetCsprojFile", TEXT),
-        "version": ("dotnetCsprojVersionFormat", TEXT),
-        "version_prefix": ("dotnetCsprojVersionPrefixFormat", TEXT),
-        "package_version": ("dotnetCsprojPackageVersionFormat", TEXT),
-        "assembly_version": ("dotnetCsprojAssemblyVersionFormat", TEXT),
-        "file_version": ("dotnetCsprojFileVersionFormat", TEXT),
-        "informational_version": ("dotnetCsprojInformationalVersionFormat", TEXT)}),
-    "nuget": group("nuget", {
-        "account_feed": ("configureNuGetAccountSource", FLAG),
-        "project_feed": ("configureNuGetProjectSource", FLAG),
-        "disable_publish_on_pr": ("disableNuGetPublishOnPullRequests", FLAG),
-        "publish_wap_octopus": ("disableNuGetPublishForOctopusPackages", FLAG)}),
-    "xamarin": group("xamarin", {
-        "email": ("xamarinEmail", SECURE_TEXT),
-        "password": ("xamarinPassword", SECURE_TEXT),
-        "android": ("xamarinRegisterAndroidProduct", FLAG),
-        "ios": ("xamarinRegisterIosProduct", FLAG)}),
+    "assembly_info": group(
+        "assembly_info",
+        {
+            "patch": ("patchAssemblyInfo", FLAG),
+            "file": ("assemblyInfoFile", TEXT),
+            "assembly_version": ("assemblyVersionFormat", TEXT),
+            "assembly_file_version": ("assemblyFileVersionFormat", TEXT),
+            "assembly_informational_version": ("assemblyInformationalVersionFormat", TEXT),
+        },
+    ),
+    "dotnet_csproj": group(
+        "dotnet_csproj",
+        {
+            "patch": ("patchDotnetCsproj", FLAG),
+            "file": ("dotnetCsprojFile", TEXT),
+            "version": ("dotnetCsprojVersionFormat", TEXT),
+            "version_prefix": ("dotnetCsprojVersionPrefixFormat", TEXT),
+            "package_version": ("dotnetCsprojPackageVersionFormat", TEXT),
+            "assembly_version": ("dotnetCsprojAssemblyVersionFormat", TEXT),
+            "file_version": ("dotnetCsprojFileVersionFormat", TEXT),
+            "informational_version": ("dotnetCsprojInformationalVersionFormat", TEXT),
+        },
+    ),
+    "nuget": group(
+        "nuget",
+        {
+            "account_feed": ("configureNuGetAccountSource", FLAG),
+            "project_feed": ("configureNuGetProjectSource", FLAG),
+            "disable_publish_on_pr": ("disableNuGetPublishOnPullRequests", FLAG),
+            "publish_wap_octopus": ("disableNuGetPublishForOctopusPackages", FLAG),
+        },
+    ),
+    "xamarin": group(
+        "xamarin",
+        {
+            "email": ("xamarinEmail", SECURE_TEXT),
+            "password": ("xamarinPassword", SECURE_TEXT),
+            "android": ("xamarinRegisterAndroidProduct", FLAG),
+            "ios": ("xamarinRegisterIosProduct", FLAG),
+        },
+    ),
     "platform": single("platform", "platform", VALUES),
     "configuration": single("configuration", "configuration", VALUES),
     "build": BUILD,
@@ -130,8 +153,9 @@ def _settings(document: Any) -> Json:
     if document is None:
         return {}
     if isinstance(document, list):
-        raise Invalid("appveyor.yml: a list of configurations per branch is not supported yet; "
-                      "write one mapping of settings.")
+        raise Invalid(
+            "appveyor.yml: a list of configurations per branch is not supported yet; write one mapping of settings."
+        )
     settings = dict(mapping(document, "appveyor.yml", "a mapping of settings at the top level"))
     if "os" in settings:  # the older name of image
         if "image" in settings:
@@ -167,14 +191,16 @@ def to_yaml(configuration: dict[str, Any], version_format: str | None) -> str:
     return "\n".join(parts)
 
 
-def merge_repository_file(project_configuration: dict[str, Any], project_version_format: str,
-                          file_text: str) -> tuple[dict[str, Any], str]:
+def merge_repository_file(
+    project_configuration: dict[str, Any], project_version_format: str, file_text: str
+) -> tuple[dict[str, Any], str]:
     """The configuration a build runs with when the repository has its own appveyor.yml (AppVeyor's rules)."""
     configuration, version_format = from_yaml(file_text)
     project = {**DEFAULTS, **copy.deepcopy(project_configuration)}
     project_names = {variable["name"] for variable in project["environmentVariables"]}
     configuration["environmentVariables"] = project["environmentVariables"] + [
-        variable for variable in configuration["environmentVariables"] if variable["name"] not in project_names]
+        variable for variable in configuration["environmentVariables"] if variable["name"] not in project_names
+    ]
     notifications: list[Json] = []
     for notification in project["notifications"] + configuration["notifications"]:
         if notification not in notifications:

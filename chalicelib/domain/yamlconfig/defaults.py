@@ -115,4 +115,3 @@ DEFAULTS: dict[str, Any] = {**_SPEC_FIELDS, **_MORE_FIELDS}
 def default_configuration() -> dict[str, Any]:
     """A fresh copy of the default Configuration object."""
     return copy.deepcopy(DEFAULTS)
-

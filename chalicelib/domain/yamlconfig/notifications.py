@@ -59,6 +59,11 @@ def _write_notification(notification: Json) -> Json:
     return written
 
 
-NOTIFICATIONS = single("notifications", "notifications", Kind(
-    lambda value, path: [_read_notification(item, where) for item, where in items(value, path)],
-    lambda notifications: [_write_notification(notification) for notification in notifications]))
+NOTIFICATIONS = single(
+    "notifications",
+    "notifications",
+    Kind(
+        lambda value, path: [_read_notification(item, where) for item, where in items(value, path)],
+        lambda notifications: [_write_notification(notification) for notification in notifications],
+    ),
+)

@@ -41,9 +41,11 @@ _BUILD_FIELDS: Fields = {
     "include_nuget_references": ("includeNuGetReferences", FLAG),
 }
 
-_PHASES = (("build", "build_script", "buildMode", "msbuild"),
-           ("test", "test_script", "testMode", "auto"),
-           ("deploy", "deploy_script", "deployMode", "providers"))
+_PHASES = (
+    ("build", "build_script", "buildMode", "msbuild"),
+    ("test", "test_script", "testMode", "auto"),
+    ("deploy", "deploy_script", "deployMode", "providers"),
+)
 
 
 def read_modes(document: Json, cfg: Json) -> None:
@@ -95,8 +97,9 @@ def _read_test(value: Any, cfg: Json) -> None:
         if name == "assemblies":
             cfg["testAssemblies"], cfg["testAssembliesMode"], _ = _read_selection(item, path, False)
         elif name == "categories":
-            cfg["testCategories"], cfg["testCategoriesMode"], cfg["testCategoriesMatrix"] = (
-                _read_selection(item, path, True))
+            cfg["testCategories"], cfg["testCategoriesMode"], cfg["testCategoriesMatrix"] = _read_selection(
+                item, path, True
+            )
         else:
             raise fail(path, "unknown setting; expected one of assemblies, categories.")
 
@@ -134,10 +137,17 @@ def _read_artifact(item: Any, path: str) -> Json:
     return {key: text(artifact[key], f"{path}.{key}") for key in _ARTIFACT_KEYS if artifact.get(key) is not None}
 
 
-ARTIFACTS = single("artifacts", "artifacts", Kind(
-    lambda value, path: [_read_artifact(item, where) for item, where in items(value, path)],
-    lambda artifacts: [{key: Plain(artifact[key]) for key in _ARTIFACT_KEYS if artifact.get(key) is not None}
-                       for artifact in artifacts]))
+ARTIFACTS = single(
+    "artifacts",
+    "artifacts",
+    Kind(
+        lambda value, path: [_read_artifact(item, where) for item, where in items(value, path)],
+        lambda artifacts: [
+            {key: Plain(artifact[key]) for key in _ARTIFACT_KEYS if artifact.get(key) is not None}
+            for artifact in artifacts
+        ],
+    ),
+)
 
 
 def _read_deployment(item: Any, path: str) -> Json:

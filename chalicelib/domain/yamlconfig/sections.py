@@ -67,8 +67,10 @@ def _write_script(script: Json) -> Any:
     return {script["language"]: script["script"]}
 
 
-SCRIPTS = Kind(lambda value, path: [_script(item, where) for item, where in items(value, path)],
-               lambda scripts: [_write_script(script) for script in scripts])
+SCRIPTS = Kind(
+    lambda value, path: [_script(item, where) for item, where in items(value, path)],
+    lambda scripts: [_write_script(script) for script in scripts],
+)
 
 # Script sections with no build, test or deploy mode attached to them.
 SCRIPT_FIELDS = {

@@ -104,8 +104,9 @@ def _represent_plain(dumper: Any, text: Plain) -> Any:
 
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(Plain, _represent_plain)
-_Dumper.add_representer(Flow, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data,
-                                                                           flow_style=True))
+_Dumper.add_representer(
+    Flow, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
+)
 _Dumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
 
 
@@ -124,8 +125,9 @@ def load(text: str) -> Any:
 
 def dump(key: str, value: Any) -> str:
     """One top-level ``key: value`` in readable block style."""
-    return yaml.dump({key: value}, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True,
-                     width=1_000_000)
+    return yaml.dump(
+        {key: value}, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
+    )
 
 
 def fail(path: str, message: str) -> Invalid:
@@ -187,8 +189,10 @@ def _same(value: Any) -> Any:
 FLAG = Kind(boolean, _same)
 COUNT = Kind(positive_integer, _same)
 TEXT = Kind(text, lambda value: None if value is None else Plain(value))
-VALUES = Kind(lambda value, path: [{"value": text(item, where)} for item, where in items(value, path)],
-              lambda values: [Plain(entry["value"]) for entry in values])
+VALUES = Kind(
+    lambda value, path: [{"value": text(item, where)} for item, where in items(value, path)],
+    lambda values: [Plain(entry["value"]) for entry in values],
+)
 
 
 def choice(*allowed: str) -> Kind:

@@ -50,20 +50,29 @@ SECURE_TEXT = Kind(read_stored_value, write_stored_value)
 
 # Matrix rows (environment.matrix) and matrix conditions (allow_failures, exclude, only, except) alike:
 # each row is {"variables": [named values]}, where image, platform or configuration are names like any other.
-ROWS = Kind(lambda value, path: [{"variables": read_variables(row, where)} for row, where in items(value, path)],
-            lambda rows: [write_variables(row["variables"]) for row in rows])
+ROWS = Kind(
+    lambda value, path: [{"variables": read_variables(row, where)} for row, where in items(value, path)],
+    lambda rows: [write_variables(row["variables"]) for row in rows],
+)
 
-HOSTS = Kind(lambda value, path: [{"host": host, "ip": text(ip, f"{path}.{host}")}
-                                  for host, ip in mapping(value, path, "a mapping of host names to addresses").items()],
-             lambda entries: {Plain(entry["host"]): Plain(entry["ip"]) for entry in entries})
+HOSTS = Kind(
+    lambda value, path: [
+        {"host": host, "ip": text(ip, f"{path}.{host}")}
+        for host, ip in mapping(value, path, "a mapping of host names to addresses").items()
+    ],
+    lambda entries: {Plain(entry["host"]): Plain(entry["ip"]) for entry in entries},
+)
 
-MATRIX = group("matrix", {
-    "fast_finish": ("matrixFastFinish", FLAG),
-    "allow_failures": ("matrixAllowFailures", ROWS),
-    "exclude": ("matrixExclude", ROWS),
-    "only": ("matrixOnly", ROWS),
-    "except": ("matrixExcept", ROWS),
-})
+MATRIX = group(
+    "matrix",
+    {
+        "fast_finish": ("matrixFastFinish", FLAG),
+        "allow_failures": ("matrixAllowFailures", ROWS),
+        "exclude": ("matrixExclude", ROWS),
+        "only": ("matrixOnly", ROWS),
+        "except": ("matrixExcept", ROWS),
+    },
+)
 
 
 def _read_environment(value: Any, cfg: Json) -> None:
