@@ -1,0 +1,1 @@
+"""Source control: reading the repositories builds build, and checking their commits out."""
