@@ -1,0 +1,176 @@
+"""A build's jobs: AppVeyor's build matrix over a project Configuration; and a build's version.
+
+The jobs are the Cartesian product of images, environment matrix rows, configurations and platforms (an empty
+dimension counts once, with no value), image outermost and platform innermost, minus ``matrix.exclude`` and
+``matrix.except``, kept to ``matrix.only`` when it is set, then numbered 1..n.
+
+A job's name has one ``Dimension: value`` part per dimension the Configuration lists (even with a single value),
+joined by ``"; "`` in the order Image, Environment, Configuration, Platform; the Environment part is the row's
+variables as ``NAME=value`` joined by ``", "``, an encrypted value shown as ``[secure]``. A row's ``job_name``
+is the whole name; a build of one job otherwise has the name ``""``.
+
+The job-workflow keys of a row (``job_name``, ``job_group``, ``jobs_per_group``, ``job_depends_on``,
+``job_allow_cancellation``) are not part of the job's variables nor of its name. ``APPVEYOR_BUILD_WORKER_IMAGE``
+in a row is an ordinary variable that also sets the job's image (AppVeyor names such jobs
+``Environment: APPVEYOR_BUILD_WORKER_IMAGE=Visual Studio 2015, ...``).
+
+A condition row (exclude, only, except, allow_failures) matches a job when every one of its keys does, so a row
+without keys matches every job: ``image``/``os``, ``configuration`` and ``platform`` (keys in any case) compare
+with the job's values; ``test_category`` matches no job (there is no test-category dimension); any other key is a
+variable of the job's environment (its row, else the common variables), an absent one reading as empty. Values
+compare exactly, case included.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+Json = dict[str, Any]
+
+_WORKFLOW_KEYS = frozenset({"job_name", "job_group", "jobs_per_group", "job_depends_on", "job_allow_cancellation"})
+_IMAGE_VARIABLE = "APPVEYOR_BUILD_WORKER_IMAGE"
+_SECURE_SHOWN = "[secure]"
+_VERSION_PLACEHOLDER = re.compile(r"\{(build|branch)\}")
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    number: int  # 1, 2, ... in matrix order (APPVEYOR_JOB_NUMBER)
+    name: str  # AppVeyor's job name; "" for a single-job build
+    image: str | None
+    configuration: str | None
+    platform: str | None
+    variables: tuple[dict[str, Any], ...]  # named values of the job's matrix row, in order, without workflow keys
+    allow_failure: bool
+
+
+@dataclass(frozen=True)
+class _Combination:
+    """One cell of the product, before exclusions: the row is kept whole, workflow keys included."""
+
+    image: str | None
+    row: tuple[Json, ...]
+    configuration: str | None
+    platform: str | None
+
+    @property
+    def variables(self) -> tuple[Json, ...]:
+        return tuple(variable for variable in self.row if variable["name"] not in _WORKFLOW_KEYS)
+
+    def row_value(self, name: str) -> Json | None:
+        return _row_value(self.row, name)
+
+
+def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
+    """The jobs of a build: the product of images, env matrix rows, configurations and platforms, minus exclusions."""
+    images = _values(configuration, "operatingSystem")
+    rows = [tuple(row.get("variables") or ()) for row in configuration.get("environmentVariablesMatrix") or []]
+    configurations = _values(configuration, "configuration")
+    platforms = _values(configuration, "platform")
+    common = {variable["name"]: variable["value"] for variable in configuration.get("environmentVariables") or []}
+
+    def matches_any(key: str, combination: _Combination) -> bool:
+        return any(_matches(condition, combination, common) for condition in configuration.get(key) or [])
+
+    combinations = [
+        _Combination(_text(_row_value(row, _IMAGE_VARIABLE)) or image, row, build_configuration, platform)
+        for image, row, build_configuration, platform in itertools.product(
+            _or_none(images), rows or [()], _or_none(configurations), _or_none(platforms)
+        )
+    ]
+    kept = [
+        combination
+        for combination in combinations
+        if not matches_any("matrixExclude", combination)
+        and not matches_any("matrixExcept", combination)
+        and (not configuration.get("matrixOnly") or matches_any("matrixOnly", combination))
+    ]
+
+    def name(combination: _Combination) -> str:
+        job_name = _text(combination.row_value("job_name"))
+        if job_name:
+            return job_name
+        if len(kept) == 1:
+            return ""
+        parts = [
+            ("Image", combination.image if images else None),
+            (
+                "Environment",
+                ", ".join(f"{variable['name']}={_shown(variable['value'])}" for variable in combination.variables)
+                if rows
+                else None,
+            ),
+            ("Configuration", combination.configuration),
+            ("Platform", combination.platform),
+        ]
+        return "; ".join(f"{dimension}: {value}" for dimension, value in parts if value)
+
+    return [
+        JobSpec(
+            number=number,
+            name=name(combination),
+            image=combination.image,
+            configuration=combination.configuration,
+            platform=combination.platform,
+            variables=combination.variables,
+            allow_failure=matches_any("matrixAllowFailures", combination),
+        )
+        for number, combination in enumerate(kept, start=1)
+    ]
+
+
+def build_version(version_format: str, build_number: int, branch: str) -> str:
+    """A build's version: {build} and {branch} replaced (AppVeyor's placeholders)."""
+    replacements = {"build": str(build_number), "branch": branch}
+    return _VERSION_PLACEHOLDER.sub(lambda match: replacements[match.group(1)], version_format)
+
+
+def _values(configuration: Json, key: str) -> list[str]:
+    return [item["value"] for item in configuration.get(key) or [] if item.get("value")]
+
+
+def _or_none(values: list[str]) -> list[str | None]:
+    """A dimension's values; an empty dimension still counts once, with no value."""
+    return [*values] or [None]
+
+
+def _row_value(row: Sequence[Json], name: str) -> Json | None:
+    return next((variable["value"] for variable in row if variable["name"] == name), None)
+
+
+def _text(stored: Json | None) -> str | None:
+    return None if stored is None else stored.get("value") or None
+
+
+def _shown(stored: Json) -> str:
+    return _SECURE_SHOWN if stored.get("isEncrypted") else stored.get("value") or ""
+
+
+def _stored(stored: Json | None) -> tuple[bool, str | None]:
+    """A stored value compared as (encrypted?, text); an absent variable is an empty one."""
+    return (False, None) if stored is None else (bool(stored.get("isEncrypted")), stored.get("value") or None)
+
+
+def _matches(condition: Json, combination: _Combination, common: dict[str, Json]) -> bool:
+    """Whether every key of a matrix condition (exclude, only, except, allow_failures row) holds for the job."""
+    return all(_holds(variable, combination, common) for variable in condition.get("variables") or [])
+
+
+def _holds(condition: Json, combination: _Combination, common: dict[str, Json]) -> bool:
+    key, wanted = condition["name"], condition["value"]
+    dimension = key.lower()
+    if dimension in ("image", "os"):
+        return combination.image == _text(wanted)
+    if dimension == "configuration":
+        return combination.configuration == _text(wanted)
+    if dimension == "platform":
+        return combination.platform == _text(wanted)
+    if dimension == "test_category":
+        return False  # Conveyor has no test-category dimension: no job runs "a category", so none matches
+    # Any other key is an environment variable: the row's value, else the common one (the job's environment).
+    actual = combination.row_value(key)
+    return _stored(common.get(key) if actual is None else actual) == _stored(wanted)
