@@ -1,0 +1,180 @@
+"""Collecting a job's artifacts: the files its ``artifacts:`` entries name in the build folder, stored in S3.
+
+Paths are relative to the build folder; ``\\`` and ``/`` both separate, ``$(VAR)`` takes a build variable, and
+``*``, ``?`` and ``**`` (any depth) match files as pathlib's glob does (case-sensitively, on this Linux runner);
+a wildcard matches files only, while a path naming a folder uploads the folder as one zip.
+Nothing outside the build folder is ever uploaded: ``..``, absolute paths and symlinks leading out are refused.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from chalicelib.store.artifacts import put_artifact
+
+ARTIFACT_TYPES = (
+    "Auto",
+    "WebDeployPackage",
+    "NuGetPackage",
+    "AzureCloudService",
+    "AzureCloudServiceConfig",
+    "SsdtPackage",
+    "Zip",
+    "File",
+    "ElasticBeanstalkPackage",
+    "OctopusPackage",
+)
+_CANONICAL_TYPES = {name.lower(): name for name in ARTIFACT_TYPES}
+_VARIABLE = re.compile(r"\$\(([^)]*)\)")
+_WILDCARDS = re.compile(r"[*?]")  # AppVeyor's wildcards; a path without them is taken literally, "[" and all
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One stored artifact, as the API describes it.
+
+    ``name`` is the entry's ``name``; without one AppVeyor makes up a GUID, Conveyor takes the file's base name
+    without extension instead, which stays the same from build to build (deployments select artifacts by name).
+    """
+
+    file_name: str  # relative to the build folder, "/"-separated: what the API shows and download URLs use
+    name: str
+    type: str  # one of ARTIFACT_TYPES
+    size: int
+    created: datetime  # UTC, when stored
+
+
+def collect_artifacts(
+    build_folder: Path,
+    entries: list[dict[str, Any]],
+    variables: Mapping[str, str],
+    job_prefix: str,
+    log: Callable[[str], None],
+) -> list[Artifact]:
+    """Find, store and describe the job's artifacts."""
+    root = build_folder.resolve()
+    artifacts: list[Artifact] = []
+    stored: set[str] = set()
+    for entry in entries:
+        path_text = str(entry.get("path") or "")
+        artifact_type = canonical_type(entry.get("type"), path_text, log)
+        for file_name, local_path in _find(root, expand_variables(path_text, variables), path_text, log):
+            if file_name in stored:
+                log(f"Skipping artifact {file_name}: an artifact of that name was already uploaded.")
+                continue
+            stored.add(file_name)
+            name = entry.get("name") or PurePosixPath(file_name).stem
+            artifacts.append(_store(root, local_path, file_name, str(name), artifact_type, job_prefix, log))
+    return artifacts
+
+
+def canonical_type(value: Any, path_text: str, log: Callable[[str], None]) -> str:
+    """AppVeyor's spelling of an artifact type given in any case; "Auto" when none or unknown (with a warning)."""
+    if not value or not str(value).strip():
+        return "Auto"
+    canonical = _CANONICAL_TYPES.get(str(value).strip().lower())
+    if canonical is None:
+        log(f"Unknown artifact type '{value}' for '{path_text}'; using Auto.")
+        return "Auto"
+    return canonical
+
+
+def expand_variables(text: str, variables: Mapping[str, str]) -> str:
+    """``$(NAME)`` replaced by the variable's value (names ignore case, as on Windows); unknown names by nothing."""
+    by_lower_name = {name.lower(): value for name, value in variables.items()}
+
+    def value(match: re.Match[str]) -> str:
+        name = match.group(1)
+        return variables[name] if name in variables else by_lower_name.get(name.lower(), "")
+
+    return _VARIABLE.sub(value, text)
+
+
+def relative_pattern(path_text: str) -> str | None:
+    """The path as "/"-separated parts below the build folder; None when it could name anything outside."""
+    text = path_text.replace("\\", "/")
+    if text.startswith("/") or _WINDOWS_DRIVE.match(text):
+        return None
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if ".." in parts or not parts:  # no parts: the build folder itself, which is no artifact either
+        return None
+    return "/".join(parts)
+
+
+def _find(root: Path, expanded: str, path_text: str, log: Callable[[str], None]) -> list[tuple[str, Path]]:
+    """(file name, real local path) of everything the entry names inside the build folder, logging what is not."""
+    pattern = relative_pattern(expanded)
+    if pattern is None:
+        log(f"Artifact path '{path_text}' is outside the build folder: skipped.")
+        return []
+    if _WILDCARDS.search(pattern):
+        if pattern.endswith("**"):  # "out\**" means every file below out: pathlib's "**" alone yields folders
+            pattern += "/*"
+        try:
+            candidates = sorted(path for path in root.glob(pattern) if path.is_file())
+        except ValueError:  # e.g. "a**b": "**" must be a whole path component
+            log(f"Artifact path '{path_text}' is not a valid pattern: skipped.")
+            return []
+    else:
+        candidates = [root / pattern] if (root / pattern).exists() else []
+    found: list[tuple[str, Path]] = []
+    for candidate in candidates:
+        relative = candidate.relative_to(root).as_posix()
+        real = candidate.resolve()
+        if not real.is_relative_to(root):
+            log(f"Artifact {relative} points outside the build folder: skipped.")
+        elif real.is_dir():
+            found.append((f"{relative}.zip", real))
+        else:
+            found.append((relative, real))
+    if not candidates:
+        log(f"No artifacts found matching '{path_text}'.")
+    return found
+
+
+def _store(
+    root: Path,
+    local_path: Path,
+    file_name: str,
+    name: str,
+    artifact_type: str,
+    job_prefix: str,
+    log: Callable[[str], None],
+) -> Artifact:
+    if not local_path.is_dir():
+        return _upload(local_path, file_name, name, artifact_type, job_prefix, log)
+    with tempfile.TemporaryDirectory(prefix="conveyor-artifact-") as scratch:
+        archive = Path(scratch, PurePosixPath(file_name).name)
+        _zip_folder(root, local_path, archive, log)
+        return _upload(archive, file_name, name, artifact_type, job_prefix, log)
+
+
+def _upload(
+    local_path: Path, file_name: str, name: str, artifact_type: str, job_prefix: str, log: Callable[[str], None]
+) -> Artifact:
+    log(f"Uploading artifact {file_name} ({local_path.stat().st_size:,} bytes)")
+    size = put_artifact(job_prefix, file_name, local_path)
+    return Artifact(file_name=file_name, name=name, type=artifact_type, size=size, created=datetime.now(UTC))
+
+
+def _zip_folder(root: Path, folder: Path, archive: Path, log: Callable[[str], None]) -> None:
+    """Zip a folder's files (names relative to it) into ``archive``, file by file, never following links out."""
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
+        for current, folder_names, file_names in os.walk(folder):  # links to folders are listed, not entered
+            folder_names.sort()
+            for file_name in sorted(file_names):
+                path = Path(current, file_name)
+                member = path.relative_to(folder).as_posix()
+                if not path.resolve().is_relative_to(root):
+                    log(f"Skipping {member} in {folder.name}.zip: it points outside the build folder.")
+                elif path.is_file():  # not a dangling link, a pipe or a socket
+                    zipped.write(path, member)

@@ -1,0 +1,71 @@
+"""A job's artifacts: one S3 object per file, ``{job prefix}artifacts/{file name}``."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from urllib.parse import quote
+
+from botocore.exceptions import ClientError
+
+from chalicelib import aws
+from chalicelib.config import settings
+
+DOWNLOAD_URL_SECONDS = 60
+_CONTENT_TYPE = "application/octet-stream"  # what AppVeyor sends for every artifact
+
+
+def artifact_key(job_prefix: str, file_name: str) -> str:
+    """The object key of a job's artifact; ValueError if ``file_name`` could reach outside the job's artifacts."""
+    segments = file_name.split("/")
+    if not file_name or any(segment in ("", ".", "..") for segment in segments):
+        # S3 keys are flat, but proxies and clients normalise paths: a key must say exactly what it means.
+        raise ValueError(f"{file_name!r} is not an artifact file name.")
+    return f"{job_prefix}artifacts/{file_name}"
+
+
+def put_artifact(job_prefix: str, file_name: str, local_path: Path) -> int:
+    """Upload a local file as a job's artifact (streamed, multipart when big); returns its size."""
+    key = artifact_key(job_prefix, file_name)
+    size = local_path.stat().st_size
+    aws.client("s3").upload_file(str(local_path), settings().bucket, key, ExtraArgs={"ContentType": _CONTENT_TYPE})
+    return size
+
+
+def artifact_url(job_prefix: str, file_name: str) -> str | None:
+    """A short-lived presigned URL of a job's artifact, or None when there is none.
+
+    Downloads always leave through S3: an artifact can be far bigger than a Lambda response, and
+    binary bodies through API Gateway need its binary media types set up.
+    """
+    s3 = aws.client("s3")
+    bucket = settings().bucket
+    key = artifact_key(job_prefix, file_name)
+    try:
+        s3.head_object(Bucket=bucket, Key=key)
+    except ClientError as error:
+        if _is_missing(error):
+            return None
+        raise
+    url: str = s3.generate_presigned_url(
+        "get_object",
+        Params={
+            "Bucket": bucket,
+            "Key": key,
+            "ResponseContentType": _CONTENT_TYPE,
+            "ResponseContentDisposition": attachment(PurePosixPath(file_name).name),
+        },
+        ExpiresIn=DOWNLOAD_URL_SECONDS,
+    )
+    return url
+
+
+def attachment(file_name: str) -> str:
+    """A Content-Disposition naming the download; other than plain ASCII names also go in RFC 5987 form."""
+    plain = "".join(char if " " <= char <= "~" and char not in '"\\' else "_" for char in file_name)
+    if plain == file_name:
+        return f'attachment; filename="{plain}"'
+    return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(file_name, safe='')}"
+
+
+def _is_missing(error: ClientError) -> bool:
+    return error.response.get("Error", {}).get("Code") in ("404", "NoSuchKey")
