@@ -1,12 +1,33 @@
-"""Wiring only: the Chalice app, its blueprints and its middleware."""
+"""Wiring only: the Chalice app, its blueprints, its middleware, and its queue and schedule handlers."""
 
-from chalice import Chalice
+from chalice import Chalice, Rate
+from chalice.app import CloudWatchEvent, SQSEvent
 
-from chalicelib.api import collaborators, health, projects, roles, users
+from chalicelib.api import builds, collaborators, health, projects, roles, users
 from chalicelib.api.http import error_bodies
+from chalicelib.config import settings
+from chalicelib.workers import jobs
 
 app = Chalice(app_name="conveyor")
 app.register_middleware(error_bodies, "http")
 app.register_blueprint(health.blueprint)
-for resource in (users, collaborators, roles, projects):
+for resource in (users, collaborators, roles, projects, builds):
     app.register_blueprint(resource.api.blueprint)
+
+# Queue names are per stage; Chalice needs them when the handlers are declared.
+JOBS_QUEUE = settings().jobs_queue
+
+
+@app.on_sqs_message(queue=JOBS_QUEUE, batch_size=1)
+def run_jobs(event: SQSEvent) -> None:
+    jobs.run_jobs(event)
+
+
+@app.on_sqs_message(queue=f"{JOBS_QUEUE}-dlq", batch_size=1)
+def abandon_jobs(event: SQSEvent) -> None:
+    jobs.abandon_jobs(event)
+
+
+@app.schedule(Rate(1, unit=Rate.MINUTES))
+def sweep_leases(event: CloudWatchEvent) -> None:
+    jobs.sweep_leases(event)

@@ -21,6 +21,10 @@ class Settings:
     kms_key: str
     base_url: str | None
     allow_local_repositories: bool
+    jobs_queue: str
+    job_timeout_seconds: int  # a job's own limit; the function's remaining time caps it further
+    lease_seconds: int  # a running job not heard from for this long is presumed dead
+    heartbeat_seconds: float  # how often a runner renews its lease and looks for a cancel
 
     def table_name(self, table: str) -> str:
         """The DynamoDB table name for one of the service's tables in this stage."""
@@ -37,6 +41,10 @@ def settings() -> Settings:
         kms_key=os.environ.get("CONVEYOR_KMS_KEY", f"alias/conveyor-{stage}"),
         base_url=os.environ.get("CONVEYOR_BASE_URL") or None,
         allow_local_repositories=os.environ.get("CONVEYOR_ALLOW_LOCAL_REPOSITORIES", "").lower() == "true",
+        jobs_queue=os.environ.get("CONVEYOR_JOBS_QUEUE", f"conveyor-{stage}-jobs"),
+        job_timeout_seconds=int(os.environ.get("CONVEYOR_JOB_TIMEOUT_SECONDS", "3600")),
+        lease_seconds=int(os.environ.get("CONVEYOR_JOB_LEASE_SECONDS", "120")),
+        heartbeat_seconds=float(os.environ.get("CONVEYOR_HEARTBEAT_SECONDS", "5")),
     )
 
 

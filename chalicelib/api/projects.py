@@ -38,12 +38,6 @@ def update_project(call: Call) -> None:
     project_settings.update_settings(call.caller, parse_settings_change(call.json(), list_roles(call.caller)))
 
 
-@api.route(PROJECT)
-def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    project = projects.find_project(call.caller, accountName, projectSlug)
-    return {"project": project_json(project, list_roles(call.caller))}
-
-
 @api.route(PROJECT, "DELETE", Permission.MANAGE_PROJECTS)
 def delete_project(call: Call, accountName: str, projectSlug: str) -> None:
     projects.delete_project(call.caller, accountName, projectSlug)

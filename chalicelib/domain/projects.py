@@ -13,6 +13,7 @@ from chalicelib.domain.repositories import repository_title, valid_repository
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import blobs, counters
+from chalicelib.store import builds as build_store
 from chalicelib.store import projects as store
 from chalicelib.store.projects import Project
 
@@ -80,6 +81,7 @@ def delete_project(caller: Caller, account_name: str, slug: str) -> None:
     """Remove the project and everything stored under it."""
     project = find_project(caller, account_name, slug, Right.DELETE)
     store.delete_project(project)
+    build_store.delete_project_builds(project.project_id)
     for prefix in blobs.project_prefixes(project.account_id, project.project_id):
         blobs.delete_prefix(prefix)
 

@@ -17,13 +17,14 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from chalice import Chalice
-from chalice.app import SQSEventConfig
+from chalice.app import Rate, ScheduledEventConfig, SQSEventConfig
 from chalice.local import LambdaContext
 
 from chalicelib import aws
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 10  # SQS returns at most ten messages per receive
+MAX_RUNTIME_MS = 900_000  # what a handler is given, as Lambda's longest timeout would
 
 
 class SqsPump:
@@ -50,6 +51,37 @@ class SqsPump:
             )
             poller.start()
             self._pollers.append(poller)
+
+        for schedule in self._app.event_sources:
+            if isinstance(schedule, ScheduledEventConfig):
+                timer = threading.Thread(
+                    target=self._tick, args=(schedule,), name=f"schedule-{schedule.name}", daemon=True
+                )
+                timer.start()
+                self._pollers.append(timer)
+
+    def _tick(self, schedule: ScheduledEventConfig) -> None:
+        """Invoke a scheduled handler at its rate, as EventBridge would (cron expressions: every minute)."""
+        expression = schedule.schedule_expression
+        seconds = 60.0
+        if isinstance(expression, Rate):
+            seconds = expression.value * {"MINUTES": 60, "HOURS": 3600, "DAYS": 86400}[expression.unit]
+        while not self._stopping.wait(seconds):
+            event = {
+                "version": "0",
+                "id": "local",
+                "detail-type": "Scheduled Event",
+                "source": "aws.events",
+                "account": "123456789012",
+                "time": "",
+                "region": "us-east-1",
+                "resources": [],
+                "detail": {},
+            }
+            try:
+                self._app.handler_map[schedule.name](event, LambdaContext(schedule.name, 128, MAX_RUNTIME_MS))
+            except Exception:
+                log.exception("scheduled handler %s failed", schedule.name)
 
     def stop(self) -> None:
         """Stop receiving, and wait for the batches already handed out."""
@@ -92,7 +124,7 @@ class SqsPump:
         try:
             handler = self._app.handler_map[source.name]
             event = sqs_event(arn, messages)
-            context = LambdaContext(source.name, memory_size=128, max_runtime_ms=60_000)
+            context = LambdaContext(source.name, memory_size=128, max_runtime_ms=MAX_RUNTIME_MS)
             try:
                 result = handler(event, context)
             except Exception:

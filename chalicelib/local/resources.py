@@ -17,7 +17,10 @@ from chalicelib.config import settings
 from chalicelib.store.schema import ensure_tables
 
 MAX_RECEIVES = 5  # deliveries of one message before it is parked in the dead-letter queue
-VISIBILITY_TIMEOUT_SECONDS = 360  # six times the handlers' 60 s Lambda timeout, as AWS advises
+DEAD_LETTER_SUFFIX = "-dlq"
+# Six times the longest handler's Lambda timeout (the job runner's 900 s), as AWS advises: a message
+# comes back only when its handler has surely given up.
+VISIBILITY_TIMEOUT_SECONDS = 6 * 900
 
 
 def queue_names(app: Chalice) -> list[str]:
@@ -30,8 +33,8 @@ def ensure_resources(app: Chalice) -> None:
     ensure_tables()
     ensure_bucket(settings().bucket)
     ensure_kms_key(settings().kms_key)
-    for name in queue_names(app):
-        ensure_queue(name)
+    for name in queue_names(app):  # a handler of a dead-letter queue gets it with its main queue
+        ensure_queue(name.removesuffix(DEAD_LETTER_SUFFIX))
 
 
 def ensure_bucket(name: str) -> None:
@@ -54,10 +57,10 @@ def ensure_kms_key(alias: str) -> None:
 def ensure_queue(name: str) -> str:
     """The queue's URL, creating it and its ``-dlq`` dead-letter queue if missing."""
     sqs = aws.client("sqs")
-    dead_letter_url = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
-    dead_letter_arn = sqs.get_queue_attributes(QueueUrl=dead_letter_url, AttributeNames=["QueueArn"])[
-        "Attributes"
-    ]["QueueArn"]
+    dead_letter_url = sqs.create_queue(QueueName=f"{name}{DEAD_LETTER_SUFFIX}")["QueueUrl"]
+    dead_letter_arn = sqs.get_queue_attributes(QueueUrl=dead_letter_url, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
     attributes = {
         "VisibilityTimeout": str(VISIBILITY_TIMEOUT_SECONDS),
         "RedrivePolicy": json.dumps({"deadLetterTargetArn": dead_letter_arn, "maxReceiveCount": MAX_RECEIVES}),

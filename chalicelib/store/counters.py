@@ -8,6 +8,7 @@ from chalicelib.store.models import CounterModel
 PRINCIPALS = "principals"
 ACCOUNTS = "accounts"
 PROJECTS = "projects"
+BUILDS = "builds"
 
 
 def next_value(sequence: str, count: int = 1) -> int:

@@ -163,10 +163,130 @@ class ProjectModel(Model):
     configuration = JSONAttribute()
     role_rights = JSONAttribute(null=True)  # {role_id: {right: allowed}}: per-project restrictions
     last_build = JSONAttribute(null=True)  # summary of the newest build, for the project list
+    last_build_id = NumberAttribute(null=True)  # whose summary that is: an older build never overwrites it
     created = UTCDateTimeAttribute()
     updated = UTCDateTimeAttribute(null=True)
     revision = NumberAttribute(default=1)
     by_id = ProjectByIdIndex()
+
+
+class BuildByIdIndex(GlobalSecondaryIndex["BuildModel"]):
+    """A build by its id alone (re-run and delete name only the id)."""
+
+    class Meta:
+        index_name = "by-id"
+        projection = AllProjection()
+
+    build_id = NumberAttribute(hash_key=True)
+
+
+class BuildByVersionIndex(GlobalSecondaryIndex["BuildModel"]):
+    """A project's build by version (unique per project: the version claim sees to it)."""
+
+    class Meta:
+        index_name = "by-version"
+        projection = AllProjection()
+
+    project_id = NumberAttribute(hash_key=True)
+    version = UnicodeAttribute(range_key=True)
+
+
+class BuildByBranchIndex(GlobalSecondaryIndex["BuildModel"]):
+    """A project's builds of one branch, newest first: ``branch_key`` is ``{project_id}#{branch}``."""
+
+    class Meta:
+        index_name = "by-branch"
+        projection = AllProjection()
+
+    branch_key = UnicodeAttribute(hash_key=True)
+    build_id = NumberAttribute(range_key=True)
+
+
+class BuildModel(Model):
+    """A build: a commit of a project, its configuration fixed when it started, and its jobs' summary.
+
+    Keyed by project and id so that a project's history is one Query, newest first. ``revision``
+    guards the status a build derives from its jobs against two jobs finishing at once.
+    """
+
+    class Meta:
+        table_name = _TableName("builds")
+
+    project_id = NumberAttribute(hash_key=True)
+    build_id = NumberAttribute(range_key=True)
+    account_id = NumberAttribute()
+    build_number = NumberAttribute()
+    version = UnicodeAttribute()
+    branch = UnicodeAttribute()
+    branch_key = UnicodeAttribute()
+    ref = UnicodeAttribute()
+    commit = JSONAttribute()  # commitId, message, messageExtended, author/committer names and e-mails, committed
+    pull_request = JSONAttribute(null=True)  # pullRequestId, pullRequestName
+    configuration = JSONAttribute()  # as merged at start: secrets still encrypted
+    request_variables = JSONAttribute(null=True)  # the start request's environmentVariables
+    flags = JSONAttribute(null=True)  # reBuild, reRunIncomplete
+    job_ids = JSONAttribute()
+    messages = JSONAttribute(null=True)
+    status = UnicodeAttribute()
+    created = UTCDateTimeAttribute()
+    started = UTCDateTimeAttribute(null=True)
+    finished = UTCDateTimeAttribute(null=True)
+    updated = UTCDateTimeAttribute(null=True)
+    revision = NumberAttribute(default=1)
+    by_id = BuildByIdIndex()
+    by_version = BuildByVersionIndex()
+    by_branch = BuildByBranchIndex()
+
+
+class JobByBuildIndex(GlobalSecondaryIndex["JobModel"]):
+    """A build's jobs, in matrix order."""
+
+    class Meta:
+        index_name = "by-build"
+        projection = AllProjection()
+
+    build_id = NumberAttribute(hash_key=True)
+    number = NumberAttribute(range_key=True)
+
+
+class JobByLeaseIndex(GlobalSecondaryIndex["JobModel"]):
+    """Running jobs by the time their lease runs out. Sparse: only running jobs carry ``leased``."""
+
+    class Meta:
+        index_name = "by-lease"
+        projection = AllProjection()
+
+    leased = UnicodeAttribute(hash_key=True)
+    lease_expires = NumberAttribute(range_key=True)
+
+
+class JobModel(Model):
+    """A build job: one cell of the matrix, claimed by one runner at a time."""
+
+    class Meta:
+        table_name = _TableName("jobs")
+
+    job_id = UnicodeAttribute(hash_key=True)
+    build_id = NumberAttribute()
+    project_id = NumberAttribute()
+    account_id = NumberAttribute()
+    number = NumberAttribute()
+    name = UnicodeAttribute()
+    spec = JSONAttribute()  # image, configuration, platform, variables of its matrix cell
+    allow_failure = BooleanAttribute(default=False)
+    status = UnicodeAttribute()
+    message = UnicodeAttribute(null=True)  # why it failed or was cancelled, when the service knows
+    counts = JSONAttribute(null=True)  # messagesCount, testsCount, ... as the wire shows them
+    artifacts = JSONAttribute(null=True)
+    attempts = NumberAttribute(default=0)
+    leased = UnicodeAttribute(null=True)
+    lease_expires = NumberAttribute(null=True)
+    created = UTCDateTimeAttribute()
+    started = UTCDateTimeAttribute(null=True)
+    finished = UTCDateTimeAttribute(null=True)
+    updated = UTCDateTimeAttribute(null=True)
+    by_build = JobByBuildIndex()
+    by_lease = JobByLeaseIndex()
 
 
 ALL_MODELS: tuple[type[Model], ...] = (
@@ -177,4 +297,6 @@ ALL_MODELS: tuple[type[Model], ...] = (
     RoleModel,
     ApiKeyModel,
     ProjectModel,
+    BuildModel,
+    JobModel,
 )

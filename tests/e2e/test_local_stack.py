@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 import requests
 
+from tests.gitserver import GitServer, Repository
 from tests.support import unique
 
 CONVEYOR = Path(sys.executable).with_name("conveyor")
@@ -48,8 +49,14 @@ def free_ports(count: int) -> list[int]:
 def child_environment(**overrides: str | None) -> dict[str, str]:
     """This process's environment without its emulator or stack settings, plus ``overrides`` (None removes)."""
     environment = dict(os.environ)
-    for name in ("AWS_ENDPOINT_URL", "CONVEYOR_API_KEY", "CONVEYOR_ACCOUNT", "CONVEYOR_ADMIN_EMAIL", "PORT",
-                 "EMULATOR_PORT"):
+    for name in (
+        "AWS_ENDPOINT_URL",
+        "CONVEYOR_API_KEY",
+        "CONVEYOR_ACCOUNT",
+        "CONVEYOR_ADMIN_EMAIL",
+        "PORT",
+        "EMULATOR_PORT",
+    ):
         environment.pop(name, None)
     for name, value in overrides.items():
         if value is None:
@@ -155,8 +162,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
 def conveyor(stack: LocalStack, *arguments: str) -> subprocess.CompletedProcess[str]:
     """The operator command, pointed at the stack's emulator."""
     return subprocess.run(
-        [str(CONVEYOR), *arguments], env=child_environment(AWS_ENDPOINT_URL=stack.aws_endpoint),
-        capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+        [str(CONVEYOR), *arguments],
+        env=child_environment(AWS_ENDPOINT_URL=stack.aws_endpoint),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
     )
 
 
@@ -338,3 +349,39 @@ def test_sigterm_stops_the_stack_and_frees_both_ports(tmp_path: Path) -> None:
     assert "Conveyor stopped." in local.stderr
     assert port_is_free(local.port)
     assert port_is_free(local.emulator_port)
+
+
+def test_build_started_over_http_runs_to_success_and_its_log_shows_the_output(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    headers = {"Authorization": f"Bearer {stack.key}"}
+    with GitServer(tmp_path) as server:
+        repository = Repository.create(tmp_path, "hello.git")
+        repository.commit({"appveyor.yml": "build_script:\n  - echo hello from $APPVEYOR_REPO_BRANCH\n"})
+        added = requests.post(
+            f"{stack.base_url}/api/projects",
+            json={"repositoryProvider": "git", "repositoryName": server.url_of("hello.git")},
+            headers=headers,
+            timeout=10,
+        )
+        assert added.status_code == 200, added.text
+        started = requests.post(
+            f"{stack.base_url}/api/builds",
+            json={"accountName": "local", "projectSlug": added.json()["slug"]},
+            headers=headers,
+            timeout=30,
+        )
+        assert started.status_code == 200, started.text
+        version = started.json()["version"]
+
+        deadline = time.monotonic() + 60
+        while True:
+            build = stack.get(f"/api/projects/local/{added.json()['slug']}/build/{version}", stack.key).json()["build"]
+            if build["status"] in ("success", "failed", "cancelled") or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+
+    assert build["status"] == "success", (build, stack.stderr)
+    log = stack.get(f"/api/buildjobs/{build['jobs'][0]['jobId']}/log", stack.key)
+    assert log.status_code == 200
+    assert "hello from master" in log.text

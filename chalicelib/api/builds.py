@@ -1,0 +1,145 @@
+"""/api/builds and /api/buildjobs: start, re-run, cancel, delete; a job's log and artifacts; project build reads."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import unquote
+
+from chalice import Response
+
+from chalicelib.api.http import ApiBlueprint, Call
+from chalicelib.domain import builds
+from chalicelib.domain.permissions import Permission
+from chalicelib.domain.roles import list_roles
+from chalicelib.errors import Invalid, NotFound
+from chalicelib.store import artifacts as artifact_store
+from chalicelib.store import blobs
+from chalicelib.store import logs as log_store
+from chalicelib.store.builds import Build
+from chalicelib.store.projects import Project
+from chalicelib.wire.builds import artifact_json, build_json, form_body, parse_start_request
+from chalicelib.wire.fields import Fields, path_id
+from chalicelib.wire.projects import project_json
+
+api = ApiBlueprint(__name__)
+PROJECT = "/projects/{accountName}/{projectSlug}"
+MAX_HISTORY = 100
+_ARTIFACT_DEPTH = 4  # fileName may hold "/" unencoded: routes for up to this many segments
+
+
+@api.route("/builds", "POST", Permission.RUN_PROJECT_BUILD)
+def start_build(call: Call) -> dict[str, Any]:
+    content_type = call.request.headers.get("content-type", "")
+    body = form_body(call.text()) if "form-urlencoded" in content_type else call.json()
+    build, _ = builds.start_build(call.caller, parse_start_request(body))
+    return build_json(build)
+
+
+@api.route("/builds", "PUT", Permission.RUN_PROJECT_BUILD)
+def rerun_build(call: Call) -> dict[str, Any]:
+    fields = Fields(call.json())
+    incomplete = fields.body.get("reRunIncomplete")
+    if isinstance(incomplete, str) and incomplete.lower() in ("true", "false"):
+        fields.body["reRunIncomplete"] = incomplete.lower() == "true"
+    build, jobs = builds.rerun_build(call.caller, fields.integer("buildId"), fields.boolean("reRunIncomplete"))
+    return build_json(build, jobs)
+
+
+@api.route("/builds/{accountName}/{projectSlug}/{buildVersion}", "DELETE", Permission.RUN_PROJECT_BUILD)
+def cancel_build(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> None:
+    builds.cancel_build(call.caller, accountName, projectSlug, buildVersion)
+
+
+@api.route("/builds/{buildId}", "DELETE", Permission.DELETE_PROJECT_BUILDS)
+def delete_build(call: Call, buildId: str) -> None:
+    builds.delete_build(call.caller, path_id(buildId, "Build"))
+
+
+@api.route("/buildjobs/{jobId}/log")
+def get_job_log(call: Call, jobId: str) -> Response:
+    job, build = builds.find_job(call.caller, jobId)
+    reply = log_store.read_log(blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id))
+    if reply.redirect_url:
+        return Response(body="", status_code=302, headers={"Location": reply.redirect_url})
+    text = (reply.text or b"").decode("utf-8", errors="replace")  # the runner writes UTF-8 lines
+    return Response(body=text, status_code=200, headers={"Content-Type": "text/plain; charset=utf-8"})
+
+
+@api.route("/buildjobs/{jobId}/artifacts")
+def list_job_artifacts(call: Call, jobId: str) -> list[dict[str, Any]]:
+    job, _ = builds.find_job(call.caller, jobId)
+    return [artifact_json(artifact) for artifact in job.artifacts]
+
+
+def _download_artifact(call: Call, jobId: str, *segments: str) -> Response:
+    job, build = builds.find_job(call.caller, jobId)
+    file_name = "/".join(unquote(segment) for segment in segments)
+    if not any(artifact["fileName"] == file_name for artifact in job.artifacts):
+        raise NotFound(f"Artifact '{file_name}' not found.")
+    job_prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id)
+    url = artifact_store.artifact_url(job_prefix, file_name)
+    if url is None:
+        raise NotFound(f"Artifact '{file_name}' not found.")
+    return Response(body="", status_code=302, headers={"Location": url})
+
+
+def _artifact_route(depth: int) -> None:
+    names = [f"part{index}" for index in range(1, depth + 1)]
+    path = "/buildjobs/{jobId}/artifacts/" + "/".join("{" + name + "}" for name in names)
+
+    def download(call: Call, jobId: str, **parts: str) -> Response:
+        return _download_artifact(call, jobId, *(parts[name] for name in names))
+
+    download.__name__ = f"download_artifact_{depth}"
+    api.route(path)(download)
+
+
+for _depth in range(1, _ARTIFACT_DEPTH + 1):
+    _artifact_route(_depth)
+
+
+# Project reads that show builds.
+
+
+def _with_build(call: Call, project: Project, build: Build | None) -> dict[str, Any]:
+    shape: dict[str, Any] = {"project": project_json(project, list_roles(call.caller))}
+    if build is not None:
+        shape["build"] = build_json(build, builds.jobs_of(build))
+    return shape
+
+
+@api.route(PROJECT)
+def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
+    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug))
+
+
+@api.route(PROJECT + "/branch/{buildBranch}")
+def get_project_branch_build(call: Call, accountName: str, projectSlug: str, buildBranch: str) -> dict[str, Any]:
+    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
+
+
+@api.route(PROJECT + "/build/{buildVersion}")
+def get_project_build_by_version(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> dict[str, Any]:
+    return _with_build(call, *builds.build_by_version(call.caller, accountName, projectSlug, unquote(buildVersion)))
+
+
+@api.route(PROJECT + "/history")
+def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
+    query: dict[str, str] = dict(call.request.query_params or {})
+    records = _query_integer(query, "recordsNumber", required=True)
+    if not 1 <= records <= MAX_HISTORY:
+        raise Invalid(f"recordsNumber must be between 1 and {MAX_HISTORY}.")
+    start = _query_integer(query, "startBuildId")
+    if start is not None and start < 1:
+        raise Invalid("startBuildId must be a positive build id.")
+    project, page = builds.history(call.caller, accountName, projectSlug, records, start, query.get("branch") or None)
+    return {"project": project_json(project, list_roles(call.caller)), "builds": [build_json(b) for b in page]}
+
+
+def _query_integer(query: dict[str, str], name: str, required: bool = False) -> Any:
+    value = query.get(name)
+    if value is None or value == "":
+        if required:
+            raise Invalid(f"{name} is required.")
+        return None
+    return Fields({name: value}).integer(name)

@@ -1,0 +1,266 @@
+"""Builds: starting one for a branch, a commit or a pull request; re-running, cancelling, deleting it."""
+
+from __future__ import annotations
+
+import secrets
+import string
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from chalicelib.domain import progress
+from chalicelib.domain.access import Right, require_right
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.matrix import JobSpec, build_version, job_specs
+from chalicelib.domain.projects import find_project
+from chalicelib.domain.repositories import clone_url
+from chalicelib.domain.status import Status
+from chalicelib.domain.yamlconfig import merge_repository_file
+from chalicelib.errors import Conflict, Invalid, NotFound
+from chalicelib.scm import git
+from chalicelib.store import blobs, counters, queues
+from chalicelib.store import builds as store
+from chalicelib.store import projects as project_store
+from chalicelib.store.builds import Build, Job
+from chalicelib.store.projects import Project
+
+BUILD_NOT_FOUND = "Build not found or access denied."
+MAX_JOBS = 90  # a build and its jobs are written in one DynamoDB transaction (at most 100 items)
+_JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    account_name: str
+    project_slug: str
+    branch: str | None = None
+    commit_id: str | None = None
+    pull_request_id: int | None = None
+    environment_variables: dict[str, str] = field(default_factory=dict)
+
+
+def start_build(caller: Caller, request: StartRequest) -> tuple[Build, list[Job]]:
+    """Resolve the commit, fix configuration, matrix and version, and queue one message per job."""
+    project = find_project(caller, request.account_name, request.project_slug, Right.RUN_BUILD)
+    if request.pull_request_id is not None and (request.branch or request.commit_id):
+        raise Invalid("A pull request build takes no branch or commitId.")
+    revision = _resolve(project, request.branch, request.commit_id, request.pull_request_id)
+    return _create(project, revision, request.pull_request_id, request.environment_variables, {})
+
+
+def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build, list[Job]]:
+    """A new build of the same commit, or (``incomplete``) the failed and cancelled jobs of this one again."""
+    build, project = find_build_by_id(caller, build_id, Right.RUN_BUILD)
+    if not incomplete:
+        pull_request_id = int(build.pull_request["pullRequestId"]) if build.pull_request else None
+        revision = _resolve(project, build.branch, build.commit["commitId"], None, ref=build.ref)
+        return _create(project, revision, pull_request_id, build.request_variables, {"reBuild": True})
+    jobs = store.get_jobs(build.job_ids)
+    again = [job for job in jobs if job.status in (Status.FAILED, Status.CANCELLED)]
+    if not again:
+        raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
+    requeued = [job.job_id for job in again if store.requeue_job(job.job_id)]
+    if not requeued:
+        raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
+    for job_id in requeued:
+        blobs.delete_prefix(blobs.job_prefix(build.account_id, build.project_id, build.build_id, job_id))
+    store.set_flags(build, {**build.flags, "reRunIncomplete": True})
+    progress.refresh_build(build.project_id, build.build_id)
+    queues.send_jobs(requeued)
+    return _reread(build)
+
+
+def cancel_build(caller: Caller, account_name: str, slug: str, version: str) -> None:
+    """Queued jobs end cancelled at once; running ones are told to stop. A finished build stays as it is."""
+    project = find_project(caller, account_name, slug, Right.RUN_BUILD)
+    build = store.get_build_by_version(project.project_id, version)
+    if build is None:
+        raise NotFound(BUILD_NOT_FOUND)
+    progress.cancel_jobs(build, "Cancelled by a user.")
+
+
+def delete_build(caller: Caller, build_id: int) -> None:
+    """Cancel the build if it runs, then remove it, its jobs, logs and artifacts."""
+    build, project = find_build_by_id(caller, build_id, Right.VIEW)
+    progress.cancel_jobs(build, "Cancelled: the build was deleted.")
+    store.delete_build(build)
+    blobs.delete_prefix(blobs.build_prefix(build.account_id, build.project_id, build.build_id))
+    latest = store.latest_build(project.project_id)
+    if latest is None or latest.build_id < build.build_id:
+        store.replace_last_build(project.account_id, project.slug, latest, progress.summary(latest) if latest else None)
+
+
+def find_build_by_id(caller: Caller, build_id: int, right: Right) -> tuple[Build, Project]:
+    """A build of the caller's account by id, if the caller may exercise ``right`` on its project."""
+    build = store.get_build_by_id(build_id)
+    if build is None or build.account_id != caller.account_id:
+        raise NotFound(BUILD_NOT_FOUND)
+    project = project_store.get_project_by_id(caller.account_id, build.project_id)
+    if project is None:
+        raise NotFound(BUILD_NOT_FOUND)
+    return build, require_right(caller, project, right)
+
+
+def find_job(caller: Caller, job_id: str) -> tuple[Job, Build]:
+    """A job the caller may view, with its build."""
+    job = store.get_job(job_id)
+    if job is None or job.account_id != caller.account_id:
+        raise NotFound("Job not found or access denied.")
+    build = store.get_build(job.project_id, job.build_id)
+    project = project_store.get_project_by_id(caller.account_id, job.project_id)
+    if build is None or project is None:
+        raise NotFound("Job not found or access denied.")
+    require_right(caller, project, Right.VIEW)
+    return job, build
+
+
+# Reads of a project's builds: every one a GetItem or a Query on a key or an index.
+
+
+def last_build(caller: Caller, account_name: str, slug: str, branch: str | None = None) -> tuple[Project, Build | None]:
+    project = find_project(caller, account_name, slug)
+    if branch is None:
+        return project, store.latest_build(project.project_id)
+    build = store.latest_build_for_branch(project.project_id, branch)
+    if build is None:
+        raise NotFound(f"No builds of branch '{branch}' found.")
+    return project, build
+
+
+def build_by_version(caller: Caller, account_name: str, slug: str, version: str) -> tuple[Project, Build]:
+    project = find_project(caller, account_name, slug)
+    build = store.get_build_by_version(project.project_id, version)
+    if build is None:
+        raise NotFound(BUILD_NOT_FOUND)
+    return project, build
+
+
+def history(
+    caller: Caller, account_name: str, slug: str, records: int, start_build_id: int | None, branch: str | None
+) -> tuple[Project, list[Build]]:
+    """A page of builds, newest first, older than ``start_build_id`` (exclusive)."""
+    project = find_project(caller, account_name, slug)
+    return project, store.list_builds(project.project_id, start_build_id, records, branch)
+
+
+def jobs_of(build: Build) -> list[Job]:
+    return store.get_jobs(build.job_ids)
+
+
+# Starting.
+
+
+def _resolve(
+    project: Project, branch: str | None, commit_id: str | None, pull_request_id: int | None, ref: str | None = None
+) -> git.Revision:
+    if project.repository_scm != "git":
+        raise Invalid(f"Builds of {project.repository_scm} repositories are not supported: Conveyor runs git only.")
+    pull_ref = None
+    if pull_request_id is not None:
+        pull_ref = _pull_ref(project.repository_type, pull_request_id)
+    elif ref is not None and not ref.startswith("refs/heads/"):
+        pull_ref = ref
+    url = clone_url(project.repository_type, project.repository_name)
+    try:
+        return git.resolve(url, branch=branch or project.repository_branch, commit_id=commit_id, pull_ref=pull_ref)
+    except git.RevisionNotFound as error:
+        raise NotFound(str(error)) from error
+    except git.SourceError as error:
+        raise Invalid(str(error)) from error
+
+
+def _pull_ref(provider: str, pull_request_id: int) -> str:
+    if provider == "gitLab":
+        return f"refs/merge-requests/{pull_request_id}/head"
+    return f"refs/pull/{pull_request_id}/head"
+
+
+def _create(
+    project: Project,
+    revision: git.Revision,
+    pull_request_id: int | None,
+    variables: dict[str, str],
+    flags: dict[str, bool],
+) -> tuple[Build, list[Job]]:
+    configuration, version_format = project.configuration, project.version_format
+    if revision.service_yml is not None and not project.ignore_service_yml:
+        configuration, version_format = merge_repository_file(configuration, version_format, revision.service_yml)
+    specs = job_specs(configuration)
+    if not specs:
+        raise Invalid("The build matrix is empty: every job is excluded.")
+    if len(specs) > MAX_JOBS:
+        raise Invalid(f"The build matrix has {len(specs)} jobs; at most {MAX_JOBS} are allowed.")
+    number = store.take_build_number(project.account_id, project.slug)
+    now = datetime.now(UTC)
+    build = Build(
+        account_id=project.account_id,
+        project_id=project.project_id,
+        build_id=counters.next_value(counters.BUILDS),
+        build_number=number,
+        version=build_version(version_format, number, revision.branch),
+        branch=revision.branch,
+        ref=revision.ref,
+        commit=_commit_fields(revision.commit),
+        configuration=configuration,
+        job_ids=[_new_job_id() for _ in specs],
+        status=Status.QUEUED,
+        created=now,
+        pull_request=_pull_request_fields(pull_request_id, revision),
+        request_variables=variables,
+        flags=flags,
+    )
+    jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
+    store.add_build(build, jobs)
+    store.show_as_last_build(build, project.slug, progress.summary(build))
+    queues.send_jobs(build.job_ids)
+    return build, jobs
+
+
+def _job(build: Build, job_id: str, spec: JobSpec, now: datetime) -> Job:
+    return Job(
+        job_id=job_id,
+        build_id=build.build_id,
+        project_id=build.project_id,
+        account_id=build.account_id,
+        number=spec.number,
+        name=spec.name,
+        spec={
+            "image": spec.image,
+            "configuration": spec.configuration,
+            "platform": spec.platform,
+            "variables": list(spec.variables),
+        },
+        allow_failure=spec.allow_failure,
+        status=Status.QUEUED,
+        created=now,
+    )
+
+
+def _commit_fields(commit: git.Commit) -> dict[str, Any]:
+    return {
+        "commitId": commit.sha,
+        "message": commit.message,
+        "messageExtended": commit.message_extended,
+        "authorName": commit.author_name,
+        "authorEmail": commit.author_email,
+        "committerName": commit.committer_name,
+        "committerEmail": commit.committer_email,
+        "committed": commit.committed.isoformat(),
+    }
+
+
+def _pull_request_fields(pull_request_id: int | None, revision: git.Revision) -> dict[str, Any] | None:
+    if pull_request_id is None:
+        return None
+    return {"pullRequestId": str(pull_request_id), "pullRequestName": revision.commit.message}
+
+
+def _new_job_id() -> str:
+    return "".join(secrets.choice(_JOB_ID_ALPHABET) for _ in range(16))
+
+
+def _reread(build: Build) -> tuple[Build, list[Job]]:
+    fresh = store.get_build(build.project_id, build.build_id)
+    if fresh is None:
+        raise NotFound(BUILD_NOT_FOUND)
+    return fresh, store.get_jobs(fresh.job_ids)

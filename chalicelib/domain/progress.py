@@ -1,0 +1,118 @@
+"""How builds move: jobs change status by the transition table, and a build follows from its jobs.
+
+Every change is a conditional write. A build's status is re-derived from consistent reads of its
+jobs after each job change, under the build's revision: of two jobs finishing at once, the one that
+writes second sees both.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import replace
+from datetime import UTC, datetime
+from typing import Any
+
+from chalicelib.domain.status import Event, JobState, Status, build_status, counts_as_failure, next_status
+from chalicelib.store import builds as store
+from chalicelib.store.builds import Build, Job
+
+log = logging.getLogger(__name__)
+_REFRESH_ATTEMPTS = 20
+
+
+def summary(build: Build) -> dict[str, Any]:
+    """The build as the project list shows it (no jobs)."""
+    from chalicelib.wire.builds import build_json  # the wire shape is what the project keeps
+
+    return build_json(build)
+
+
+def move(job: Job, event: Event, message: str | None = None, **finished: Any) -> Status | None:
+    """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race)."""
+    for _ in range(3):
+        current = Status(job.status)
+        target = next_status(current, event)
+        if target is None:
+            return None
+        before = [str(current)]
+        if target.finished:
+            moved = store.finish_job(job.job_id, before, str(target), message=message, **finished)
+        elif target is Status.QUEUED:
+            moved = store.requeue_job(job.job_id)
+        else:
+            moved = store.move_job(job.job_id, before, str(target))
+        if moved:
+            return target
+        fresh = store.get_job(job.job_id)
+        if fresh is None:
+            return None
+        job = fresh
+    return None
+
+
+def finish_job(job: Job, succeeded: bool, message: str | None = None, **finished: Any) -> Status | None:
+    """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled)."""
+    status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, **finished)
+    build = refresh_build(job.project_id, job.build_id)
+    if status is Status.FAILED and build is not None:
+        state = JobState(Status.FAILED, job.allow_failure)
+        if counts_as_failure(state) and build.configuration.get("matrixFastFinish"):
+            cancel_jobs(build, "Cancelled: another job failed and the matrix finishes fast.")
+    return status
+
+
+def cancel_jobs(build: Build, message: str) -> None:
+    """Queued jobs become cancelled at once; running ones cancelling (their runner stops them)."""
+    for job in store.get_jobs(build.job_ids):
+        if not Status(job.status).finished:
+            move(job, Event.CANCEL, message)
+    refresh_build(build.project_id, build.build_id)
+
+
+def refresh_build(project_id: int, build_id: int) -> Build | None:
+    """Derive the build's status, start and finish from its jobs, and write them if they changed."""
+    for _ in range(_REFRESH_ATTEMPTS):
+        build = store.get_build(project_id, build_id)
+        if build is None:
+            return None
+        jobs = store.get_jobs(build.job_ids)
+        status = build_status([JobState(Status(job.status), job.allow_failure) for job in jobs])
+        started = min((job.started for job in jobs if job.started), default=None)
+        finished = None
+        if status.finished:
+            finished = max((job.finished for job in jobs if job.finished), default=datetime.now(UTC))
+        if (build.status, build.started, build.finished) == (status, started, finished):
+            return build
+        after = replace(build, status=str(status), started=started, finished=finished)
+        newest = (
+            status.finished and (latest := store.latest_build(project_id)) is not None and latest.build_id == build_id
+        )
+        if store.save_build_state(build, str(status), started, finished, summary(after) if newest else None):
+            return after
+        time.sleep(0.05)
+    log.error("build %s: its status could not be written after %s attempts", build_id, _REFRESH_ATTEMPTS)
+    return None
+
+
+def expire_leases(now: int | None = None) -> int:
+    """End as failed every running job whose runner stopped renewing its lease; returns how many."""
+    ended = 0
+    for job in store.expired_leases(int(now if now is not None else time.time())):
+        if (
+            move(job, Event.FAIL, "The job's runner stopped responding (its lease expired); the job failed.")
+            is not None
+        ):
+            refresh_build(job.project_id, job.build_id)
+            ended += 1
+    return ended
+
+
+def abandon_job(job_id: str, reason: str) -> None:
+    """A job whose message could not be handled (dead-letter queue): it ends failed if still open."""
+    job = store.get_job(job_id)
+    if job is None or Status(job.status).finished:
+        return
+    if move(job, Event.FAIL, reason) is None and Status(job.status) is Status.CANCELLING:
+        move(job, Event.STOPPED, reason)
+    refresh_build(job.project_id, job.build_id)

@@ -1,0 +1,118 @@
+"""The environment a job's scripts see: AppVeyor's variables, then the project's, the matrix row's and the request's.
+
+Nothing of the runner's own environment passes through but PATH and the locale: no AWS
+credentials, no service settings.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chalicelib.config import settings
+from chalicelib.domain import secrets
+from chalicelib.errors import Invalid
+from chalicelib.store.builds import Build, Job
+from chalicelib.store.projects import Project
+
+_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")
+
+
+@dataclass
+class JobEnvironment:
+    variables: dict[str, str] = field(default_factory=dict)
+    secrets: list[str] = field(default_factory=list)  # plain values to mask in the log
+
+
+def job_environment(
+    project: Project, build: Build, job: Job, build_folder: Path, home: Path, warn: Callable[[str], None]
+) -> JobEnvironment:
+    """Every variable of the job, and the secret values among them."""
+    env = JobEnvironment()
+    for name in _PASSED_THROUGH:
+        if name in os.environ:
+            env.variables[name] = os.environ[name]
+    env.variables.update({"HOME": str(home), "TMPDIR": str(home)})
+    env.variables.update(appveyor_variables(project, build, job, build_folder))
+    pull_request = build.pull_request is not None
+    named: list[dict[str, Any]] = [*build.configuration.get("environmentVariables", []), *job.spec.get("variables", [])]
+    _add_named(env, project.account_id, named, decrypt_secrets=not pull_request, warn=warn)
+    env.variables.update(build.request_variables)
+    return env
+
+
+def _add_named(
+    env: JobEnvironment,
+    account_id: int,
+    named: Iterable[dict[str, Any]],
+    decrypt_secrets: bool,
+    warn: Callable[[str], None],
+) -> None:
+    for variable in named:
+        name, value = variable.get("name"), variable.get("value") or {}
+        if not name:
+            continue
+        text = value.get("value")
+        if text is None:
+            text = ""
+        if value.get("isEncrypted"):
+            if not decrypt_secrets:
+                warn(f"Secure variable {name} is not set: secure variables are not decrypted in pull request builds.")
+                continue
+            try:
+                text = secrets.decrypt(account_id, text)
+            except Invalid:
+                warn(f"Secure variable {name} is not set: its value is not a secret of this account.")
+                continue
+            env.secrets.append(text)
+        env.variables[name] = str(text)
+
+
+def appveyor_variables(project: Project, build: Build, job: Job, build_folder: Path) -> dict[str, str]:
+    """The APPVEYOR_* variables every build sees (reference: AppVeyor's environment-variables page)."""
+    commit, flags = build.commit, build.flags
+    image = job.spec.get("image") or "Ubuntu"
+    variables = {
+        "APPVEYOR": "true",
+        "CI": "true",
+        "APPVEYOR_URL": settings().base_url or "",
+        "APPVEYOR_ACCOUNT_NAME": project.account_name,
+        "APPVEYOR_PROJECT_ID": str(project.project_id),
+        "APPVEYOR_PROJECT_NAME": project.name,
+        "APPVEYOR_PROJECT_SLUG": project.slug,
+        "APPVEYOR_BUILD_FOLDER": str(build_folder),
+        "APPVEYOR_BUILD_ID": str(build.build_id),
+        "APPVEYOR_BUILD_NUMBER": str(build.build_number),
+        "APPVEYOR_BUILD_VERSION": build.version,
+        "APPVEYOR_BUILD_WORKER_IMAGE": image,
+        "APPVEYOR_JOB_ID": job.job_id,
+        "APPVEYOR_JOB_NAME": job.name,
+        "APPVEYOR_JOB_NUMBER": str(job.number),
+        "APPVEYOR_REPO_PROVIDER": project.repository_type,
+        "APPVEYOR_REPO_SCM": project.repository_scm,
+        "APPVEYOR_REPO_NAME": project.repository_name,
+        "APPVEYOR_REPO_BRANCH": build.branch,
+        "APPVEYOR_REPO_TAG": "false",
+        "APPVEYOR_REPO_COMMIT": commit.get("commitId", ""),
+        "APPVEYOR_REPO_COMMIT_AUTHOR": commit.get("authorName", ""),
+        "APPVEYOR_REPO_COMMIT_AUTHOR_EMAIL": commit.get("authorEmail", ""),
+        "APPVEYOR_REPO_COMMIT_TIMESTAMP": commit.get("committed", ""),
+        "APPVEYOR_REPO_COMMIT_MESSAGE": commit.get("message", ""),
+        "APPVEYOR_REPO_COMMIT_MESSAGE_EXTENDED": commit.get("messageExtended") or "",
+        "APPVEYOR_FORCED_BUILD": "True",
+    }
+    if build.pull_request:
+        variables["APPVEYOR_PULL_REQUEST_NUMBER"] = str(build.pull_request["pullRequestId"])
+        variables["APPVEYOR_PULL_REQUEST_TITLE"] = build.pull_request["pullRequestName"]
+        variables["APPVEYOR_PULL_REQUEST_HEAD_COMMIT"] = commit.get("commitId", "")
+    if flags.get("reBuild"):
+        variables["APPVEYOR_RE_BUILD"] = "True"
+    if flags.get("reRunIncomplete"):
+        variables["APPVEYOR_RE_RUN_INCOMPLETE"] = "True"
+    for name, key in (("PLATFORM", "platform"), ("CONFIGURATION", "configuration")):
+        if job.spec.get(key):
+            variables[name] = str(job.spec[key])
+    return variables

@@ -1,0 +1,98 @@
+"""Running one script of a build phase: its own process group, output line by line, stoppable."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+MAX_LINE_BYTES = 64 * 1024
+_POLL_SECONDS = 0.2
+
+
+@dataclass(frozen=True)
+class Outcome:
+    exit_code: int | None  # None when the script was stopped or could not start
+    stopped: str | None = None  # why it was stopped: the stop reason, or the start failure
+
+    @property
+    def succeeded(self) -> bool:
+        return self.exit_code == 0
+
+
+def command_for(script: Mapping[str, Any]) -> list[str] | str:
+    """The argv that runs a configured script here, or the message saying why it cannot run.
+
+    Plain lines and ``cmd:`` lines share the language ``cmd`` in AppVeyor's configuration JSON, so
+    both run with /bin/sh on this Linux runner, as plain lines do on AppVeyor's Ubuntu images.
+    """
+    language, text = str(script.get("language") or "cmd"), str(script.get("script") or "")
+    if language in ("cmd", "sh"):
+        return ["/bin/sh", "-c", text]
+    if language == "pwsh" and shutil.which("pwsh"):
+        return ["pwsh", "-NoProfile", "-NonInteractive", "-Command", text]
+    if language in ("ps", "pwsh"):
+        return f"'{language}:' scripts need PowerShell, which this Linux runner does not have; use 'sh:'."
+    return f"Scripts in '{language}' cannot run on this runner."
+
+
+def run(
+    argv: list[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    on_line: Callable[[str], None],
+    should_stop: Callable[[], str | None],
+) -> Outcome:
+    """Run ``argv``, passing each output line (stdout and stderr, in order) to ``on_line``.
+
+    ``should_stop`` is asked a few times a second; when it returns a reason, the script's whole
+    process group is killed. Whatever it left behind in the group is killed when it ends too.
+    """
+    try:
+        process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    except OSError as error:
+        return Outcome(None, f"The script could not start: {error.strerror}.")
+    assert process.stdout is not None
+    reader = threading.Thread(target=_pump_lines, args=(process.stdout, on_line), daemon=True)
+    reader.start()
+    stopped = None
+    while process.poll() is None:
+        stopped = should_stop()
+        if stopped:
+            _kill_group(process.pid)
+            process.wait()
+            break
+        time.sleep(_POLL_SECONDS)
+    _kill_group(process.pid)  # background children must not outlive their script
+    reader.join(timeout=5)
+    return Outcome(None, stopped) if stopped else Outcome(process.returncode)
+
+
+def _pump_lines(stream: Any, on_line: Callable[[str], None]) -> None:
+    with stream:
+        while True:
+            raw = stream.readline(MAX_LINE_BYTES)
+            if not raw:
+                return
+            on_line(raw.decode("utf-8", errors="replace").rstrip("\r\n"))
+
+
+def _kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)

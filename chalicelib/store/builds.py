@@ -1,0 +1,417 @@
+"""Builds and their jobs: created together, read by project, branch, version and id, moved by conditional writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pynamodb.exceptions import UpdateError
+
+from chalicelib.errors import Conflict
+from chalicelib.store.models import BuildModel, JobModel, ProjectModel
+from chalicelib.store.transactions import atomically, claim, is_condition_failure, release
+
+LEASED = "running"  # the one partition of the lease index: jobs that hold a lease
+
+
+@dataclass(frozen=True)
+class Build:
+    account_id: int
+    project_id: int
+    build_id: int
+    build_number: int
+    version: str
+    branch: str
+    ref: str
+    commit: dict[str, Any]
+    configuration: dict[str, Any]
+    job_ids: list[str]
+    status: str
+    created: datetime
+    pull_request: dict[str, Any] | None = None
+    request_variables: dict[str, str] = field(default_factory=dict)
+    flags: dict[str, bool] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    started: datetime | None = None
+    finished: datetime | None = None
+    updated: datetime | None = None
+    revision: int = 1
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: str
+    build_id: int
+    project_id: int
+    account_id: int
+    number: int
+    name: str
+    spec: dict[str, Any]
+    allow_failure: bool
+    status: str
+    created: datetime
+    message: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    attempts: int = 0
+    lease_expires: int | None = None
+    started: datetime | None = None
+    finished: datetime | None = None
+    updated: datetime | None = None
+
+
+def version_claim(project_id: int, version: str) -> str:
+    return f"build-version#{project_id}#{version.lower()}"
+
+
+def _build(model: BuildModel) -> Build:
+    return Build(
+        account_id=int(model.account_id),
+        project_id=int(model.project_id),
+        build_id=int(model.build_id),
+        build_number=int(model.build_number),
+        version=model.version,
+        branch=model.branch,
+        ref=model.ref,
+        commit=model.commit,
+        configuration=model.configuration,
+        job_ids=list(model.job_ids),
+        status=model.status,
+        created=model.created,
+        pull_request=model.pull_request,
+        request_variables=model.request_variables or {},
+        flags=model.flags or {},
+        messages=model.messages or [],
+        started=model.started,
+        finished=model.finished,
+        updated=model.updated,
+        revision=int(model.revision),
+    )
+
+
+def _job(model: JobModel) -> Job:
+    return Job(
+        job_id=model.job_id,
+        build_id=int(model.build_id),
+        project_id=int(model.project_id),
+        account_id=int(model.account_id),
+        number=int(model.number),
+        name=model.name,
+        spec=model.spec,
+        allow_failure=bool(model.allow_failure),
+        status=model.status,
+        created=model.created,
+        message=model.message,
+        counts=model.counts or {},
+        artifacts=model.artifacts or [],
+        attempts=int(model.attempts or 0),
+        lease_expires=None if model.lease_expires is None else int(model.lease_expires),
+        started=model.started,
+        finished=model.finished,
+        updated=model.updated,
+    )
+
+
+def _build_model(build: Build) -> BuildModel:
+    return BuildModel(
+        build.project_id,
+        build.build_id,
+        account_id=build.account_id,
+        build_number=build.build_number,
+        version=build.version,
+        branch=build.branch,
+        branch_key=f"{build.project_id}#{build.branch}",
+        ref=build.ref,
+        commit=build.commit,
+        pull_request=build.pull_request,
+        configuration=build.configuration,
+        request_variables=build.request_variables or None,
+        flags=build.flags or None,
+        job_ids=build.job_ids,
+        messages=build.messages or None,
+        status=build.status,
+        created=build.created,
+        revision=1,
+    )
+
+
+def _job_model(job: Job) -> JobModel:
+    return JobModel(
+        job.job_id,
+        build_id=job.build_id,
+        project_id=job.project_id,
+        account_id=job.account_id,
+        number=job.number,
+        name=job.name,
+        spec=job.spec,
+        allow_failure=job.allow_failure,
+        status=job.status,
+        message=job.message,
+        created=job.created,
+    )
+
+
+def add_build(build: Build, jobs: list[Job], project: ProjectModel | None = None) -> None:
+    """Store a new build and its jobs at once; Conflict when its version exists in the project already."""
+    with atomically(f"Build version '{build.version}' already exists in this project.") as transaction:
+        claim(transaction, version_claim(build.project_id, build.version))
+        transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
+        for job in jobs:
+            transaction.save(_job_model(job), condition=JobModel.job_id.does_not_exist())
+
+
+def take_build_number(account_id: int, slug: str) -> int:
+    """The project's next build number, moved on atomically (parallel starts get distinct numbers)."""
+    project = ProjectModel(account_id, slug)
+    project.update(actions=[ProjectModel.next_build_number.add(1)], condition=ProjectModel.slug.exists())
+    return int(project.next_build_number) - 1
+
+
+def get_build(project_id: int, build_id: int) -> Build | None:
+    try:
+        return _build(BuildModel.get(project_id, build_id))
+    except BuildModel.DoesNotExist:
+        return None
+
+
+def get_build_by_id(build_id: int) -> Build | None:
+    """A build by its id alone (callers check the account)."""
+    for model in BuildModel.by_id.query(build_id, limit=1):
+        return _build(model)
+    return None
+
+
+def get_build_by_version(project_id: int, version: str) -> Build | None:
+    for model in BuildModel.by_version.query(project_id, BuildModel.version == version, limit=1):
+        return _build(model)
+    return None
+
+
+def latest_build(project_id: int) -> Build | None:
+    """The project's newest build."""
+    for model in BuildModel.query(project_id, scan_index_forward=False, limit=1):
+        return _build(model)
+    return None
+
+
+def latest_build_for_branch(project_id: int, branch: str) -> Build | None:
+    for model in BuildModel.by_branch.query(f"{project_id}#{branch}", scan_index_forward=False, limit=1):
+        return _build(model)
+    return None
+
+
+def list_builds(project_id: int, before_build_id: int | None, limit: int, branch: str | None = None) -> list[Build]:
+    """A page of the project's history, newest first, of builds older than ``before_build_id``."""
+    condition = None if before_build_id is None else BuildModel.build_id < before_build_id
+    if branch is None:
+        models: Iterable[BuildModel] = BuildModel.query(project_id, condition, scan_index_forward=False, limit=limit)
+    else:
+        models = BuildModel.by_branch.query(f"{project_id}#{branch}", condition, scan_index_forward=False, limit=limit)
+    return [_build(model) for model in models]
+
+
+def get_job(job_id: str) -> Job | None:
+    try:
+        return _job(JobModel.get(job_id, consistent_read=True))
+    except JobModel.DoesNotExist:
+        return None
+
+
+def get_jobs(job_ids: list[str]) -> list[Job]:
+    """Jobs by id, read consistently (a build's status is derived from them), in the order given."""
+    found = {model.job_id: _job(model) for model in JobModel.batch_get(job_ids, consistent_read=True)}
+    return [found[job_id] for job_id in job_ids if job_id in found]
+
+
+def set_flags(build: Build, flags: dict[str, bool]) -> None:
+    """How the build was last started (re-build, re-run of incomplete jobs): its jobs' variables say so."""
+    BuildModel(build.project_id, build.build_id).update(actions=[BuildModel.flags.set(flags)])
+
+
+def expired_leases(now: int, limit: int = 100) -> list[Job]:
+    """Running jobs whose runner stopped renewing its lease before ``now`` (epoch seconds)."""
+    return [_job(m) for m in JobModel.by_lease.query(LEASED, JobModel.lease_expires < now, limit=limit)]
+
+
+def move_job(
+    job_id: str, before: Iterable[str], after: str, *, extra: Iterable[Any] = (), condition: Any = None
+) -> bool:
+    """Move a job from one of the ``before`` statuses to ``after``; False when it was not in one of them."""
+    now = datetime.now(UTC)
+    actions = [JobModel.status.set(after), JobModel.updated.set(now), *extra]
+    guard = JobModel.status.is_in(*before)
+    if condition is not None:
+        guard = guard & condition
+    try:
+        JobModel(job_id).update(actions=actions, condition=guard)
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
+def claim_job(job_id: str, lease_expires: int) -> bool:
+    """queued -> running for the runner that wins; a duplicate delivery loses and gets False."""
+    now = datetime.now(UTC)
+    return move_job(
+        job_id,
+        ["queued"],
+        "running",
+        extra=[
+            JobModel.started.set(now),
+            JobModel.attempts.add(1),
+            JobModel.leased.set(LEASED),
+            JobModel.lease_expires.set(lease_expires),
+        ],
+    )
+
+
+def renew_lease(job_id: str, lease_expires: int) -> str | None:
+    """Extend a running job's lease; returns the job's status now (None when it is no longer leased)."""
+    job = JobModel(job_id)
+    try:
+        job.update(
+            actions=[JobModel.lease_expires.set(lease_expires)],
+            condition=JobModel.leased.exists() & JobModel.status.is_in("running", "cancelling"),
+        )
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return None
+        raise
+    return str(job.status)
+
+
+def finish_job(
+    job_id: str,
+    before: Iterable[str],
+    after: str,
+    message: str | None = None,
+    counts: dict[str, int] | None = None,
+    artifacts: list[dict[str, Any]] | None = None,
+) -> bool:
+    """End a job in ``after`` (a final status), dropping its lease; False when it was not in ``before``."""
+    extra: list[Any] = [
+        JobModel.finished.set(datetime.now(UTC)),
+        JobModel.leased.remove(),
+        JobModel.lease_expires.remove(),
+    ]
+    if message is not None:
+        extra.append(JobModel.message.set(message))
+    if counts is not None:
+        extra.append(JobModel.counts.set(counts))
+    if artifacts is not None:
+        extra.append(JobModel.artifacts.set(artifacts))
+    return move_job(job_id, before, after, extra=extra)
+
+
+def requeue_job(job_id: str) -> bool:
+    """failed/cancelled -> queued for a re-run of the incomplete jobs: its last run is forgotten."""
+    return move_job(
+        job_id,
+        ["failed", "cancelled"],
+        "queued",
+        extra=[
+            JobModel.started.remove(),
+            JobModel.finished.remove(),
+            JobModel.message.remove(),
+            JobModel.counts.remove(),
+            JobModel.artifacts.remove(),
+        ],
+    )
+
+
+def save_build_state(
+    build: Build, status: str, started: datetime | None, finished: datetime | None, summary: dict[str, Any] | None
+) -> bool:
+    """Write the status a build derives from its jobs, if nobody did since ``build`` was read.
+
+    With ``summary``, the project's last-build summary changes in the same step (for the project's
+    newest build); if a newer build started meanwhile, nothing is written and False returned.
+    """
+    actions: list[Any] = [
+        BuildModel.status.set(status),
+        BuildModel.updated.set(datetime.now(UTC)),
+        BuildModel.revision.add(1),
+        BuildModel.started.set(started) if started else BuildModel.started.remove(),
+        BuildModel.finished.set(finished) if finished else BuildModel.finished.remove(),
+    ]
+    condition = BuildModel.revision == build.revision
+    if summary is None:
+        try:
+            BuildModel(build.project_id, build.build_id).update(actions=actions, condition=condition)
+        except UpdateError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+        return True
+    project = _project_key(build)
+    try:
+        with atomically("The build changed meanwhile.") as transaction:
+            transaction.update(BuildModel(build.project_id, build.build_id), actions=actions, condition=condition)
+            if project is not None:
+                transaction.update(
+                    project, actions=_last_build_actions(build.build_id, summary), condition=_not_newer(build)
+                )
+    except Conflict:
+        return False
+    return True
+
+
+def _project_key(build: Build) -> ProjectModel | None:
+    for model in ProjectModel.by_id.query(build.project_id, limit=1):
+        return ProjectModel(model.account_id, model.slug)
+    return None
+
+
+def _last_build_actions(build_id: int, summary: dict[str, Any]) -> list[Any]:
+    return [ProjectModel.last_build.set(summary), ProjectModel.last_build_id.set(build_id)]
+
+
+def _not_newer(build: Build) -> Any:
+    """The project exists and shows no build newer than ``build``."""
+    return ProjectModel.slug.exists() & (
+        ProjectModel.last_build_id.does_not_exist() | (ProjectModel.last_build_id <= build.build_id)
+    )
+
+
+def show_as_last_build(build: Build, slug: str, summary: dict[str, Any]) -> None:
+    """Make ``build`` the project's last build, unless a newer one is shown already."""
+    try:
+        ProjectModel(build.account_id, slug).update(
+            actions=_last_build_actions(build.build_id, summary), condition=_not_newer(build)
+        )
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
+
+
+def replace_last_build(account_id: int, slug: str, build: Build | None, summary: dict[str, Any] | None) -> None:
+    """After a delete: the project's newest remaining build (or none) becomes its last build."""
+    actions: list[Any]
+    if build is None or summary is None:
+        actions = [ProjectModel.last_build.remove(), ProjectModel.last_build_id.remove()]
+    else:
+        actions = _last_build_actions(build.build_id, summary)
+    try:
+        ProjectModel(account_id, slug).update(actions=actions, condition=ProjectModel.slug.exists())
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
+
+
+def delete_build(build: Build) -> None:
+    """Remove a build, its jobs and its version claim (its S3 objects are removed by the caller)."""
+    with atomically("The build changed meanwhile.") as transaction:
+        release(transaction, version_claim(build.project_id, build.version))
+        transaction.delete(BuildModel(build.project_id, build.build_id))
+    for job_id in build.job_ids:
+        JobModel(job_id).delete()
+
+
+def delete_project_builds(project_id: int) -> None:
+    """Remove every build and job of a deleted project."""
+    for model in BuildModel.query(project_id):
+        delete_build(_build(model))

@@ -1,0 +1,49 @@
+"""The jobs queue, its dead-letter queue, and the lease sweeper."""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+from chalice.app import CloudWatchEvent, SQSEvent
+
+from chalicelib.domain import progress
+from chalicelib.runner.job import run_job
+
+log = logging.getLogger(__name__)
+
+
+def _job_ids(event: SQSEvent) -> list[str]:
+    ids = []
+    for record in event:
+        try:
+            ids.append(str(json.loads(record.body)["jobId"]))
+        except (ValueError, KeyError, TypeError):
+            log.error("a jobs queue message is not a job: %.200s", record.body)
+    return ids
+
+
+def _remaining_seconds(event: Any) -> float | None:
+    context = getattr(event, "context", None)
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    return remaining() / 1000 if callable(remaining) else None
+
+
+def run_jobs(event: SQSEvent) -> None:
+    """A job message: run the job (a duplicate delivery finds it claimed and returns)."""
+    for job_id in _job_ids(event):
+        run_job(job_id, _remaining_seconds(event))
+
+
+def abandon_jobs(event: SQSEvent) -> None:
+    """A job message that failed every delivery: its job ends failed, so no build waits forever."""
+    for job_id in _job_ids(event):
+        progress.abandon_job(job_id, "The job could not be run: its message failed every delivery.")
+
+
+def sweep_leases(event: CloudWatchEvent | None = None) -> None:
+    """Every minute: jobs whose runner stopped renewing its lease end failed."""
+    ended = progress.expire_leases()
+    if ended:
+        log.warning("%s jobs ended failed: their leases expired", ended)

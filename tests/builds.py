@@ -1,0 +1,68 @@
+"""Helpers for tests that run real builds: a project on a repository of the test git server, and waiting."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from tests.gitserver import GitServer, Repository
+from tests.support import Account, add_project, project_path, unique
+
+FINISHED = {"success", "failed", "cancelled"}
+WAIT_SECONDS = 60
+
+
+class BuildProject:
+    """A project of ``account`` whose repository the git server serves."""
+
+    def __init__(self, account: Account, server: GitServer, files: dict[str, str], **commit: Any) -> None:
+        self.account = account
+        name = unique("repo") + ".git"
+        self.repository = Repository.create(server.root, name)
+        self.first_commit = self.repository.commit(files, **commit)
+        self.project = add_project(account, server.url_of(name), provider="git")
+        self.path = project_path(self.project)
+
+    def start(self, **fields: Any) -> dict[str, Any]:
+        """POST /api/builds for this project; returns the queued build."""
+        body = {"accountName": self.project["accountName"], "projectSlug": self.project["slug"], **fields}
+        reply = self.account.api.post("/builds", body)
+        assert reply.status == 200, reply.body
+        return reply.json
+
+    def build(self, version: str) -> dict[str, Any]:
+        reply = self.account.api.get(f"{self.path}/build/{version}")
+        assert reply.status == 200, reply.body
+        return reply.json["build"]
+
+    def wait(self, version: str, statuses: set[str] = FINISHED, seconds: float = WAIT_SECONDS) -> dict[str, Any]:
+        """The build once its status is one of ``statuses``."""
+        deadline = time.monotonic() + seconds
+        while True:
+            build = self.build(version)
+            if build["status"] in statuses:
+                return build
+            if time.monotonic() > deadline:
+                raise AssertionError(f"build {version} is still {build['status']} after {seconds} s: {build}")
+            time.sleep(0.2)
+
+    def run(self, **fields: Any) -> dict[str, Any]:
+        """Start a build and wait for it to finish."""
+        return self.wait(self.start(**fields)["version"])
+
+    def log(self, job_id: str) -> str:
+        reply = self.account.api.get(f"/buildjobs/{job_id}/log")
+        assert reply.status == 200, reply.body
+        return reply.body.decode()
+
+    def wait_for_log(self, job_id: str, text: str, seconds: float = WAIT_SECONDS) -> str:
+        deadline = time.monotonic() + seconds
+        while text not in (log := self.log(job_id)):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"'{text}' not in the log of {job_id} after {seconds} s:\n{log}")
+            time.sleep(0.2)
+        return log
+
+
+def appveyor_yml(*lines: str) -> str:
+    return "\n".join(lines) + "\n"

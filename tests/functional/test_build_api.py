@@ -1,0 +1,260 @@
+"""Starting builds and reading them back, without runners: what the API answers before any job runs."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from chalicelib.domain import progress
+from chalicelib.store import builds as build_store
+from tests.builds import BuildProject, appveyor_yml
+from tests.gitserver import GitServer
+from tests.support import Account, member_of_role
+
+SIMPLE = {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")}
+
+
+@pytest.fixture(scope="module")
+def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
+    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
+        yield server
+
+
+@pytest.fixture
+def project(account: Account, git_server: GitServer) -> BuildProject:
+    return BuildProject(account, git_server, SIMPLE, message="First commit\n\nWith a body.")
+
+
+def test_started_build_is_queued_with_its_commit_and_no_start_time(project: BuildProject) -> None:
+    build = project.start()
+
+    assert build["status"] == "queued"
+    assert build["buildNumber"] == 1
+    assert build["version"] == "1.0.1"
+    assert build["branch"] == "master"
+    assert build["commitId"] == project.first_commit
+    assert build["message"] == "First commit"
+    assert build["messageExtended"] == "With a body."
+    assert build["authorName"] == "Ada Lovelace"
+    assert build["committed"].endswith("+00:00")
+    assert build["jobs"] == []
+    assert build["messages"] == []
+    assert "started" not in build and "finished" not in build and "updated" not in build
+    assert "pullRequestId" not in build
+
+
+def test_version_follows_the_repository_format_with_branch(project: BuildProject) -> None:
+    project.repository.commit(
+        {"appveyor.yml": appveyor_yml("version: 2.{build}-{branch}", "build_script:", "  - echo hi")}, branch="dev"
+    )
+
+    assert project.start(branch="dev")["version"] == "2.1-dev"
+    assert project.start(branch="dev")["version"] == "2.2-dev"
+
+
+def test_parallel_starts_get_distinct_consecutive_numbers(project: BuildProject) -> None:
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        numbers = sorted(build["buildNumber"] for build in pool.map(lambda _: project.start(), range(6)))
+
+    assert numbers == [1, 2, 3, 4, 5, 6]
+
+
+def test_form_encoded_start_request_is_accepted(project: BuildProject) -> None:
+    body = f"accountName={project.project['accountName']}&projectSlug={project.project['slug']}&branch=master"
+    reply = project.account.api.post(
+        "/builds", raw=body.encode(), headers={"Content-Type": "application/x-www-form-urlencoded"}
+    )
+
+    assert reply.status == 200, reply.body
+    assert reply.json["commitId"] == project.first_commit
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"branch": "no-such-branch"}, "Branch 'no-such-branch' not found"),
+        ({"branch": "master", "commitId": "0123456789abcdef0123456789abcdef01234567"}, "not found"),
+        ({"pullRequestId": 42}, "#42"),
+    ],
+)
+def test_unknown_branch_commit_or_pull_request_is_404_and_creates_nothing(
+    project: BuildProject, fields: dict[str, object], message: str
+) -> None:
+    body = {"accountName": project.project["accountName"], "projectSlug": project.project["slug"], **fields}
+    reply = project.account.api.post("/builds", body)
+
+    assert reply.status == 404, reply.body
+    assert message in reply.json["message"]
+    assert "build" not in project.account.api.get(project.path).json
+    assert project.account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"] == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"projectSlug": "x"},
+        {"accountName": "x"},
+        "not an object",
+        {"accountName": "ACCOUNT", "projectSlug": "SLUG", "pullRequestId": "seven"},
+        {"accountName": "ACCOUNT", "projectSlug": "SLUG", "pullRequestId": 7, "branch": "master"},
+        {"accountName": "ACCOUNT", "projectSlug": "SLUG", "environmentVariables": ["A=1"]},
+        {"accountName": "ACCOUNT", "projectSlug": "SLUG", "environmentVariables": {"A": {"nested": 1}}},
+    ],
+)
+def test_bad_start_request_is_400(project: BuildProject, body: object) -> None:
+    if isinstance(body, dict):
+        body = {
+            key: {"ACCOUNT": project.project["accountName"], "SLUG": project.project["slug"]}.get(value, value)
+            if isinstance(value, str)
+            else value
+            for key, value in body.items()
+        }
+    reply = project.account.api.post("/builds", body)
+
+    assert reply.status == 400, reply.body
+    assert reply.json["message"]
+    assert project.account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"] == []
+
+
+def test_build_of_a_project_in_another_account_is_not_found(project: BuildProject, other_account: Account) -> None:
+    reply = other_account.api.post(
+        "/builds", {"accountName": project.project["accountName"], "projectSlug": project.project["slug"]}
+    )
+
+    assert reply.status == 404
+    assert reply.json == {"message": "Project not found or access denied."}
+
+
+def test_role_without_run_build_permission_cannot_start_or_cancel(project: BuildProject) -> None:
+    project.account.add_role("Watchers", allowed=set())
+    watcher = member_of_role(project.account, "Watchers")
+    version = project.start()["version"]
+
+    start = watcher.post(
+        "/builds", {"accountName": project.project["accountName"], "projectSlug": project.project["slug"]}
+    )
+    cancel = watcher.delete(f"/builds/{project.project['accountName']}/{project.project['slug']}/{version}")
+
+    assert start.status == 403
+    assert cancel.status == 403
+    assert watcher.get(f"{project.path}/build/{version}").status == 200
+
+
+def test_reads_show_the_last_build_by_branch_and_version(project: BuildProject) -> None:
+    project.repository.commit(SIMPLE, branch="dev", message="On dev")
+    first = project.start()
+    dev = project.start(branch="dev")
+
+    last = project.account.api.get(project.path).json
+    assert last["build"]["buildId"] == dev["buildId"]
+    assert [job["status"] for job in last["build"]["jobs"]] == ["queued"]
+    assert project.account.api.get(f"{project.path}/branch/master").json["build"]["buildId"] == first["buildId"]
+    assert project.account.api.get(f"{project.path}/branch/dev").json["build"]["message"] == "On dev"
+    assert project.account.api.get(f"{project.path}/branch/nope").status == 404
+    assert (
+        project.account.api.get(f"{project.path}/build/{first['version']}").json["build"]["buildId"] == first["buildId"]
+    )
+    assert project.account.api.get(f"{project.path}/build/9.9.9").status == 404
+    listed = project.account.api.get("/projects").json
+    (mine,) = [p for p in listed if p["projectId"] == project.project["projectId"]]
+    assert [build["buildId"] for build in mine["builds"]] == [dev["buildId"]]
+
+
+def test_history_pages_newest_first_with_exclusive_start(project: BuildProject) -> None:
+    ids = [project.start()["buildId"] for _ in range(5)]
+
+    first_page = project.account.api.get(f"{project.path}/history?recordsNumber=2").json
+    assert [b["buildId"] for b in first_page["builds"]] == [ids[4], ids[3]]
+    assert all(b["jobs"] == [] for b in first_page["builds"])
+    assert first_page["project"]["slug"] == project.project["slug"]
+    second = project.account.api.get(f"{project.path}/history?recordsNumber=2&startBuildId={ids[3]}").json
+    assert [b["buildId"] for b in second["builds"]] == [ids[2], ids[1]]
+    last = project.account.api.get(f"{project.path}/history?recordsNumber=100&startBuildId={ids[1]}").json
+    assert [b["buildId"] for b in last["builds"]] == [ids[0]]
+
+
+def test_history_of_a_branch_only_shows_that_branch(project: BuildProject) -> None:
+    project.repository.commit(SIMPLE, branch="dev")
+    project.start()
+    dev = project.start(branch="dev")
+
+    page = project.account.api.get(f"{project.path}/history?recordsNumber=10&branch=dev").json
+    assert [b["buildId"] for b in page["builds"]] == [dev["buildId"]]
+
+
+@pytest.mark.parametrize(
+    "query", ["", "?recordsNumber=0", "?recordsNumber=101", "?recordsNumber=x", "?recordsNumber=5&startBuildId=0"]
+)
+def test_history_with_a_bad_page_is_400(project: BuildProject, query: str) -> None:
+    reply = project.account.api.get(f"{project.path}/history{query}")
+
+    assert reply.status == 400
+    assert reply.json["message"]
+
+
+def test_cancel_of_a_queued_build_cancels_it_at_once(project: BuildProject) -> None:
+    build = project.start()
+
+    reply = project.account.api.delete(
+        f"/builds/{project.project['accountName']}/{project.project['slug']}/{build['version']}"
+    )
+
+    assert reply.status == 204
+    cancelled = project.build(build["version"])
+    assert cancelled["status"] == "cancelled"
+    assert [job["status"] for job in cancelled["jobs"]] == ["cancelled"]
+    assert cancelled["finished"]
+
+
+def test_cancel_or_delete_of_an_unknown_build_is_404(project: BuildProject) -> None:
+    account, slug = project.project["accountName"], project.project["slug"]
+
+    assert project.account.api.delete(f"/builds/{account}/{slug}/0.0.0").status == 404
+    assert project.account.api.delete("/builds/999999999").status == 404
+    assert project.account.api.delete("/builds/abc").status == 404
+    assert project.account.api.get("/buildjobs/nosuchjob/log").status == 404
+
+
+def test_build_of_another_account_cannot_be_deleted_or_rerun(project: BuildProject, other_account: Account) -> None:
+    build = project.start()
+
+    assert other_account.api.delete(f"/builds/{build['buildId']}").status == 404
+    assert other_account.api.put("/builds", {"buildId": build["buildId"]}).status == 404
+    assert project.build(build["version"])["status"] == "queued"
+
+
+def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:
+    queued = project.start()  # no runner here: the job stays queued until "its runner" claims it
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+    assert build_store.claim_job(job_id, lease_expires=int(time.time()) - 1)  # a runner claims it, then dies
+
+    assert progress.expire_leases() >= 1
+
+    build = project.build(queued["version"])
+    assert build["status"] == "failed"
+    assert build["jobs"][0]["status"] == "failed"
+    job = build_store.get_job(job_id)
+    assert job is not None and "lease expired" in (job.message or "")
+
+
+def test_job_whose_message_went_to_the_dead_letter_queue_ends_failed(project: BuildProject) -> None:
+    queued = project.start()
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+
+    progress.abandon_job(job_id, "The job could not be run: its message failed every delivery.")
+
+    build = project.build(queued["version"])
+    assert build["status"] == "failed"
+    assert build["jobs"][0]["status"] == "failed"
+
+
+def test_deleting_the_project_deletes_its_builds(project: BuildProject) -> None:
+    build = project.start()
+
+    assert project.account.api.delete(project.path).status == 204
+
+    assert build_store.get_build_by_id(build["buildId"]) is None
