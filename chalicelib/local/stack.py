@@ -67,7 +67,8 @@ def run_local(options: LocalOptions) -> None:
     stop = threading.Event()
     for signum in (signal.SIGINT, signal.SIGTERM):
         signal.signal(signum, lambda *_: stop.set())
-    stop.wait()
+    while not stop.wait(0.5):  # a signal that lands on another thread only runs its handler once the main thread wakes
+        pass
 
     server.shutdown()
     pump.stop()
