@@ -3,13 +3,18 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# Azurite (the Azure Storage emulator the AzureBlob deployments are tested against) comes from npm. Without npm
+# its tests are skipped, saying why; nothing else needs node.
+AZURITE_VERSION := 3.37.0
+AZURITE := .azurite
+AZURITE_STAMP := $(AZURITE)/.installed-$(AZURITE_VERSION)
 
 .PHONY: run test check bench clean
 
 run: $(STAMP)
 	$(BIN)/conveyor local
 
-test: $(STAMP)
+test: $(STAMP) $(AZURITE_STAMP)
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
 check: test
@@ -23,5 +28,10 @@ $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
+$(AZURITE_STAMP):
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --prefix $(AZURITE) azurite@$(AZURITE_VERSION) --no-audit --no-fund --loglevel=error && touch $@; \
+	else echo "npm not found: Azurite is not installed, the Azure Blob deployment tests will be skipped"; fi
+
 clean:
-	rm -rf $(VENV)
+	rm -rf $(VENV) $(AZURITE)

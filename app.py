@@ -3,19 +3,22 @@
 from chalice import Chalice, Rate
 from chalice.app import CloudWatchEvent, SQSEvent
 
-from chalicelib.api import builds, collaborators, health, projects, roles, users
+from chalicelib.api import agents, builds, collaborators, deployments, environments, health, projects, roles, users
 from chalicelib.api.http import error_bodies
 from chalicelib.config import settings
+from chalicelib.workers import deployments as deployment_workers
 from chalicelib.workers import jobs
 
 app = Chalice(app_name="conveyor")
 app.register_middleware(error_bodies, "http")
 app.register_blueprint(health.blueprint)
-for resource in (users, collaborators, roles, projects, builds):
+app.register_blueprint(agents.blueprint)
+for resource in (users, collaborators, roles, projects, builds, environments, deployments):
     app.register_blueprint(resource.api.blueprint)
 
 # Queue names are per stage; Chalice needs them when the handlers are declared.
 JOBS_QUEUE = settings().jobs_queue
+DEPLOYMENTS_QUEUE = settings().deployments_queue
 
 
 @app.on_sqs_message(queue=JOBS_QUEUE, batch_size=1)
@@ -26,6 +29,16 @@ def run_jobs(event: SQSEvent) -> None:
 @app.on_sqs_message(queue=f"{JOBS_QUEUE}-dlq", batch_size=1)
 def abandon_jobs(event: SQSEvent) -> None:
     jobs.abandon_jobs(event)
+
+
+@app.on_sqs_message(queue=DEPLOYMENTS_QUEUE, batch_size=1)
+def run_deployments(event: SQSEvent) -> None:
+    deployment_workers.run_deployments(event)
+
+
+@app.on_sqs_message(queue=f"{DEPLOYMENTS_QUEUE}-dlq", batch_size=1)
+def abandon_deployments(event: SQSEvent) -> None:
+    deployment_workers.abandon_deployments(event)
 
 
 @app.schedule(Rate(1, unit=Rate.MINUTES))

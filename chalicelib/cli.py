@@ -10,10 +10,12 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
 
+from chalicelib.agent import Agent, AgentError
 from chalicelib.errors import ConveyorError
 from chalicelib.local.stack import PROJECT_DIR
 
@@ -31,6 +33,12 @@ def main(argv: list[str] | None = None) -> int:
     key.add_argument("--account", required=True)
     key.add_argument("--email", required=True)
     key.add_argument("--api-key", help="use this key (a 'v2.' key is user-level) instead of a new random one")
+    agent = commands.add_parser("agent", help="a deployment agent of an Agent environment (runs where it deploys)")
+    agent.add_argument("--url", required=True, help="the service's base URL, e.g. http://127.0.0.1:8000")
+    agent.add_argument("--key", required=True, help="the environment's access key")
+    agent.add_argument("--folder", default="deployments", help="where artifacts go (default: ./deployments)")
+    agent.add_argument("--name", help="this machine's name in deployments (default: the host name)")
+    agent.add_argument("--once", action="store_true", help="run at most one job, then exit")
     args = parser.parse_args(argv)
 
     try:
@@ -38,13 +46,19 @@ def main(argv: list[str] | None = None) -> int:
     except ConveyorError as error:
         print(f"conveyor: {error.message}", file=sys.stderr)
         return 1
-    except (BotoCoreError, ClientError, PynamoDBException, OSError) as error:
+    except (AgentError, BotoCoreError, ClientError, PynamoDBException, OSError) as error:
         print(f"conveyor: {error}", file=sys.stderr)
         return 1
     return 0
 
 
 def run(args: argparse.Namespace) -> None:
+    if args.command == "agent":
+        deployer = Agent(args.url, args.key, Path(args.folder))
+        if args.name:
+            deployer.name = args.name
+        deployer.run(once=args.once)
+        return
     if args.command == "local":
         from chalicelib.local.stack import LocalOptions, run_local
 

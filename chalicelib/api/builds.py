@@ -18,7 +18,7 @@ from chalicelib.store import logs as log_store
 from chalicelib.store.builds import Build
 from chalicelib.store.projects import Project
 from chalicelib.wire.builds import artifact_json, build_json, form_body, parse_start_request
-from chalicelib.wire.fields import Fields, path_id
+from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json
 
 api = ApiBlueprint(__name__)
@@ -126,20 +126,11 @@ def get_project_build_by_version(call: Call, accountName: str, projectSlug: str,
 @api.route(PROJECT + "/history")
 def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     query: dict[str, str] = dict(call.request.query_params or {})
-    records = _query_integer(query, "recordsNumber", required=True)
+    records = query_integer(query, "recordsNumber", required=True) or 0
     if not 1 <= records <= MAX_HISTORY:
         raise Invalid(f"recordsNumber must be between 1 and {MAX_HISTORY}.")
-    start = _query_integer(query, "startBuildId")
+    start = query_integer(query, "startBuildId")
     if start is not None and start < 1:
         raise Invalid("startBuildId must be a positive build id.")
     project, page = builds.history(call.caller, accountName, projectSlug, records, start, query.get("branch") or None)
     return {"project": project_json(project, list_roles(call.caller)), "builds": [build_json(b) for b in page]}
-
-
-def _query_integer(query: dict[str, str], name: str, required: bool = False) -> Any:
-    value = query.get(name)
-    if value is None or value == "":
-        if required:
-            raise Invalid(f"{name} is required.")
-        return None
-    return Fields({name: value}).integer(name)

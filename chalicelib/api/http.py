@@ -50,15 +50,23 @@ class Call:
 
     def json(self) -> Any:
         """The request body parsed as JSON; a 400 when it is missing or malformed."""
-        raw = self.request.raw_body or b""
-        if not raw.strip():
+        return json_body(self.request)
+
+
+def json_body(request: Request, required: bool = True) -> Any:
+    """The request body parsed as JSON, whatever its Content-Type; a 400 when it is malformed (or missing and
+    ``required``; an optional missing body is ``{}``)."""
+    raw = request.raw_body or b""
+    if not raw.strip():
+        if required:
             raise Invalid("A JSON request body is required.")
-        try:
-            return json.loads(raw)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise Invalid(f"The request body is not valid JSON: {error}") from error
-        except RecursionError as error:
-            raise Invalid("The request body is nested too deeply.") from error
+        return {}
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError) as error:
+        raise Invalid(f"The request body is not valid JSON: {error}") from error
+    except RecursionError as error:
+        raise Invalid("The request body is nested too deeply.") from error
 
 
 View = Callable[..., Any]

@@ -15,7 +15,9 @@ from typing import Any
 
 from chalicelib.domain.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.store import builds as store
+from chalicelib.store import deployments as deployment_store
 from chalicelib.store.builds import Build, Job
+from chalicelib.store.deployments import Deployment
 
 log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20
@@ -54,6 +56,9 @@ def move(job: Job, event: Event, message: str | None = None, **finished: Any) ->
 def finish_job(job: Job, succeeded: bool, message: str | None = None, **finished: Any) -> Status | None:
     """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled)."""
     status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, **finished)
+    if job.deployment_id is not None:
+        refresh_deployment(job.project_id, job.deployment_id)
+        return status
     build = refresh_build(job.project_id, job.build_id)
     if status is Status.FAILED and build is not None:
         state = JobState(Status.FAILED, job.allow_failure)
@@ -70,29 +75,65 @@ def cancel_jobs(build: Build, message: str) -> None:
     refresh_build(build.project_id, build.build_id)
 
 
+def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]:
+    """Status, start and finish of a build or deployment, from its jobs."""
+    status = build_status([JobState(Status(job.status), job.allow_failure) for job in jobs])
+    started = min((job.started for job in jobs if job.started), default=None)
+    finished = None
+    if status.finished:
+        finished = max((job.finished for job in jobs if job.finished), default=datetime.now(UTC))
+    return status, started, finished
+
+
 def refresh_build(project_id: int, build_id: int) -> Build | None:
     """Derive the build's status, start and finish from its jobs, and write them if they changed."""
     for _ in range(_REFRESH_ATTEMPTS):
         build = store.get_build(project_id, build_id)
         if build is None:
             return None
-        jobs = store.get_jobs(build.job_ids)
-        status = build_status([JobState(Status(job.status), job.allow_failure) for job in jobs])
-        started = min((job.started for job in jobs if job.started), default=None)
-        finished = None
-        if status.finished:
-            finished = max((job.finished for job in jobs if job.finished), default=datetime.now(UTC))
+        status, started, finished = _derived(store.get_jobs(build.job_ids))
         if (build.status, build.started, build.finished) == (status, started, finished):
             return build
         after = replace(build, status=str(status), started=started, finished=finished)
-        newest = (
-            status.finished and (latest := store.latest_build(project_id)) is not None and latest.build_id == build_id
-        )
+        latest = store.latest_build(project_id)
+        newest = latest is not None and latest.build_id == build_id  # the project list shows it
         if store.save_build_state(build, str(status), started, finished, summary(after) if newest else None):
             return after
         time.sleep(0.05)
     log.error("build %s: its status could not be written after %s attempts", build_id, _REFRESH_ATTEMPTS)
     return None
+
+
+def refresh_deployment(project_id: int, deployment_id: int) -> Deployment | None:
+    """Derive the deployment's status, start and finish from its jobs, and write them if they changed."""
+    for _ in range(_REFRESH_ATTEMPTS):
+        deployment = deployment_store.get_deployment(project_id, deployment_id)
+        if deployment is None:
+            return None
+        status, started, finished = _derived(store.get_jobs(deployment.job_ids))
+        if (deployment.status, deployment.started, deployment.finished) == (status, started, finished):
+            return deployment
+        if deployment_store.save_deployment_state(deployment, str(status), started, finished):
+            return replace(deployment, status=str(status), started=started, finished=finished)
+        time.sleep(0.05)
+    log.error("deployment %s: its status could not be written", deployment_id)
+    return None
+
+
+def refresh(job: Job) -> None:
+    """Re-derive whatever the job belongs to: its deployment, or its build."""
+    if job.deployment_id is not None:
+        refresh_deployment(job.project_id, job.deployment_id)
+    else:
+        refresh_build(job.project_id, job.build_id)
+
+
+def cancel_deployment_jobs(deployment: Deployment, message: str) -> None:
+    """Queued deployment jobs become cancelled at once; running ones cancelling."""
+    for job in store.get_jobs(deployment.job_ids):
+        if not Status(job.status).finished:
+            move(job, Event.CANCEL, message)
+    refresh_deployment(deployment.project_id, deployment.deployment_id)
 
 
 def expire_leases(now: int | None = None) -> int:
@@ -103,7 +144,7 @@ def expire_leases(now: int | None = None) -> int:
             move(job, Event.FAIL, "The job's runner stopped responding (its lease expired); the job failed.")
             is not None
         ):
-            refresh_build(job.project_id, job.build_id)
+            refresh(job)
             ended += 1
     return ended
 
@@ -115,4 +156,4 @@ def abandon_job(job_id: str, reason: str) -> None:
         return
     if move(job, Event.FAIL, reason) is None and Status(job.status) is Status.CANCELLING:
         move(job, Event.STOPPED, reason)
-    refresh_build(job.project_id, job.build_id)
+    refresh(job)

@@ -96,8 +96,8 @@ def _run(project: Project, build: Build, job: Job, work: Path, deadline: float, 
         SecretMask(environment.secrets),
     )
     run = Run(project, build, job, folder, stream, environment.variables, deadline)
-    heartbeat = threading.Thread(target=_heartbeat, args=(run,), name=f"heartbeat-{job.job_id}", daemon=True)
-    heartbeat.start()
+    beat = threading.Thread(target=heartbeat, args=(run,), name=f"heartbeat-{job.job_id}", daemon=True)
+    beat.start()
     succeeded, message = False, None
     artifacts: list[dict[str, Any]] = []
     try:
@@ -113,7 +113,7 @@ def _run(project: Project, build: Build, job: Job, work: Path, deadline: float, 
     finally:
         reason = run.stop_reason
         run.stop_reason = run.stop_reason or "finished"  # ends the heartbeat
-        heartbeat.join(timeout=settings().heartbeat_seconds + 5)
+        beat.join(timeout=settings().heartbeat_seconds + 5)
     if reason == TIMED_OUT:
         succeeded, message = False, f"The job exceeded its time limit of {int(limit // 60)} min {int(limit % 60)} s."
         run.say(message)
@@ -124,12 +124,12 @@ def _run(project: Project, build: Build, job: Job, work: Path, deadline: float, 
     except Exception:  # the job's result stands; its log stays in chunks, readable as while it ran
         log.exception("job %s: the finished log could not be stored", job.job_id)
     counts = {"messagesCount": len(run.messages), "artifactsCount": len(artifacts)}
-    _end(run.job, reason, succeeded, message, counts, artifacts)
+    end_job(run.job, reason, succeeded, message, counts, artifacts)
     if store.get_build(build.project_id, build.build_id) is None:  # deleted while it ran: leave nothing behind
         blobs.delete_prefix(blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id))
 
 
-def _end(
+def end_job(
     job: Job,
     reason: str | None,
     succeeded: bool,
@@ -137,17 +137,18 @@ def _end(
     counts: dict[str, int],
     artifacts: list[dict[str, Any]],
 ) -> None:
+    """Record how a run ended: as the runner saw it, unless a cancel or a lost lease decided already."""
     if reason == LEASE_LOST:
         return  # the sweeper ended the job already
     if reason == CANCELLED:
         fresh = store.get_job(job.job_id) or job
         progress.move(fresh, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=artifacts)
-        progress.refresh_build(job.project_id, job.build_id)
+        progress.refresh(job)
         return
     progress.finish_job(store.get_job(job.job_id) or job, succeeded, message, counts=counts, artifacts=artifacts)
 
 
-def _heartbeat(run: Run) -> None:
+def heartbeat(run: Run) -> None:
     """Renew the lease every few seconds; a cancel or a lost lease stops the job."""
     config = settings()
     while run.stop_reason is None:

@@ -6,6 +6,7 @@ from pathlib import Path, PurePosixPath
 from urllib.parse import quote
 
 from botocore.exceptions import ClientError
+from botocore.response import StreamingBody
 
 from chalicelib import aws
 from chalicelib.config import settings
@@ -31,7 +32,20 @@ def put_artifact(job_prefix: str, file_name: str, local_path: Path) -> int:
     return size
 
 
-def artifact_url(job_prefix: str, file_name: str) -> str | None:
+def open_artifact_stream(job_prefix: str, file_name: str) -> StreamingBody:
+    """A job's artifact as a stream read straight from S3 (the caller closes it); FileNotFoundError when missing."""
+    key = artifact_key(job_prefix, file_name)
+    try:
+        response = aws.client("s3").get_object(Bucket=settings().bucket, Key=key)
+    except ClientError as error:
+        if _is_missing(error):
+            raise FileNotFoundError(f"The artifact {file_name!r} is not in storage.") from error
+        raise
+    body: StreamingBody = response["Body"]
+    return body
+
+
+def artifact_url(job_prefix: str, file_name: str, seconds: int = DOWNLOAD_URL_SECONDS) -> str | None:
     """A short-lived presigned URL of a job's artifact, or None when there is none.
 
     Downloads always leave through S3: an artifact can be far bigger than a Lambda response, and
@@ -54,7 +68,7 @@ def artifact_url(job_prefix: str, file_name: str) -> str | None:
             "ResponseContentType": _CONTENT_TYPE,
             "ResponseContentDisposition": attachment(PurePosixPath(file_name).name),
         },
-        ExpiresIn=DOWNLOAD_URL_SECONDS,
+        ExpiresIn=seconds,
     )
     return url
 

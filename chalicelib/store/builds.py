@@ -57,6 +57,8 @@ class Job:
     artifacts: list[dict[str, Any]] = field(default_factory=list)
     attempts: int = 0
     lease_expires: int | None = None
+    deployment_id: int | None = None
+    agent: str | None = None
     started: datetime | None = None
     finished: datetime | None = None
     updated: datetime | None = None
@@ -108,6 +110,8 @@ def _job(model: JobModel) -> Job:
         artifacts=model.artifacts or [],
         attempts=int(model.attempts or 0),
         lease_expires=None if model.lease_expires is None else int(model.lease_expires),
+        deployment_id=None if model.deployment_id is None else int(model.deployment_id),
+        agent=model.agent,
         started=model.started,
         finished=model.finished,
         updated=model.updated,
@@ -137,7 +141,7 @@ def _build_model(build: Build) -> BuildModel:
     )
 
 
-def _job_model(job: Job) -> JobModel:
+def job_model(job: Job) -> JobModel:
     return JobModel(
         job.job_id,
         build_id=job.build_id,
@@ -149,6 +153,7 @@ def _job_model(job: Job) -> JobModel:
         allow_failure=job.allow_failure,
         status=job.status,
         message=job.message,
+        deployment_id=job.deployment_id,
         created=job.created,
     )
 
@@ -159,7 +164,7 @@ def add_build(build: Build, jobs: list[Job], project: ProjectModel | None = None
         claim(transaction, version_claim(build.project_id, build.version))
         transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
         for job in jobs:
-            transaction.save(_job_model(job), condition=JobModel.job_id.does_not_exist())
+            transaction.save(job_model(job), condition=JobModel.job_id.does_not_exist())
 
 
 def take_build_number(account_id: int, slug: str) -> int:
@@ -267,6 +272,26 @@ def claim_job(job_id: str, lease_expires: int) -> bool:
             JobModel.lease_expires.set(lease_expires),
         ],
     )
+
+
+def name_agent(job_id: str, agent: str) -> None:
+    """The deployment agent that took the job: the job is named after it, as AppVeyor names agent jobs."""
+    JobModel(job_id).update(actions=[JobModel.agent.set(agent), JobModel.name.set(agent)])
+
+
+def next_log_chunk(job_id: str) -> int:
+    """The index of the next log chunk an agent sends (an atomic counter: reports never overwrite each other)."""
+    job = JobModel(job_id)
+    job.update(actions=[JobModel.log_chunks.add(1)])
+    return int(job.log_chunks) - 1
+
+
+def log_chunk_count(job_id: str) -> int:
+    """How many log chunks an agent has sent for the job."""
+    try:
+        return int(JobModel.get(job_id, consistent_read=True).log_chunks or 0)
+    except JobModel.DoesNotExist:
+        return 0
 
 
 def renew_lease(job_id: str, lease_expires: int) -> str | None:

@@ -9,6 +9,8 @@ PRINCIPALS = "principals"
 ACCOUNTS = "accounts"
 PROJECTS = "projects"
 BUILDS = "builds"
+DEPLOYMENTS = "deployments"
+ENVIRONMENTS = "environments"
 
 
 def next_value(sequence: str, count: int = 1) -> int:

@@ -276,6 +276,9 @@ class JobModel(Model):
     allow_failure = BooleanAttribute(default=False)
     status = UnicodeAttribute()
     message = UnicodeAttribute(null=True)  # why it failed or was cancelled, when the service knows
+    deployment_id = NumberAttribute(null=True)  # set on the jobs of a deployment (build_id: the build it deploys)
+    agent = UnicodeAttribute(null=True)  # the deployment agent that took the job
+    log_chunks = NumberAttribute(null=True)  # log chunks an agent has sent
     counts = JSONAttribute(null=True)  # messagesCount, testsCount, ... as the wire shows them
     artifacts = JSONAttribute(null=True)
     attempts = NumberAttribute(default=0)
@@ -289,6 +292,85 @@ class JobModel(Model):
     by_lease = JobByLeaseIndex()
 
 
+class EnvironmentByAccessKeyIndex(GlobalSecondaryIndex["EnvironmentModel"]):
+    """An environment by the hash of its access key: how a deployment agent is recognised."""
+
+    class Meta:
+        index_name = "by-access-key"
+        projection = AllProjection()
+
+    access_key_hash = UnicodeAttribute(hash_key=True)
+
+
+class EnvironmentModel(Model):
+    """A deployment environment of an account: a provider and its settings.
+
+    The access key is kept encrypted (settings responses show it) and hashed (agents are found by it);
+    ``revision`` guards updates against lost writes.
+    """
+
+    class Meta:
+        table_name = _TableName("environments")
+
+    account_id = NumberAttribute(hash_key=True)
+    environment_id = NumberAttribute(range_key=True)
+    name = UnicodeAttribute()
+    provider = UnicodeAttribute()
+    access_key = UnicodeAttribute()  # a secrets token (KMS ciphertext)
+    access_key_hash = UnicodeAttribute()
+    settings = JSONAttribute()  # providerSettings, environmentVariables, notifications: secrets as tokens
+    created = UTCDateTimeAttribute()
+    updated = UTCDateTimeAttribute(null=True)
+    revision = NumberAttribute(default=1)
+    by_access_key = EnvironmentByAccessKeyIndex()
+
+
+class DeploymentByIdIndex(GlobalSecondaryIndex["DeploymentModel"]):
+    """A deployment by its id alone."""
+
+    class Meta:
+        index_name = "by-id"
+        projection = AllProjection()
+
+    deployment_id = NumberAttribute(hash_key=True)
+
+
+class DeploymentByEnvironmentIndex(GlobalSecondaryIndex["DeploymentModel"]):
+    """An environment's deployments, newest first."""
+
+    class Meta:
+        index_name = "by-environment"
+        projection = AllProjection()
+
+    environment_id = NumberAttribute(hash_key=True)
+    deployment_id = NumberAttribute(range_key=True)
+
+
+class DeploymentModel(Model):
+    """A deployment of a build to an environment, keyed by project so its history is one Query."""
+
+    class Meta:
+        table_name = _TableName("deployments")
+
+    project_id = NumberAttribute(hash_key=True)
+    deployment_id = NumberAttribute(range_key=True)
+    account_id = NumberAttribute()
+    environment_id = NumberAttribute()
+    environment = JSONAttribute()  # the environment's summary when it started (it may change or go later)
+    build_id = NumberAttribute()
+    build_job_id = UnicodeAttribute(null=True)
+    variables = JSONAttribute(null=True)  # the start request's environmentVariables
+    job_ids = JSONAttribute()
+    status = UnicodeAttribute()
+    created = UTCDateTimeAttribute()
+    started = UTCDateTimeAttribute(null=True)
+    finished = UTCDateTimeAttribute(null=True)
+    updated = UTCDateTimeAttribute(null=True)
+    revision = NumberAttribute(default=1)
+    by_id = DeploymentByIdIndex()
+    by_environment = DeploymentByEnvironmentIndex()
+
+
 ALL_MODELS: tuple[type[Model], ...] = (
     CounterModel,
     UniqueModel,
@@ -299,4 +381,6 @@ ALL_MODELS: tuple[type[Model], ...] = (
     ProjectModel,
     BuildModel,
     JobModel,
+    EnvironmentModel,
+    DeploymentModel,
 )

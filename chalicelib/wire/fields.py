@@ -70,3 +70,13 @@ def path_id(value: str, what: str) -> int:
     if not _PATH_ID.fullmatch(value):
         raise NotFound(f"{what} not found.")
     return int(value)
+
+
+def query_integer(query: dict[str, str], name: str, required: bool = False) -> int | None:
+    """An integer query parameter; a 400 naming it when it is not one (or is missing and ``required``)."""
+    value = query.get(name)
+    if value is None or value == "":
+        if required:
+            raise invalid(name, f"{name} is required.")
+        return None
+    return Fields({name: value}).integer(name)

@@ -1,0 +1,66 @@
+"""/api/agent: what deployment agents call, authenticated by their environment's access key.
+
+POST /api/agent/jobs/next           {"name": "web-01"}                 -> 200 job, or 204 when none waits
+POST /api/agent/jobs/{jobId}/heartbeat                                  -> {"status": "running" | "cancelling"}
+POST /api/agent/jobs/{jobId}/log    {"lines": ["...", ...]}            -> 204
+POST /api/agent/jobs/{jobId}/result {"success": true, "message": "..."} -> 204
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chalice import Blueprint, Response
+
+from chalicelib.api.http import error_response, json_body, respond
+from chalicelib.domain import agents
+from chalicelib.errors import ConveyorError, Invalid
+from chalicelib.store.environments import Environment
+from chalicelib.wire.deployments import agent_job_json
+from chalicelib.wire.fields import Fields
+
+blueprint = Blueprint(__name__)
+_ANY = ["*/*"]
+
+
+def _agent_call(view: Callable[[Environment, Fields], Any], **params: str) -> Response:
+    request = blueprint.current_request
+    try:
+        environment = agents.agent_environment(request.headers.get("authorization"))
+        return respond(view(environment, Fields(json_body(request, required=False)), **params))
+    except ConveyorError as error:
+        return error_response(error)
+
+
+@blueprint.route("/api/agent/jobs/next", methods=["POST"], content_types=_ANY)
+def next_job() -> Response:
+    def view(environment: Environment, fields: Fields) -> Any:
+        job = agents.next_job(environment, (fields.optional_text("name") or "agent").strip()[:100] or "agent")
+        return None if job is None else agent_job_json(job)
+
+    return _agent_call(view)
+
+
+@blueprint.route("/api/agent/jobs/{jobId}/heartbeat", methods=["POST"], content_types=_ANY)
+def heartbeat(jobId: str) -> Response:
+    return _agent_call(lambda environment, _: {"status": agents.heartbeat(environment, jobId)})
+
+
+@blueprint.route("/api/agent/jobs/{jobId}/log", methods=["POST"], content_types=_ANY)
+def append_log(jobId: str) -> Response:
+    def view(environment: Environment, fields: Fields) -> None:
+        lines = fields.array("lines")
+        if not all(isinstance(line, str) for line in lines):
+            raise Invalid("lines must be an array of strings.")
+        agents.append_log(environment, jobId, lines)
+
+    return _agent_call(view)
+
+
+@blueprint.route("/api/agent/jobs/{jobId}/result", methods=["POST"], content_types=_ANY)
+def finish(jobId: str) -> Response:
+    def view(environment: Environment, fields: Fields) -> None:
+        agents.finish(environment, jobId, fields.boolean("success"), fields.optional_text("message"))
+
+    return _agent_call(view)

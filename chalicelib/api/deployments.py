@@ -1,0 +1,70 @@
+"""/api/deployments: start, stop, read; a project's and an environment's deployments."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.api.http import ApiBlueprint, Call
+from chalicelib.domain import deployments
+from chalicelib.domain.permissions import Permission
+from chalicelib.domain.roles import list_roles
+from chalicelib.errors import Invalid
+from chalicelib.wire.deployments import deployment_json, parse_start_request
+from chalicelib.wire.fields import Fields, path_id, query_integer
+from chalicelib.wire.projects import project_json
+
+api = ApiBlueprint(__name__)
+
+
+@api.route("/deployments", "POST", Permission.DEPLOY_TO_ENVIRONMENT)
+def start_deployment(call: Call) -> dict[str, Any]:
+    deployment, jobs, build, _ = deployments.start_deployment(call.caller, parse_start_request(call.json()))
+    return deployment_json(deployment, build, jobs)
+
+
+@api.route("/deployments/stop", "PUT", Permission.DEPLOY_TO_ENVIRONMENT)
+def stop_deployment(call: Call) -> None:
+    deployments.stop_deployment(call.caller, Fields(call.json()).integer("deploymentId"))
+
+
+@api.route("/deployments/{deploymentId}")
+def get_deployment(call: Call, deploymentId: str) -> dict[str, Any]:
+    deployment, project = deployments.find_deployment(call.caller, path_id(deploymentId, "Deployment"))
+    return {
+        "project": project_json(project, list_roles(call.caller)),
+        "deployment": deployment_json(deployment, *deployments.parts(deployment)),
+    }
+
+
+@api.route("/projects/{accountName}/{projectSlug}/deployments")
+def get_project_deployments(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
+    query: dict[str, str] = dict(call.request.query_params or {})
+    records = query_integer(query, "recordsNumber")
+    records = deployments.MAX_PAGE if records is None else records
+    if not 1 <= records <= deployments.MAX_PAGE:
+        raise Invalid(f"recordsNumber must be between 1 and {deployments.MAX_PAGE}.")
+    start = query_integer(query, "startDeploymentId")
+    if start is not None and start < 1:
+        raise Invalid("startDeploymentId must be a positive deployment id.")
+    project, page = deployments.project_deployments(call.caller, accountName, projectSlug, records, start)
+    return {
+        "project": project_json(project, list_roles(call.caller)),
+        "deployments": [
+            {"environment": d.environment, "deployment": deployment_json(d, *deployments.parts(d))} for d in page
+        ],
+    }
+
+
+@api.route("/environments/{deploymentEnvironmentId}/deployments")
+def get_environment_deployments(call: Call, deploymentEnvironmentId: str) -> dict[str, Any]:
+    environment, shown = deployments.environment_deployments(
+        call.caller, path_id(deploymentEnvironmentId, "Environment")
+    )
+    roles = list_roles(call.caller)
+    return {
+        "environment": deployments.environment_snapshot(environment),
+        "deployments": [
+            {"project": project_json(project, roles), "deployment": deployment_json(d, *deployments.parts(d))}
+            for project, d in shown
+        ],
+    }

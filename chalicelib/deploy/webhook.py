@@ -1,0 +1,79 @@
+"""The Webhook provider: one JSON POST describing the build, its artifacts (with download URLs) and variables."""
+
+from __future__ import annotations
+
+import json
+import math
+import urllib.error
+import urllib.request
+from typing import Any
+from urllib.parse import urlsplit
+
+from chalicelib.deploy.base import Delivery, DeployFailed
+from chalicelib.store.artifacts import artifact_url
+
+DEFAULT_TIMEOUT_MINUTES = 1.0
+# The receiver may fetch artifacts a while after it answered: AppVeyor's agents get 10 minutes for ARTIFACT_URL.
+URL_SECONDS = 600
+
+
+def deliver(delivery: Delivery) -> None:
+    """POST the deployment's description to the url setting; any answer but 2xx fails the deployment."""
+    url = delivery.setting("url")
+    target = urlsplit(url)
+    if target.scheme not in ("http", "https") or not target.hostname:
+        raise DeployFailed(f"The Webhook provider needs an http(s) url, not {url!r}.")
+    minutes = _timeout_minutes(delivery.setting("request_timeout"))
+    delivery.stop_if_asked()
+    headers = {"Content-Type": "application/json", "User-Agent": "Conveyor"}
+    if delivery.setting("authorization"):
+        headers["Authorization"] = delivery.setting("authorization")
+    request = urllib.request.Request(url, data=json.dumps(body(delivery)).encode(), headers=headers, method="POST")
+    shown = f"{target.scheme}://{target.netloc}{target.path}"  # the query may carry a token
+    try:
+        with urllib.request.urlopen(request, timeout=minutes * 60) as response:
+            status = response.status
+    except urllib.error.HTTPError as error:
+        raise DeployFailed(f"The webhook {shown} answered {error.code} {error.reason}.") from None
+    except (urllib.error.URLError, OSError) as error:
+        reason = error.reason if isinstance(error, urllib.error.URLError) else error
+        if isinstance(reason, TimeoutError):
+            raise DeployFailed(f"The webhook {shown} did not answer within {minutes:g} minute(s).") from None
+        raise DeployFailed(f"The webhook {shown} could not be reached: {reason}") from None
+    delivery.log(f"The webhook {shown} answered {status}")
+
+
+def body(delivery: Delivery) -> dict[str, Any]:
+    """What the receiver gets, in AppVeyor's shape."""
+    context = delivery.context
+    return {
+        "accountName": context.get("accountName"),
+        "projectName": context.get("projectName"),
+        "projectSlug": context.get("projectSlug"),
+        "build": context.get("build"),
+        "job": context.get("job"),
+        "commit": context.get("commit"),
+        "artifacts": [
+            {
+                "fileName": artifact.file_name,
+                "name": artifact.name,
+                "type": artifact.type,
+                "size": artifact.size,
+                "url": artifact_url(artifact.job_prefix, artifact.file_name, URL_SECONDS),
+            }
+            for artifact in delivery.artifacts
+        ],
+        "environmentVariables": delivery.variables,
+    }
+
+
+def _timeout_minutes(setting: str) -> float:
+    if not setting:
+        return DEFAULT_TIMEOUT_MINUTES
+    try:
+        minutes = float(setting)
+    except ValueError:
+        minutes = 0
+    if not (math.isfinite(minutes) and minutes > 0):
+        raise DeployFailed(f"request_timeout is a number of minutes, not {setting!r}.")
+    return minutes

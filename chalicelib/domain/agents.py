@@ -1,0 +1,143 @@
+"""Deployment agents: machines that take the Agent deployments of one environment, known by its access key.
+
+An agent asks for its next job, gets the artifacts' URLs, the variables and the settings, runs the
+deployment where it is, and reports log lines, heartbeats and the result. A job is claimed with the
+same conditional write as a runner's, and holds the same lease.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from chalicelib.config import settings
+from chalicelib.domain import progress
+from chalicelib.domain.deployments import AGENT
+from chalicelib.domain.environments import environment_values, find_environment_by_access_key
+from chalicelib.domain.status import Event, Status
+from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
+from chalicelib.runner.deployment import substitute
+from chalicelib.runner.environment import appveyor_variables
+from chalicelib.runner.logstream import SecretMask, split_line
+from chalicelib.store import artifacts as artifact_store
+from chalicelib.store import blobs, logs
+from chalicelib.store import builds as build_store
+from chalicelib.store import deployments as deployment_store
+from chalicelib.store import projects as project_store
+from chalicelib.store.builds import Job
+from chalicelib.store.environments import Environment
+
+MAX_LINES = 1000  # lines per log report
+
+
+@dataclass(frozen=True)
+class AgentJob:
+    """What an agent needs to run one deployment job."""
+
+    deployment_id: int
+    job_id: str
+    artifacts: list[dict[str, Any]]
+    variables: dict[str, str]
+    settings: dict[str, str]
+
+
+def agent_environment(authorization: str | None) -> Environment:
+    """The Agent environment whose access key the request carries (``Authorization: Bearer <key>``)."""
+    scheme, _, key = (authorization or "").partition(" ")
+    environment = find_environment_by_access_key(key.strip()) if scheme.lower() == "bearer" and key else None
+    if environment is None or environment.provider != AGENT:
+        raise Unauthorized()
+    return environment
+
+
+def next_job(environment: Environment, agent_name: str) -> AgentJob | None:
+    """Claim the oldest queued job of the environment's open deployments for this agent, if there is one."""
+    for deployment in reversed(deployment_store.list_environment_deployments(environment.environment_id, 20)):
+        if Status(deployment.status).finished:
+            continue
+        for job in build_store.get_jobs(deployment.job_ids):
+            if job.status == Status.QUEUED and build_store.claim_job(job.job_id, _lease()):
+                build_store.name_agent(job.job_id, agent_name)
+                progress.refresh_deployment(job.project_id, deployment.deployment_id)
+                return _assignment(environment, job)
+    return None
+
+
+def heartbeat(environment: Environment, job_id: str) -> str:
+    """Renew the job's lease; the job's status says whether to go on (``running``) or stop (``cancelling``)."""
+    job = _own_job(environment, job_id)
+    status = build_store.renew_lease(job.job_id, _lease())
+    if status is None:
+        raise Conflict("The job is no longer running.")
+    return status
+
+
+def append_log(environment: Environment, job_id: str, lines: list[str]) -> None:
+    """Store a batch of the job's log lines, secrets masked, as the job's next log chunk."""
+    if len(lines) > MAX_LINES:
+        raise Invalid(f"Send at most {MAX_LINES} log lines at a time.")
+    job = _own_job(environment, job_id)
+    if Status(job.status).finished:
+        raise Conflict("The job has finished; its log is closed.")
+    mask = SecretMask(environment_values(environment)[2])
+    body = b"".join(piece + b"\n" for line in lines for piece in split_line(mask(line)))
+    logs.put_chunk(_job_prefix(job), build_store.next_log_chunk(job.job_id), body)
+
+
+def finish(environment: Environment, job_id: str, succeeded: bool, message: str | None) -> None:
+    """The agent's result: the log is sealed and the job ends (cancelled if a stop came first)."""
+    job = _own_job(environment, job_id)
+    if Status(job.status).finished:
+        return
+    fresh = build_store.get_job(job.job_id) or job
+    logs.seal_log(_job_prefix(job), build_store.log_chunk_count(job.job_id))
+    if Status(fresh.status) is Status.CANCELLING:
+        progress.move(fresh, Event.STOPPED, "Stopped by a user.")
+        progress.refresh(fresh)
+    else:
+        progress.finish_job(fresh, succeeded, message, counts={"messagesCount": 0 if succeeded else 1})
+
+
+def _assignment(environment: Environment, job: Job) -> AgentJob:
+    deployment = deployment_store.get_deployment(job.project_id, job.deployment_id or 0)
+    build = build_store.get_build(job.project_id, job.build_id)
+    project = project_store.get_project_by_id(job.account_id, job.project_id)
+    if deployment is None or build is None or project is None:
+        raise NotFound("The deployment no longer exists.")
+    provider_settings, variables, _ = environment_values(environment)
+    # APPVEYOR_BUILD_FOLDER is the agent's own folder: the agent sets it where it puts the artifacts
+    chosen = [j for j in build_store.get_jobs(build.job_ids) if deployment.build_job_id in (None, j.job_id)]
+    all_variables = {**appveyor_variables(project, build, chosen[0], Path(".")), **variables, **deployment.variables}
+    artifacts = []
+    for build_job in chosen:
+        prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, build_job.job_id)
+        for artifact in build_job.artifacts:
+            url = artifact_store.artifact_url(prefix, artifact["fileName"], seconds=600)
+            artifacts.append({key: artifact[key] for key in ("fileName", "name", "type", "size")} | {"url": url})
+    return AgentJob(
+        deployment_id=deployment.deployment_id,
+        job_id=job.job_id,
+        artifacts=artifacts,
+        variables=all_variables,
+        settings={name: substitute(value, all_variables) for name, value in provider_settings.items()},
+    )
+
+
+def _own_job(environment: Environment, job_id: str) -> Job:
+    job = build_store.get_job(job_id)
+    if job is None or job.deployment_id is None or job.account_id != environment.account_id:
+        raise NotFound("Job not found.")
+    deployment = deployment_store.get_deployment(job.project_id, job.deployment_id)
+    if deployment is None or deployment.environment_id != environment.environment_id:
+        raise NotFound("Job not found.")
+    return job
+
+
+def _job_prefix(job: Job) -> str:
+    return blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
+
+
+def _lease() -> int:
+    return int(time.time()) + settings().lease_seconds

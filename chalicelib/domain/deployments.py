@@ -1,0 +1,198 @@
+"""Deployments: a successful build's artifacts delivered to an environment, moved forward by SQS."""
+
+from __future__ import annotations
+
+import secrets
+import string
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from typing import Any
+
+from chalicelib.domain import progress
+from chalicelib.domain.access import Right, require_right
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.projects import find_project
+from chalicelib.domain.status import Status
+from chalicelib.errors import Conflict, Invalid, NotFound
+from chalicelib.store import builds as build_store
+from chalicelib.store import counters, queues
+from chalicelib.store import deployments as store
+from chalicelib.store import environments as environment_store
+from chalicelib.store import projects as project_store
+from chalicelib.store.builds import Build, Job
+from chalicelib.store.deployments import Deployment
+from chalicelib.store.environments import Environment
+from chalicelib.store.projects import Project
+from chalicelib.wire.time import timestamp
+
+DEPLOYMENT_NOT_FOUND = "Deployment not found or access denied."
+ENVIRONMENT_NOT_FOUND = "Environment not found or access denied."
+MAX_PAGE = 20  # the contract's default and maximum page of project deployments
+AGENT = "Agent"
+MAX_AGENTS = 20
+_JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
+
+
+@dataclass(frozen=True)
+class StartRequest:
+    environment_name: str
+    account_name: str
+    project_slug: str
+    build_version: str
+    build_job_id: str | None = None
+    environment_variables: dict[str, str] = field(default_factory=dict)
+
+
+def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment, list[Job], Build, Project]:
+    """Check the environment, project and build, store the deployment queued, and queue its jobs."""
+    environment = _environment_named(caller, request.environment_name)
+    project = find_project(caller, request.account_name, request.project_slug, Right.VIEW)
+    build = build_store.get_build_by_version(project.project_id, request.build_version)
+    if build is None:
+        raise NotFound(f"Build version '{request.build_version}' not found.")
+    if build.status != Status.SUCCESS:
+        raise Conflict(f"Build {build.version} is {build.status}: only a successful build can be deployed.")
+    if request.build_job_id is not None and request.build_job_id not in build.job_ids:
+        raise NotFound(f"Job '{request.build_job_id}' is not a job of build {build.version}.")
+    now = datetime.now(UTC)
+    deployment = Deployment(
+        account_id=caller.account_id,
+        project_id=project.project_id,
+        deployment_id=counters.next_value(counters.DEPLOYMENTS),
+        environment_id=environment.environment_id,
+        environment=environment_snapshot(environment),
+        build_id=build.build_id,
+        job_ids=[],
+        status=Status.QUEUED,
+        created=now,
+        build_job_id=request.build_job_id,
+        variables=request.environment_variables,
+    )
+    names = _job_names(environment)
+    jobs = [_job(deployment, build, name, now) for name in names]
+    deployment = replace(deployment, job_ids=[job.job_id for job in jobs])
+    store.add_deployment(deployment, jobs)
+    if environment.provider == AGENT:
+        queues.send_agent_deadlines(deployment.job_ids, agents_timeout(environment))
+    else:
+        queues.send_deployment_jobs(deployment.job_ids)
+    return deployment, jobs, build, project
+
+
+def stop_deployment(caller: Caller, deployment_id: int) -> None:
+    """Queued jobs are cancelled at once; running ones are stopped by their runner. A finished one stays."""
+    deployment, _ = find_deployment(caller, deployment_id)
+    progress.cancel_deployment_jobs(deployment, "Stopped by a user.")
+
+
+def find_deployment(caller: Caller, deployment_id: int, right: Right = Right.VIEW) -> tuple[Deployment, Project]:
+    deployment = store.get_deployment_by_id(deployment_id)
+    if deployment is None or deployment.account_id != caller.account_id:
+        raise NotFound(DEPLOYMENT_NOT_FOUND)
+    project = project_store.get_project_by_id(caller.account_id, deployment.project_id)
+    if project is None:
+        raise NotFound(DEPLOYMENT_NOT_FOUND)
+    return store.get_deployment(deployment.project_id, deployment_id) or deployment, require_right(
+        caller, project, right
+    )
+
+
+def project_deployments(
+    caller: Caller, account_name: str, slug: str, records: int, start_deployment_id: int | None
+) -> tuple[Project, list[Deployment]]:
+    """A page of the project's deployments, newest first, older than ``start_deployment_id``."""
+    project = find_project(caller, account_name, slug)
+    return project, store.list_project_deployments(project.project_id, start_deployment_id, records)
+
+
+def environment_deployments(
+    caller: Caller, environment_id: int
+) -> tuple[Environment, list[tuple[Project, Deployment]]]:
+    """The environment's newest deployments, each with its project (those the caller may view)."""
+    environment = environment_store.get_environment(caller.account_id, environment_id)
+    if environment is None:
+        raise NotFound(ENVIRONMENT_NOT_FOUND)
+    shown = []
+    projects: dict[int, Project | None] = {}
+    for deployment in store.list_environment_deployments(environment_id, MAX_PAGE):
+        if deployment.project_id not in projects:
+            projects[deployment.project_id] = project_store.get_project_by_id(caller.account_id, deployment.project_id)
+        project = projects[deployment.project_id]
+        if project is not None:
+            shown.append((project, deployment))
+    return environment, shown
+
+
+def parts(deployment: Deployment) -> tuple[Build | None, list[Job]]:
+    """The deployed build and the deployment's jobs, for its wire shape."""
+    return build_store.get_build(deployment.project_id, deployment.build_id), build_store.get_jobs(deployment.job_ids)
+
+
+def environment_snapshot(environment: Environment) -> dict[str, Any]:
+    """The environment's summary, kept with the deployment (the environment may change or go)."""
+    shape: dict[str, Any] = {
+        "deploymentEnvironmentId": environment.environment_id,
+        "name": environment.name,
+        "provider": environment.provider,
+        "created": timestamp(environment.created),
+    }
+    if environment.updated is not None:
+        shape["updated"] = timestamp(environment.updated)
+    return shape
+
+
+def provider_setting(environment: Environment, name: str) -> str | None:
+    """A plain (not secret) provider setting of the environment."""
+    for setting in environment.settings.get("providerSettings", []):
+        value = setting.get("value") or {}
+        if setting.get("name") == name and not value.get("isEncrypted"):
+            return str(value.get("value") or "")
+    return None
+
+
+def agents_expected(environment: Environment) -> int:
+    """How many agents must take an Agent deployment (``agents_expected``, default 1; 0 turns the check off)."""
+    return _integer_setting(environment, "agents_expected", 1, 0, MAX_AGENTS)
+
+
+def agents_timeout(environment: Environment) -> int:
+    """How long agents have to take an Agent deployment, in seconds (5 to 60, default 10)."""
+    return _integer_setting(environment, "agents_timeout", 10, 5, 60)
+
+
+def _integer_setting(environment: Environment, name: str, default: int, low: int, high: int) -> int:
+    text = provider_setting(environment, name)
+    if text is None or not text.strip():
+        return default
+    if not text.strip().isdigit():
+        raise Invalid(f"The environment's {name} setting must be a whole number.")
+    return min(max(int(text), low), high)
+
+
+def _environment_named(caller: Caller, name: str) -> Environment:
+    for environment in environment_store.list_environments(caller.account_id):
+        if environment.name.lower() == name.strip().lower():
+            return environment
+    raise NotFound(f"Environment '{name}' not found.")
+
+
+def _job_names(environment: Environment) -> list[str]:
+    if environment.provider != AGENT:
+        return [environment.name]
+    return [f"Agent {number}" for number in range(1, max(agents_expected(environment), 1) + 1)]
+
+
+def _job(deployment: Deployment, build: Build, name: str, now: datetime) -> Job:
+    return Job(
+        job_id="".join(secrets.choice(_JOB_ID_ALPHABET) for _ in range(16)),
+        build_id=build.build_id,
+        project_id=deployment.project_id,
+        account_id=deployment.account_id,
+        number=1,
+        name=name,
+        spec={},
+        allow_failure=False,
+        status=Status.QUEUED,
+        created=now,
+        deployment_id=deployment.deployment_id,
+    )

@@ -1,0 +1,252 @@
+"""Deployment environments: a named provider with its settings, variables and access key.
+
+Secret values (``isEncrypted`` named values, ``secure`` notification settings) are kept as account-bound
+tokens exactly as project settings keep them. The environment access key is a credential too: it is shown
+in plain text once, in the response that creates the environment (an admin copies it to the agent machines),
+and afterwards as its token, to callers who may manage or update environments only. Sending the token back
+keeps the key; sending a new key replaces it (AppVeyor shows the key in plain text with every read).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from secrets import token_urlsafe
+from typing import Any
+
+from chalicelib.domain import secrets
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.permissions import Permission
+from chalicelib.domain.project_settings import valid_named_values
+from chalicelib.domain.validation import invalid, valid_name
+from chalicelib.errors import Conflict, NotFound
+from chalicelib.store import counters
+from chalicelib.store import environments as store
+from chalicelib.store.environments import ENVIRONMENT_NOT_FOUND, Environment
+
+PROVIDERS = (
+    "Agent",
+    "AzureBlob",
+    "AzureCS",
+    "AzureWebJob",
+    "BinTray",
+    "FTP",
+    "GitHub",
+    "NuGet",
+    "S3",
+    "SqlDatabase",
+    "WebDeploy",
+    "Webhook",
+)
+MAX_NAME_LENGTH = 100
+MIN_ACCESS_KEY_LENGTH = 16
+MAX_ACCESS_KEY_LENGTH = 128
+MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
+MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call (and at least one byte)
+MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
+
+
+@dataclass(frozen=True)
+class EnvironmentInput:
+    """What an add or update request sets; ``None`` provider, notifications or key: keep what is stored."""
+
+    name: str
+    provider: str | None
+    provider_settings: Any
+    environment_variables: Any
+    notifications: Any = None
+    access_key: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvironmentDetails:
+    """An environment and the access key a response shows: plain once when made, else its token, or None."""
+
+    environment: Environment
+    access_key: str | None
+
+
+def list_environments(caller: Caller) -> list[Environment]:
+    """Every environment of the caller's account."""
+    return store.list_environments(caller.account_id)
+
+
+def get_environment(caller: Caller, environment_id: int) -> Environment:
+    """One environment of the caller's account; NotFound otherwise."""
+    environment = store.get_environment(caller.account_id, environment_id)
+    if environment is None:
+        raise NotFound(ENVIRONMENT_NOT_FOUND)
+    return environment
+
+
+def environment_settings(caller: Caller, environment_id: int) -> EnvironmentDetails:
+    """GET .../settings: the environment, with its access key for those who manage environments."""
+    return _details(caller, get_environment(caller, environment_id))
+
+
+def add_environment(caller: Caller, request: EnvironmentInput) -> EnvironmentDetails:
+    """A new environment with a freshly generated access key."""
+    name = _free_name(caller, request.name)
+    if request.provider is None:
+        raise invalid("provider", "provider is required.")
+    provider = valid_provider(request.provider)
+    settings = _protected_settings(caller.account_id, request, {})
+    access_key = token_urlsafe(24)
+    environment = Environment(
+        account_id=caller.account_id,
+        environment_id=counters.next_value(counters.ENVIRONMENTS),
+        name=name,
+        provider=provider,
+        access_key=secrets.encrypt(caller.account_id, access_key),
+        access_key_hash=access_key_hash(access_key),
+        settings=settings,
+        created=datetime.now(UTC),
+    )
+    store.add_environment(environment)
+    return EnvironmentDetails(environment, access_key)  # the only time the key is shown in plain text
+
+
+def update_environment(caller: Caller, environment_id: int, request: EnvironmentInput) -> EnvironmentDetails:
+    """PUT /api/environments: rename, change the provider and settings, rotate the access key."""
+    before = get_environment(caller, environment_id)
+    name = valid_name(request.name, "name", MAX_NAME_LENGTH)
+    if store.environment_name_key(name) != store.environment_name_key(before.name):
+        _free_name(caller, name)
+    after = replace(
+        before,
+        name=name,
+        provider=before.provider if request.provider is None else valid_provider(request.provider),
+        settings=_protected_settings(caller.account_id, request, before.settings),
+    )
+    if _replaces_access_key(before, request.access_key):
+        key = valid_access_key(request.access_key or "")
+        if store.access_key_taken(access_key_hash(key)):
+            raise Conflict("That environment access key is in use; choose another.")
+        after = replace(after, access_key=secrets.encrypt(caller.account_id, key), access_key_hash=access_key_hash(key))
+    return _details(caller, store.save_environment(before, after))
+
+
+def delete_environment(caller: Caller, environment_id: int) -> None:
+    """Delete the environment (its deployments keep the summary they were started with)."""
+    store.delete_environment(get_environment(caller, environment_id))
+
+
+def environment_values(environment: Environment) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """Provider settings and environment variables by name, secrets decrypted, and the secrets (to mask)."""
+    secret_values: list[str] = []
+
+    def plain(values: list[dict[str, Any]]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        for entry in values:
+            value = entry["value"].get("value") or ""
+            if entry["value"].get("isEncrypted") and value:
+                value = secrets.decrypt(environment.account_id, value)
+                if value not in secret_values:
+                    secret_values.append(value)
+            found[entry["name"]] = value
+        return found
+
+    settings = environment.settings
+    return plain(settings.get("providerSettings", [])), plain(settings.get("environmentVariables", [])), secret_values
+
+
+def find_environment_by_access_key(access_key: str) -> Environment | None:
+    """The environment an agent's access key belongs to, or None."""
+    return store.get_environment_by_access_key_hash(access_key_hash(access_key))
+
+
+def access_key_hash(access_key: str) -> str:
+    """How an access key is found without being stored in plain text: its SHA-256, in hex."""
+    return hashlib.sha256(access_key.encode()).hexdigest()
+
+
+def valid_provider(provider: str) -> str:
+    """The canonical spelling of a provider name (matched without regard to case); a 400 naming the allowed ones."""
+    for known in PROVIDERS:
+        if known.lower() == provider.strip().lower():
+            return known
+    raise invalid("provider", f"provider '{provider}' is not one of: {', '.join(PROVIDERS)}.")
+
+
+def valid_access_key(access_key: str) -> str:
+    """A new access key a client chose: long enough to be unguessable, and sendable in a header."""
+    if not MIN_ACCESS_KEY_LENGTH <= len(access_key) <= MAX_ACCESS_KEY_LENGTH or not all(
+        character.isascii() and character.isprintable() and not character.isspace() for character in access_key
+    ):
+        raise invalid(
+            "environmentAccessKey",
+            f"environmentAccessKey must be {MIN_ACCESS_KEY_LENGTH} to {MAX_ACCESS_KEY_LENGTH} printable ASCII "
+            "characters without spaces.",
+        )
+    return access_key
+
+
+def _details(caller: Caller, environment: Environment) -> EnvironmentDetails:
+    may_see_key = caller.can(Permission.MANAGE_ENVIRONMENTS) or caller.can(Permission.UPDATE_ENVIRONMENT_SETTINGS)
+    return EnvironmentDetails(environment, environment.access_key if may_see_key else None)
+
+
+def _replaces_access_key(environment: Environment, sent: str | None) -> bool:
+    """Whether an update's environmentAccessKey is a new key: not absent, not the token shown, not the key itself."""
+    if sent is None or sent == environment.access_key or access_key_hash(sent) == environment.access_key_hash:
+        return False
+    if sent.startswith(secrets.TOKEN_PREFIX):
+        raise invalid(
+            "environmentAccessKey",
+            "environmentAccessKey is not this environment's key token: send the token back to keep the key, "
+            "or a new key to replace it.",
+        )
+    return True
+
+
+def _free_name(caller: Caller, name: str) -> str:
+    name = valid_name(name, "name", MAX_NAME_LENGTH)
+    if store.name_taken(caller.account_id, name):
+        raise Conflict(f"An environment named '{name}' already exists.")
+    return name
+
+
+def _protected_settings(account_id: int, request: EnvironmentInput, stored: dict[str, Any]) -> dict[str, Any]:
+    """The settings to store: checked, in canonical form, new secrets encrypted, stored tokens kept."""
+    settings = {
+        "providerSettings": _named_values(request.provider_settings, "settings.providerSettings"),
+        "environmentVariables": _named_values(request.environment_variables, "settings.environmentVariables"),
+        "notifications": copy.deepcopy(stored.get("notifications", []))
+        if request.notifications is None
+        else _notifications(request.notifications),
+    }
+    for holder, key in secrets.secret_values(settings):
+        value = holder[key]
+        is_new = isinstance(value, str) and not value.startswith(secrets.TOKEN_PREFIX)
+        if is_new and not 0 < len(value.encode()) <= MAX_SECRET_BYTES:  # what KMS encrypts
+            raise invalid("settings", f"A secure value must be 1 to {MAX_SECRET_BYTES} bytes long.")
+    secrets.protect_document(account_id, settings, stored)
+    if len(json.dumps(settings)) > MAX_SETTINGS_BYTES:
+        raise invalid("settings", "The settings are too large to store.")
+    return settings
+
+
+def _named_values(values: Any, field: str) -> list[dict[str, Any]]:
+    """Named values in their stored form: ``{name, value: {isEncrypted[, value]}}``; an empty secret has no value."""
+    if isinstance(values, list) and len(values) > MAX_NAMED_VALUES:
+        raise invalid(field, f"{field} may hold at most {MAX_NAMED_VALUES} values.")
+    canonical = []
+    for entry in valid_named_values(values, field):
+        is_encrypted = bool(entry["value"].get("isEncrypted", False))
+        value: dict[str, Any] = {"isEncrypted": is_encrypted}
+        if entry["value"].get("value") is not None and not (is_encrypted and entry["value"]["value"] == ""):
+            value["value"] = entry["value"]["value"]
+        canonical.append({"name": entry["name"], "value": value})
+    return canonical
+
+
+def _notifications(notifications: Any) -> list[dict[str, Any]]:
+    if not isinstance(notifications, list) or not all(
+        isinstance(entry, dict) and isinstance(entry.get("provider"), str) and entry["provider"].strip()
+        for entry in notifications
+    ):
+        raise invalid("settings.notifications", "settings.notifications must be an array of objects with a provider.")
+    return copy.deepcopy(notifications)

@@ -1,0 +1,145 @@
+"""Running one deployment job: claim it, gather the build's artifacts and the variables, let the provider deliver.
+
+The job holds a lease and heeds a stop exactly as a build job does (the same heartbeat).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import tempfile
+import threading
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from chalicelib import deploy
+from chalicelib.config import settings
+from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped
+from chalicelib.domain import progress
+from chalicelib.domain.environments import environment_values
+from chalicelib.domain.status import Event
+from chalicelib.runner.environment import appveyor_variables
+from chalicelib.runner.job import CANCELLED, Run, end_job, heartbeat
+from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.store import blobs
+from chalicelib.store import builds as build_store
+from chalicelib.store import deployments as store
+from chalicelib.store import environments as environment_store
+from chalicelib.store import projects as project_store
+from chalicelib.store.builds import Build, Job
+from chalicelib.store.projects import Project
+from chalicelib.wire.builds import build_json, job_json
+
+log = logging.getLogger(__name__)
+_VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)\)")
+
+
+def substitute(text: str, variables: Mapping[str, str]) -> str:
+    """``$(NAME)`` replaced by the variable's value; an unknown name is left as written, so the mistake shows."""
+    return _VARIABLE.sub(lambda found: variables.get(found.group(1), found.group(0)), text)
+
+
+def run_deployment_job(job_id: str) -> None:
+    """Deliver the job's deployment if this delivery wins the claim; a duplicate returns at once."""
+    config = settings()
+    job = build_store.get_job(job_id)
+    if job is None or job.deployment_id is None:
+        return
+    if not build_store.claim_job(job_id, int(time.time()) + config.lease_seconds):
+        return
+    deployment = store.get_deployment(job.project_id, job.deployment_id)
+    build = build_store.get_build(job.project_id, job.build_id)
+    project = project_store.get_project_by_id(job.account_id, job.project_id)
+    environment = environment_store.get_environment(job.account_id, deployment.environment_id) if deployment else None
+    if deployment is None or build is None or project is None or environment is None:
+        progress.finish_job(job, False, "The deployment's build, project or environment no longer exists.")
+        return
+    progress.refresh_deployment(job.project_id, job.deployment_id)
+    provider_settings, environment_variables, secrets = environment_values(environment)
+    build_jobs = build_store.get_jobs(build.job_ids)
+    chosen = [j for j in build_jobs if deployment.build_job_id in (None, j.job_id)]
+    with tempfile.TemporaryDirectory(prefix="conveyor-deploy-") as work:
+        variables = {
+            **appveyor_variables(project, build, chosen[0], Path(work)),
+            **environment_variables,
+            **deployment.variables,
+        }
+        stream = LogStream(
+            blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id), SecretMask(secrets)
+        )
+        run = Run(project, build, job, Path(work), stream, variables, time.monotonic() + config.job_timeout_seconds)
+        _deliver(run, environment.provider, provider_settings, chosen)
+
+
+def _deliver(run: Run, provider: str, provider_settings: dict[str, str], chosen: list[Job]) -> None:
+    beat = threading.Thread(target=heartbeat, args=(run,), name=f"heartbeat-{run.job.job_id}", daemon=True)
+    beat.start()
+    succeeded, message = False, None
+    try:
+        run.say(f"Deploying build {run.build.version} of {run.project.name} with the {provider} provider")
+        delivery = Delivery(
+            settings={name: substitute(value, run.variables) for name, value in provider_settings.items()},
+            artifacts=_artifacts(run.build, chosen),
+            variables=run.variables,
+            context=_context(run.project, run.build, chosen[0]),
+            log=run.say,
+            should_stop=lambda: run.should_stop() is not None,
+        )
+        deploy.deliver(provider, delivery)
+        succeeded = True
+        run.say("Deployment succeeded")
+    except DeployStopped:
+        run.say("The deployment was stopped.")
+    except DeployFailed as failure:
+        message = str(failure)
+        run.say(message)
+    except Exception:
+        log.exception("deployment job %s: the runner failed", run.job.job_id)
+        message = "The deployment failed unexpectedly."
+        run.say(message)
+    finally:
+        reason = run.stop_reason
+        run.stop_reason = run.stop_reason or "finished"
+        beat.join(timeout=settings().heartbeat_seconds + 5)
+    try:
+        run.log.close()
+    except Exception:
+        log.exception("deployment job %s: the finished log could not be stored", run.job.job_id)
+    counts = {"messagesCount": 0 if succeeded or reason == CANCELLED else 1}
+    end_job(run.job, reason, succeeded, message, counts, [])
+
+
+def _artifacts(build: Build, jobs: list[Job]) -> list[DeployArtifact]:
+    return [
+        DeployArtifact(
+            file_name=artifact["fileName"],
+            name=artifact["name"],
+            type=artifact["type"],
+            size=int(artifact["size"]),
+            job_prefix=blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id),
+        )
+        for job in jobs
+        for artifact in job.artifacts
+    ]
+
+
+def _context(project: Project, build: Build, job: Job) -> dict[str, Any]:
+    return {
+        "accountName": project.account_name,
+        "projectName": project.name,
+        "projectSlug": project.slug,
+        "build": build_json(build),
+        "job": job_json(job),
+        "commit": {key: build.commit.get(key) for key in ("commitId", "message", "authorName", "committed")},
+    }
+
+
+def agent_deadline(job_id: str) -> None:
+    """An agent's time to take the job is up: a job still queued fails, saying so."""
+    job = build_store.get_job(job_id)
+    if job is None or job.status != "queued":
+        return
+    progress.move(job, Event.FAIL, "No deployment agent of the environment took the deployment in time.")
+    progress.refresh(job)

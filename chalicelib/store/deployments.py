@@ -1,0 +1,126 @@
+"""Deployments and their jobs: created together, read by id, project and environment, moved by conditional writes."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pynamodb.exceptions import UpdateError
+
+from chalicelib.store.builds import Job, job_model
+from chalicelib.store.models import DeploymentModel, JobModel
+from chalicelib.store.transactions import atomically, is_condition_failure
+
+
+@dataclass(frozen=True)
+class Deployment:
+    account_id: int
+    project_id: int
+    deployment_id: int
+    environment_id: int
+    environment: dict[str, Any]
+    build_id: int
+    job_ids: list[str]
+    status: str
+    created: datetime
+    build_job_id: str | None = None
+    variables: dict[str, str] = field(default_factory=dict)
+    started: datetime | None = None
+    finished: datetime | None = None
+    updated: datetime | None = None
+    revision: int = 1
+
+
+def _deployment(model: DeploymentModel) -> Deployment:
+    return Deployment(
+        account_id=int(model.account_id),
+        project_id=int(model.project_id),
+        deployment_id=int(model.deployment_id),
+        environment_id=int(model.environment_id),
+        environment=model.environment,
+        build_id=int(model.build_id),
+        job_ids=list(model.job_ids),
+        status=model.status,
+        created=model.created,
+        build_job_id=model.build_job_id,
+        variables=model.variables or {},
+        started=model.started,
+        finished=model.finished,
+        updated=model.updated,
+        revision=int(model.revision),
+    )
+
+
+def add_deployment(deployment: Deployment, jobs: list[Job]) -> None:
+    """Store a new deployment and its jobs at once."""
+    model = DeploymentModel(
+        deployment.project_id,
+        deployment.deployment_id,
+        account_id=deployment.account_id,
+        environment_id=deployment.environment_id,
+        environment=deployment.environment,
+        build_id=deployment.build_id,
+        build_job_id=deployment.build_job_id,
+        variables=deployment.variables or None,
+        job_ids=deployment.job_ids,
+        status=deployment.status,
+        created=deployment.created,
+        revision=1,
+    )
+    with atomically("The deployment exists already.") as transaction:
+        transaction.save(model, condition=DeploymentModel.deployment_id.does_not_exist())
+        for job in jobs:
+            transaction.save(job_model(job), condition=JobModel.job_id.does_not_exist())
+
+
+def get_deployment(project_id: int, deployment_id: int) -> Deployment | None:
+    try:
+        return _deployment(DeploymentModel.get(project_id, deployment_id, consistent_read=True))
+    except DeploymentModel.DoesNotExist:
+        return None
+
+
+def get_deployment_by_id(deployment_id: int) -> Deployment | None:
+    """A deployment by its id alone (callers check the account)."""
+    for model in DeploymentModel.by_id.query(deployment_id, limit=1):
+        return _deployment(model)
+    return None
+
+
+def list_project_deployments(project_id: int, before_deployment_id: int | None, limit: int) -> list[Deployment]:
+    """A page of the project's deployments, newest first, older than ``before_deployment_id``."""
+    condition = None if before_deployment_id is None else DeploymentModel.deployment_id < before_deployment_id
+    models: Iterable[DeploymentModel] = DeploymentModel.query(
+        project_id, condition, scan_index_forward=False, limit=limit
+    )
+    return [_deployment(model) for model in models]
+
+
+def list_environment_deployments(environment_id: int, limit: int) -> list[Deployment]:
+    """The environment's newest deployments."""
+    models = DeploymentModel.by_environment.query(environment_id, scan_index_forward=False, limit=limit)
+    return [_deployment(model) for model in models]
+
+
+def save_deployment_state(
+    deployment: Deployment, status: str, started: datetime | None, finished: datetime | None
+) -> bool:
+    """Write the status a deployment derives from its jobs, if nobody did since it was read."""
+    actions: list[Any] = [
+        DeploymentModel.status.set(status),
+        DeploymentModel.updated.set(datetime.now(UTC)),
+        DeploymentModel.revision.add(1),
+        DeploymentModel.started.set(started) if started else DeploymentModel.started.remove(),
+        DeploymentModel.finished.set(finished) if finished else DeploymentModel.finished.remove(),
+    ]
+    try:
+        DeploymentModel(deployment.project_id, deployment.deployment_id).update(
+            actions=actions, condition=DeploymentModel.revision == deployment.revision
+        )
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True

@@ -1,0 +1,100 @@
+"""Helpers for deployment tests: an environment through the API, a built project to deploy, waiting."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from tests.builds import BuildProject, appveyor_yml
+from tests.support import Account, unique
+
+FINISHED = {"success", "failed", "cancelled"}
+ARTIFACTS_YML = appveyor_yml(
+    "build_script:",
+    "  - mkdir -p out site && echo app-$APPVEYOR_BUILD_VERSION > out/app.txt && echo '<h1>hi</h1>' > site/index.html",
+    "artifacts:",
+    "  - path: out/app.txt",
+    "    name: app",
+    "  - path: site/index.html",
+    "    name: site",
+)
+
+
+def named(name: str, value: str, secure: bool = False) -> dict[str, Any]:
+    return {"name": name, "value": {"isEncrypted": secure, "value": value}}
+
+
+def add_environment(
+    account: Account,
+    provider: str,
+    settings: dict[str, str],
+    secure: set[str] = frozenset(),
+    **variables: str,  # type: ignore[assignment]
+) -> dict[str, Any]:
+    """A new environment of ``provider`` through the API; ``secure`` names the settings that are secrets."""
+    reply = account.api.post(
+        "/environments",
+        {
+            "name": unique("env"),
+            "provider": provider,
+            "settings": {
+                "providerSettings": [named(name, value, name in secure) for name, value in settings.items()],
+                "environmentVariables": [named(name, value) for name, value in variables.items()],
+            },
+        },
+    )
+    assert reply.status == 200, reply.body
+    return reply.json
+
+
+def deploy(project: BuildProject, environment: dict[str, Any], version: str, **fields: Any) -> Any:
+    """POST /api/deployments; the reply."""
+    return project.account.api.post(
+        "/deployments",
+        {
+            "environmentName": environment["name"],
+            "accountName": project.project["accountName"],
+            "projectSlug": project.project["slug"],
+            "buildVersion": version,
+            **fields,
+        },
+    )
+
+
+def wait_for_deployment(
+    account: Account, deployment_id: int, statuses: set[str] = FINISHED, seconds: float = 60
+) -> dict[str, Any]:
+    deadline = time.monotonic() + seconds
+    while True:
+        deployment = account.api.get(f"/deployments/{deployment_id}").json["deployment"]
+        if deployment["status"] in statuses:
+            return deployment
+        if time.monotonic() > deadline:
+            raise AssertionError(f"deployment {deployment_id} is still {deployment['status']} after {seconds} s")
+        time.sleep(0.2)
+
+
+@contextmanager
+def serving_api() -> Iterator[str]:
+    """The app over real HTTP on loopback (as chalice local serves it), for clients that need a URL."""
+    from chalice.cli.factory import CLIFactory
+
+    from chalicelib.local.stack import PROJECT_DIR
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    factory = CLIFactory(str(PROJECT_DIR))
+    config = factory.create_config_obj(chalice_stage_name="local")
+    server = factory.create_local_server(config.chalice_app, config, "127.0.0.1", port)
+    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
