@@ -20,6 +20,7 @@ import pytest
 import requests
 
 from tests.gitserver import GitServer, Repository
+from tests.peers import FtpServer
 from tests.support import unique
 
 CONVEYOR = Path(sys.executable).with_name("conveyor")
@@ -192,6 +193,16 @@ def port_is_free(port: int) -> bool:
         except OSError:
             return False
     return True
+
+
+def finished(stack: LocalStack, path: str, field: str, seconds: float = 60) -> dict[str, Any]:
+    """``GET path``'s ``field`` once its status is final (or the time is up)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found: dict[str, Any] = stack.get(path, stack.key).json()[field]
+        if found["status"] in ("success", "failed", "cancelled") or time.monotonic() > deadline:
+            return found
+        time.sleep(0.3)
 
 
 def wait_for_output(stack: LocalStack, text: str, seconds: float = 10) -> None:
@@ -374,14 +385,63 @@ def test_build_started_over_http_runs_to_success_and_its_log_shows_the_output(
         assert started.status_code == 200, started.text
         version = started.json()["version"]
 
-        deadline = time.monotonic() + 60
-        while True:
-            build = stack.get(f"/api/projects/local/{added.json()['slug']}/build/{version}", stack.key).json()["build"]
-            if build["status"] in ("success", "failed", "cancelled") or time.monotonic() > deadline:
-                break
-            time.sleep(0.3)
+        build = finished(stack, f"/api/projects/local/{added.json()['slug']}/build/{version}", "build")
 
     assert build["status"] == "success", (build, stack.stderr)
     log = stack.get(f"/api/buildjobs/{build['jobs'][0]['jobId']}/log", stack.key)
     assert log.status_code == 200
     assert "hello from master" in log.text
+
+
+def test_deployment_of_a_built_project_to_an_ftp_server_delivers_its_artifact(
+    stack: LocalStack, tmp_path: Path
+) -> None:
+    headers = {"Authorization": f"Bearer {stack.key}"}
+    (tmp_path / "ftp").mkdir()
+    with GitServer(tmp_path) as server, FtpServer(tmp_path / "ftp") as ftp:
+        repository = Repository.create(tmp_path, "site.git")
+        yml = "build_script:\n  - echo shipped > index.html\nartifacts:\n  - path: index.html\n"
+        repository.commit({"appveyor.yml": yml})
+        slug = requests.post(
+            f"{stack.base_url}/api/projects",
+            json={"repositoryProvider": "git", "repositoryName": server.url_of("site.git")},
+            headers=headers,
+            timeout=10,
+        ).json()["slug"]
+        version = requests.post(
+            f"{stack.base_url}/api/builds",
+            json={"accountName": "local", "projectSlug": slug},
+            headers=headers,
+            timeout=30,
+        ).json()["version"]
+        assert finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")["status"] == "success"
+        settings = {"server": f"{ftp.host}:{ftp.port}", "username": ftp.username, "folder": "www"}
+        environment = {
+            "name": unique("ftp"),
+            "provider": "FTP",
+            "settings": {
+                "providerSettings": [
+                    {"name": k, "value": {"isEncrypted": False, "value": v}} for k, v in settings.items()
+                ]
+                + [{"name": "password", "value": {"isEncrypted": True, "value": ftp.password}}],
+                "environmentVariables": [],
+            },
+        }
+        added = requests.post(f"{stack.base_url}/api/environments", json=environment, headers=headers, timeout=10)
+        assert added.status_code == 200, added.text
+        started = requests.post(
+            f"{stack.base_url}/api/deployments",
+            json={
+                "environmentName": environment["name"],
+                "accountName": "local",
+                "projectSlug": slug,
+                "buildVersion": version,
+            },
+            headers=headers,
+            timeout=10,
+        )
+        assert started.status_code == 200, started.text
+        deployment = finished(stack, f"/api/deployments/{started.json()['deploymentId']}", "deployment")
+
+    assert deployment["status"] == "success", (deployment, stack.stderr)
+    assert (tmp_path / "ftp" / "www" / "index.html").read_text() == "shipped\n"
