@@ -7,6 +7,7 @@ import datetime
 import ipaddress
 import json
 import logging
+import os
 import re
 import shutil
 import subprocess
@@ -19,6 +20,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import pytest
 from pyftpdlib.authorizers import DummyAuthorizer
 from pyftpdlib.handlers import FTPHandler
 from pyftpdlib.servers import FTPServer
@@ -142,16 +144,17 @@ def _self_signed_pem(host: str) -> bytes:
     return private + certificate.public_bytes(serialization.Encoding.PEM)
 
 
-def azurite_available() -> bool:
-    """Whether Azurite is installed (``make test`` installs it under .azurite/ when npm is there) and node runs it."""
-    return AZURITE_BLOB.exists() and shutil.which("node") is not None
-
-
-def azurite_missing_reason() -> str:
-    """Why Azurite cannot run here, for a skip."""
+def require_azurite() -> None:
+    """Skip the calling test where Azurite cannot run; under CI, which has npm, fail instead: a broken install."""
+    if AZURITE_BLOB.exists() and shutil.which("node") is not None:
+        return
     if shutil.which("npm") is None or shutil.which("node") is None:
-        return "Azurite needs node and npm, and they are not installed: the Azure Blob tests are skipped"
-    return "Azurite is not installed: `make test` installs it into .azurite/ with npm"
+        reason = "Azurite needs node and npm, and they are not installed: the Azure Blob tests are skipped"
+    else:
+        reason = "Azurite is not installed: `make test` installs it into .azurite/ with npm"
+    if os.environ.get("CI"):
+        pytest.fail(reason)
+    pytest.skip(reason)
 
 
 class Azurite(_Peer):

@@ -5,7 +5,6 @@ DeployFailed or DeployStopped with a reason a user can act on (and no password i
 from __future__ import annotations
 
 import itertools
-import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,7 +18,7 @@ from chalicelib import deploy
 from chalicelib.config import settings as service_settings
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped, selected
 from chalicelib.store.artifacts import put_artifact
-from tests.peers import Azurite, FtpServer, WebhookReceiver, azurite_available, azurite_missing_reason
+from tests.peers import Azurite, FtpServer, WebhookReceiver, require_azurite
 from tests.support import unique
 
 APP_ZIP = b"PK\x03\x04 the application, zipped \x00\xff" * 50
@@ -270,10 +269,7 @@ def test_s3_stops_while_a_file_travels(target_bucket: str, big_artifact: DeployA
 
 @pytest.fixture(scope="module")
 def azurite() -> Iterator[Azurite]:
-    if not azurite_available():
-        if os.environ.get("CI"):  # CI has npm: a missing Azurite there is a broken install, not a reason to skip
-            pytest.fail(azurite_missing_reason())
-        pytest.skip(azurite_missing_reason())
+    require_azurite()
     with Azurite() as server:
         yield server
 

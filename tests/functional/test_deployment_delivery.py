@@ -4,51 +4,19 @@
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import boto3
-import pytest
 from azure.storage.blob import BlobServiceClient
 
-from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject
-from tests.deployments import ARTIFACTS_YML, add_environment, deploy, wait_for_deployment
-from tests.gitserver import GitServer
-from tests.peers import Azurite, FtpServer, WebhookReceiver, azurite_available, azurite_missing_reason
-from tests.support import Account, unique
+from tests.deployments import add_environment, deploy, wait_for_deployment
+from tests.peers import Azurite, FtpServer, WebhookReceiver, require_azurite
+from tests.support import unique
 
 APP = "out/app.txt"
 SITE = "site/index.html"
-
-
-@pytest.fixture(scope="module")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def pump(fresh_resources: None) -> Iterator[SqsPump]:
-    from app import app
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
-        running = SqsPump(app, workers=4, wait_seconds=1)
-        running.start()
-        yield running
-        running.stop()
-
-
-@pytest.fixture
-def built(account: Account, git_server: GitServer, pump: SqsPump) -> tuple[BuildProject, dict[str, Any]]:
-    """A project with a successful build whose artifacts are out/app.txt (named app) and site/index.html (site)."""
-    project = BuildProject(account, git_server, {"appveyor.yml": ARTIFACTS_YML})
-    build = project.run()
-    assert build["status"] == "success"
-    return project, build
 
 
 def deployed(project: BuildProject, environment: dict[str, Any], version: str, **fields: Any) -> dict[str, Any]:
@@ -125,10 +93,7 @@ def test_s3_receives_the_chosen_artifact_below_the_folder(built: tuple[BuildProj
 
 
 def test_azure_blob_receives_the_artifacts(built: tuple[BuildProject, dict[str, Any]]) -> None:
-    if not azurite_available():
-        if os.environ.get("CI"):  # CI has npm: a missing Azurite there is a broken install, not a reason to skip
-            pytest.fail(azurite_missing_reason())
-        pytest.skip(azurite_missing_reason())
+    require_azurite()
     project, build = built
     container = unique("drop")
     with Azurite() as azurite:

@@ -12,42 +12,15 @@ import pytest
 from chalicelib.agent import Agent
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
-from tests.deployments import ARTIFACTS_YML, add_environment, deploy, serving_api, wait_for_deployment
+from tests.deployments import add_environment, deploy, serving_api, wait_for_deployment
 from tests.gitserver import GitServer
 from tests.support import Account, member_of_role
-
-
-@pytest.fixture(scope="module")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def pump(fresh_resources: None) -> Iterator[SqsPump]:
-    from app import app
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
-        running = SqsPump(app, workers=4, wait_seconds=1)
-        running.start()
-        yield running
-        running.stop()
 
 
 @pytest.fixture(scope="module")
 def api_url(pump: SqsPump) -> Iterator[str]:
     with serving_api() as url:
         yield url
-
-
-@pytest.fixture
-def built(account: Account, git_server: GitServer, pump: SqsPump) -> tuple[BuildProject, dict[str, Any]]:
-    """A project with a successful build that has two artifacts."""
-    project = BuildProject(account, git_server, {"appveyor.yml": ARTIFACTS_YML})
-    build = project.run()
-    assert build["status"] == "success"
-    return project, build
 
 
 def run_agent(api_url: str, environment: dict[str, Any], folder: Path, name: str = "web-01") -> threading.Thread:

@@ -1,0 +1,42 @@
+"""Fixtures the deployment tests share: a git server, the SQS pump running the app's handlers, a built project."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from chalicelib.local.pump import SqsPump
+from tests.builds import BuildProject
+from tests.deployments import ARTIFACTS_YML
+from tests.gitserver import GitServer
+from tests.support import Account
+
+
+@pytest.fixture(scope="module")
+def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
+    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def pump(fresh_resources: None) -> Iterator[SqsPump]:
+    """The app's queue handlers, run as the local stack runs them; runners heartbeat twice a second."""
+    from app import app
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
+        running = SqsPump(app, workers=4, wait_seconds=1)
+        running.start()
+        yield running
+        running.stop()
+
+
+@pytest.fixture
+def built(account: Account, git_server: GitServer, pump: SqsPump) -> tuple[BuildProject, dict[str, Any]]:
+    """A project with a successful build whose artifacts are out/app.txt (named app) and site/index.html (site)."""
+    project = BuildProject(account, git_server, {"appveyor.yml": ARTIFACTS_YML})
+    build = project.run()
+    assert build["status"] == "success"
+    return project, build
