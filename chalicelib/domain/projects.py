@@ -14,6 +14,7 @@ from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configu
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import blobs, counters
 from chalicelib.store import builds as build_store
+from chalicelib.store import deployments as deployment_store
 from chalicelib.store import projects as store
 from chalicelib.store.projects import Project
 
@@ -82,6 +83,7 @@ def delete_project(caller: Caller, account_name: str, slug: str) -> None:
     project = find_project(caller, account_name, slug, Right.DELETE)
     store.delete_project(project)
     build_store.delete_project_builds(project.project_id)
+    deployment_store.delete_project_deployments(project.project_id)
     for prefix in blobs.project_prefixes(project.account_id, project.project_id):
         blobs.delete_prefix(prefix)
 

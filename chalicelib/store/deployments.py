@@ -104,6 +104,14 @@ def list_environment_deployments(environment_id: int, limit: int) -> list[Deploy
     return [_deployment(model) for model in models]
 
 
+def delete_project_deployments(project_id: int) -> None:
+    """Remove every deployment of a deleted project, with its jobs."""
+    for model in DeploymentModel.query(project_id):
+        for job_id in model.job_ids:
+            JobModel(job_id).delete()
+        model.delete()
+
+
 def save_deployment_state(
     deployment: Deployment, status: str, started: datetime | None, finished: datetime | None
 ) -> bool:

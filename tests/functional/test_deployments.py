@@ -11,6 +11,8 @@ import pytest
 
 from chalicelib.agent import Agent
 from chalicelib.local.pump import SqsPump
+from chalicelib.store import builds as build_store
+from chalicelib.store import deployments as deployment_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, serving_api, wait_for_deployment
 from tests.gitserver import GitServer
@@ -238,3 +240,20 @@ def test_agent_log_report_over_the_line_limit_is_refused(account: Account, api_u
         urllib.request.urlopen(request, timeout=10)
     assert refusal.value.code == 400
     assert "at most 1000" in json.loads(refusal.value.read())["message"]
+
+
+def test_deleting_the_project_removes_its_deployments_and_their_jobs(
+    built: tuple[BuildProject, dict[str, Any]],
+) -> None:
+    project, build = built
+    environment = add_environment(project.account, "Agent", {"agents_timeout": "60"})
+    deployment = deploy(project, environment, build["version"]).json
+    project_id = deployment["build"]["projectId"]
+
+    assert project.account.api.delete(project.path).status == 204
+
+    assert project.account.api.get(f"/deployments/{deployment['deploymentId']}").status == 404
+    assert deployment_store.list_project_deployments(project_id, None, 20) == []
+    assert build_store.get_job(deployment["jobs"][0]["jobId"]) is None
+    listed = project.account.api.get(f"/environments/{environment['deploymentEnvironmentId']}/deployments").json
+    assert listed["deployments"] == []
