@@ -86,15 +86,16 @@ def stop_deployment(caller: Caller, deployment_id: int) -> None:
 
 
 def find_deployment(caller: Caller, deployment_id: int, right: Right = Right.VIEW) -> tuple[Deployment, Project]:
-    deployment = store.get_deployment_by_id(deployment_id)
-    if deployment is None or deployment.account_id != caller.account_id:
+    """A deployment of the caller's account by id, if the caller may exercise ``right`` on its project."""
+    indexed = store.get_deployment_by_id(deployment_id)
+    if indexed is None or indexed.account_id != caller.account_id:
         raise NotFound(DEPLOYMENT_NOT_FOUND)
-    project = project_store.get_project_by_id(caller.account_id, deployment.project_id)
+    project = project_store.get_project_by_id(caller.account_id, indexed.project_id)
     if project is None:
         raise NotFound(DEPLOYMENT_NOT_FOUND)
-    return store.get_deployment(deployment.project_id, deployment_id) or deployment, require_right(
-        caller, project, right
-    )
+    project = require_right(caller, project, right)
+    # the id index is eventually consistent: a stop right after a start must see the status as it is now
+    return store.get_deployment(indexed.project_id, deployment_id) or indexed, project
 
 
 def project_deployments(
