@@ -8,8 +8,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
-from chalicelib.store.artifacts import open_artifact_stream
+from chalicelib.store.artifacts import artifact_url, open_artifact_stream
 
+# Receivers may fetch artifacts a while after they were told of them: AppVeyor's agents get 10 minutes for ARTIFACT_URL.
+ARTIFACT_URL_SECONDS = 600
 _SEPARATORS = re.compile(r"[\s,]+")
 _FALSE = ("", "false", "0", "no", "off")
 
@@ -23,6 +25,11 @@ class DeployArtifact:
     type: str
     size: int
     job_prefix: str  # store.artifacts.artifact_key(job_prefix, file_name) is its object
+
+    def description(self) -> dict[str, Any]:
+        """The artifact as webhooks and agents are told of it, with a download URL valid for 10 minutes."""
+        url = artifact_url(self.job_prefix, self.file_name, ARTIFACT_URL_SECONDS)
+        return {"fileName": self.file_name, "name": self.name, "type": self.type, "size": self.size, "url": url}
 
 
 @dataclass(frozen=True)

@@ -10,11 +10,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from chalicelib.deploy.base import Delivery, DeployFailed
-from chalicelib.store.artifacts import artifact_url
 
 DEFAULT_TIMEOUT_MINUTES = 1.0
-# The receiver may fetch artifacts a while after it answered: AppVeyor's agents get 10 minutes for ARTIFACT_URL.
-URL_SECONDS = 600
 
 
 def deliver(delivery: Delivery) -> None:
@@ -53,16 +50,7 @@ def body(delivery: Delivery) -> dict[str, Any]:
         "build": context.get("build"),
         "job": context.get("job"),
         "commit": context.get("commit"),
-        "artifacts": [
-            {
-                "fileName": artifact.file_name,
-                "name": artifact.name,
-                "type": artifact.type,
-                "size": artifact.size,
-                "url": artifact_url(artifact.job_prefix, artifact.file_name, URL_SECONDS),
-            }
-            for artifact in delivery.artifacts
-        ],
+        "artifacts": [artifact.description() for artifact in delivery.artifacts],
         "environmentVariables": delivery.variables,
     }
 

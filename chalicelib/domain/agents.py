@@ -18,10 +18,8 @@ from chalicelib.domain.deployments import AGENT
 from chalicelib.domain.environments import environment_values, find_environment_by_access_key
 from chalicelib.domain.status import Event, Status
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
-from chalicelib.runner.deployment import substitute
-from chalicelib.runner.environment import appveyor_variables
+from chalicelib.runner.deployment import deployment_inputs
 from chalicelib.runner.logstream import SecretMask, split_line
-from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
@@ -106,22 +104,14 @@ def _assignment(environment: Environment, job: Job) -> AgentJob:
     project = project_store.get_project_by_id(job.account_id, job.project_id)
     if deployment is None or build is None or project is None:
         raise NotFound("The deployment no longer exists.")
-    provider_settings, variables, _ = environment_values(environment)
-    # APPVEYOR_BUILD_FOLDER is the agent's own folder: the agent sets it where it puts the artifacts
-    chosen = [j for j in build_store.get_jobs(build.job_ids) if deployment.build_job_id in (None, j.job_id)]
-    all_variables = {**appveyor_variables(project, build, chosen[0], Path(".")), **variables, **deployment.variables}
-    artifacts = []
-    for build_job in chosen:
-        prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, build_job.job_id)
-        for artifact in build_job.artifacts:
-            url = artifact_store.artifact_url(prefix, artifact["fileName"], seconds=600)
-            artifacts.append({key: artifact[key] for key in ("fileName", "name", "type", "size")} | {"url": url})
+    # APPVEYOR_BUILD_FOLDER is the agent's own: it sets it to the folder it puts the artifacts in
+    inputs = deployment_inputs(project, build, deployment, environment, Path("."))
     return AgentJob(
         deployment_id=deployment.deployment_id,
         job_id=job.job_id,
-        artifacts=artifacts,
-        variables=all_variables,
-        settings={name: substitute(value, all_variables) for name, value in provider_settings.items()},
+        artifacts=[artifact.description() for artifact in inputs.artifacts],
+        variables=inputs.variables,
+        settings=inputs.settings,
     )
 
 

@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,8 @@ from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.builds import Build, Job
+from chalicelib.store.deployments import Deployment
+from chalicelib.store.environments import Environment
 from chalicelib.store.projects import Project
 from chalicelib.wire.builds import build_json, job_json
 
@@ -57,33 +60,58 @@ def run_deployment_job(job_id: str) -> None:
         progress.finish_job(job, False, "The deployment's build, project or environment no longer exists.")
         return
     progress.refresh_deployment(job.project_id, job.deployment_id)
-    provider_settings, environment_variables, secrets = environment_values(environment)
-    build_jobs = build_store.get_jobs(build.job_ids)
-    chosen = [j for j in build_jobs if deployment.build_job_id in (None, j.job_id)]
     with tempfile.TemporaryDirectory(prefix="conveyor-deploy-") as work:
-        variables = {
-            **appveyor_variables(project, build, chosen[0], Path(work)),
-            **environment_variables,
-            **deployment.variables,
-        }
+        inputs = deployment_inputs(project, build, deployment, environment, Path(work))
         stream = LogStream(
-            blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id), SecretMask(secrets)
+            blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id), SecretMask(inputs.secrets)
         )
-        run = Run(project, build, job, Path(work), stream, variables, time.monotonic() + config.job_timeout_seconds)
-        _deliver(run, environment.provider, provider_settings, chosen)
+        deadline = time.monotonic() + config.job_timeout_seconds
+        run = Run(project, build, job, Path(work), stream, inputs.variables, deadline)
+        _deliver(run, environment.provider, inputs)
 
 
-def _deliver(run: Run, provider: str, provider_settings: dict[str, str], chosen: list[Job]) -> None:
+@dataclass(frozen=True)
+class DeploymentInputs:
+    """What a deployment job delivers and with what: the same whether the runner or an agent delivers it."""
+
+    build_jobs: list[Job]  # the build's jobs whose artifacts go (buildJobId's, or every job)
+    artifacts: list[DeployArtifact]
+    variables: dict[str, str]  # the build's APPVEYOR_* variables, then the environment's, then the request's
+    settings: dict[str, str]  # the provider settings, secrets decrypted, $(NAME) replaced by the variables
+    secrets: list[str]  # every secret value, to mask in the log
+
+
+def deployment_inputs(
+    project: Project, build: Build, deployment: Deployment, environment: Environment, folder: Path
+) -> DeploymentInputs:
+    """The artifacts, variables and settings of a deployment job; ``folder`` is its APPVEYOR_BUILD_FOLDER."""
+    provider_settings, environment_variables, secrets = environment_values(environment)
+    chosen = [job for job in build_store.get_jobs(build.job_ids) if deployment.build_job_id in (None, job.job_id)]
+    variables = {
+        **appveyor_variables(project, build, chosen[0], folder),
+        **environment_variables,
+        **deployment.variables,
+    }
+    return DeploymentInputs(
+        build_jobs=chosen,
+        artifacts=_artifacts(build, chosen),
+        variables=variables,
+        settings={name: substitute(value, variables) for name, value in provider_settings.items()},
+        secrets=secrets,
+    )
+
+
+def _deliver(run: Run, provider: str, inputs: DeploymentInputs) -> None:
     beat = threading.Thread(target=heartbeat, args=(run,), name=f"heartbeat-{run.job.job_id}", daemon=True)
     beat.start()
     succeeded, message = False, None
     try:
         run.say(f"Deploying build {run.build.version} of {run.project.name} with the {provider} provider")
         delivery = Delivery(
-            settings={name: substitute(value, run.variables) for name, value in provider_settings.items()},
-            artifacts=_artifacts(run.build, chosen),
+            settings=inputs.settings,
+            artifacts=inputs.artifacts,
             variables=run.variables,
-            context=_context(run.project, run.build, chosen[0]),
+            context=_context(run.project, run.build, inputs.build_jobs[0]),
             log=run.say,
             should_stop=lambda: run.should_stop() is not None,
         )
