@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
+from collections.abc import Callable, Iterable
+from typing import Any
 
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from moto.server import ThreadedMotoServer
+from werkzeug.serving import make_server
 
 FAKE_CREDENTIALS = {
     "AWS_ACCESS_KEY_ID": "conveyor-local",
@@ -14,13 +19,40 @@ FAKE_CREDENTIALS = {
 }
 
 
+class _OneDynamoDbRequestAtATime:
+    """WSGI middleware: DynamoDB requests are served one at a time.
+
+    DynamoDB applies each conditional write atomically, and Conveyor's counters, claims and revision checks rely
+    on it. moto checks a condition and then writes without a lock, so two writers racing on one item could both
+    succeed; serving DynamoDB requests in turn restores the guarantee. Other services stay concurrent.
+    """
+
+    def __init__(self, app: Callable[..., Iterable[bytes]]) -> None:
+        self._app = app
+        self._lock = threading.Lock()
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
+        if not environ.get("HTTP_X_AMZ_TARGET", "").startswith("DynamoDB_"):
+            return self._app(environ, start_response)
+        with self._lock:
+            return list(self._app(environ, start_response))
+
+
+class _Server(ThreadedMotoServer):
+    def _server_entry(self) -> None:  # moto's own, with the middleware around its app
+        app = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
+        self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
+        self._server_ready_event.set()
+        self._server.serve_forever()
+
+
 class Emulator:
     """An embedded AWS emulator; ``start`` points this process's AWS clients at it."""
 
     def __init__(self, port: int) -> None:
         # werkzeug logs every request at INFO; the local stack promises to stay quiet.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
-        self._server = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+        self._server = _Server(ip_address="127.0.0.1", port=port, verbose=False)
         self.endpoint = ""
 
     def start(self) -> str:

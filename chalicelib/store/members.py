@@ -10,7 +10,7 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.store.models import MemberModel
 from chalicelib.store.roles import stage_member_count_change
-from chalicelib.store.transactions import atomically, claim, email_claim, release
+from chalicelib.store.transactions import atomically, claim, email_claim, release, still_at
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,7 @@ class Member:
     created: datetime
     notifications: Notifications = field(default_factory=Notifications)
     updated: datetime | None = None
+    revision: int = 1
 
 
 def email_key(email: str) -> str:
@@ -54,6 +55,7 @@ def _member(model: MemberModel) -> Member:
         is_collaborator=bool(model.is_collaborator),
         created=model.created,
         updated=model.updated,
+        revision=int(model.revision or 0),
         notifications=Notifications(
             successful_build=model.successful_build_notification,
             failed_build=model.failed_build_notification,
@@ -109,9 +111,10 @@ def add_member(member: Member, password_hash: str | None) -> None:
 
 
 def update_member(before: Member, after: Member, password_hash: str | None = None) -> Member:
-    """Write ``after`` over ``before`` (fields, role, e-mail); a new password hash when given."""
+    """Write ``after`` over ``before`` (fields, role, e-mail), a new password hash when given; Conflict if the
+    e-mail is taken or the member changed since ``before``."""
     now = datetime.now(UTC)
-    after = replace(after, updated=now)
+    after = replace(after, updated=now, revision=before.revision + 1)
     notes = after.notifications
     actions: list[Action] = [
         MemberModel.full_name.set(after.full_name),
@@ -124,14 +127,11 @@ def update_member(before: Member, after: Member, password_hash: str | None = Non
         MemberModel.successful_deployment_notification.set(notes.successful_deployment),
         MemberModel.failed_deployment_notification.set(notes.failed_deployment),
         MemberModel.updated.set(now),
+        MemberModel.revision.set(after.revision),
     ]
     if password_hash is not None:
         actions.append(MemberModel.password_hash.set(password_hash))
-    unchanged = (
-        MemberModel.user_id.exists()
-        & (MemberModel.role_id == before.role_id)
-        & (MemberModel.email_key == email_key(before.email))
-    )
+    unchanged = MemberModel.user_id.exists() & still_at(MemberModel.revision, before.revision)
     with atomically(f"'{after.email}' is already a member of this account, or the user changed meanwhile.") as tx:
         tx.update(MemberModel(before.account_id, before.user_id), actions=actions, condition=unchanged)
         if after.role_id != before.role_id:

@@ -71,7 +71,10 @@ class MemberByEmailIndex(GlobalSecondaryIndex["MemberModel"]):
 
 
 class MemberModel(Model):
-    """A user as one account sees them: its own users and its collaborators."""
+    """A user as one account sees them: its own users and its collaborators.
+
+    ``revision`` guards updates against lost writes (items from before it was kept have none).
+    """
 
     class Meta:
         table_name = _TableName("members")
@@ -93,11 +96,13 @@ class MemberModel(Model):
     failed_deployment_notification = UnicodeAttribute(default="all")
     created = UTCDateTimeAttribute()
     updated = UTCDateTimeAttribute(null=True)
+    revision = NumberAttribute(default_for_new=1, null=True)
     by_email = MemberByEmailIndex()
 
 
 class RoleModel(Model):
-    """A role of an account; ``member_count`` guards deletion of a role still in use."""
+    """A role of an account; ``member_count`` guards deletion of a role still in use, ``revision`` its updates
+    against lost writes (items from before it was kept have none)."""
 
     class Meta:
         table_name = _TableName("roles")
@@ -110,6 +115,7 @@ class RoleModel(Model):
     member_count = NumberAttribute(default=0)
     created = UTCDateTimeAttribute()
     updated = UTCDateTimeAttribute(null=True)
+    revision = NumberAttribute(default_for_new=1, null=True)
 
 
 class ApiKeyModel(Model):

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.store.models import RoleModel
-from chalicelib.store.transactions import atomically, claim, release, role_name_claim
+from chalicelib.store.transactions import atomically, claim, release, role_name_claim, still_at
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class Role:
     allowed: frozenset[str]
     created: datetime
     updated: datetime | None = None
+    revision: int = 1
 
 
 def _role(model: RoleModel) -> Role:
@@ -32,6 +33,7 @@ def _role(model: RoleModel) -> Role:
         allowed=frozenset(model.allowed or ()),
         created=model.created,
         updated=model.updated,
+        revision=int(model.revision or 0),
     )
 
 
@@ -84,7 +86,7 @@ def add_role(role: Role) -> None:
 
 
 def update_role(before: Role, name: str, allowed: Iterable[str]) -> Role:
-    """Rename the role and set its permissions; Conflict if the new name is taken or it changed meanwhile."""
+    """Rename the role and set its permissions; Conflict if the new name is taken or it changed since ``before``."""
     now = datetime.now(UTC)
     allowed_set = set(allowed)
     model = RoleModel(before.account_id, before.role_id)
@@ -95,13 +97,18 @@ def update_role(before: Role, name: str, allowed: Iterable[str]) -> Role:
                 RoleModel.name.set(name),
                 RoleModel.allowed.set(allowed_set) if allowed_set else RoleModel.allowed.remove(),
                 RoleModel.updated.set(now),
+                RoleModel.revision.set(before.revision + 1),
             ],
-            condition=RoleModel.role_id.exists() & (RoleModel.name == before.name) & (RoleModel.is_system == False),  # noqa: E712
+            condition=RoleModel.role_id.exists()
+            & still_at(RoleModel.revision, before.revision)
+            & (RoleModel.is_system == False),  # noqa: E712
         )
         if role_name_key(name) != role_name_key(before.name):
             release(transaction, role_name_claim(before.account_id, role_name_key(before.name)))
             claim(transaction, role_name_claim(before.account_id, role_name_key(name)))
-    return Role(before.account_id, before.role_id, name, False, frozenset(allowed_set), before.created, now)
+    return Role(
+        before.account_id, before.role_id, name, False, frozenset(allowed_set), before.created, now, before.revision + 1
+    )
 
 
 def delete_role(role: Role) -> None:

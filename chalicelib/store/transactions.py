@@ -6,8 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
 
+from pynamodb.attributes import NumberAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.expressions.condition import Condition
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.errors import Conflict
@@ -35,6 +37,11 @@ def atomically(conflict_message: str) -> Iterator[TransactWrite]:
 def is_condition_failure(error: PutError | UpdateError) -> bool:
     """True when a single-item write failed only because its condition did not hold."""
     return error.cause_response_code == "ConditionalCheckFailedException"
+
+
+def still_at(revision_attribute: NumberAttribute, revision: int) -> Condition:
+    """The item is still at the ``revision`` it was read at (0: an item written before revisions were kept)."""
+    return revision_attribute == revision if revision else revision_attribute.does_not_exist()
 
 
 def claim(transaction: TransactWrite, key: str) -> None:

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chalicelib.domain import progress
+from chalicelib.runner.job import run_job
 from chalicelib.store import builds as build_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
@@ -55,11 +59,14 @@ def test_version_follows_the_repository_format_with_branch(project: BuildProject
     assert project.start(branch="dev")["version"] == "2.2-dev"
 
 
-def test_parallel_starts_get_distinct_consecutive_numbers(project: BuildProject) -> None:
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        numbers = sorted(build["buildNumber"] for build in pool.map(lambda _: project.start(), range(6)))
+def test_fifty_parallel_starts_get_fifty_builds_with_distinct_consecutive_numbers(project: BuildProject) -> None:
+    with ThreadPoolExecutor(max_workers=50) as pool:
+        started = list(pool.map(lambda _: project.start(), range(50)))
 
-    assert numbers == [1, 2, 3, 4, 5, 6]
+    assert sorted(build["buildNumber"] for build in started) == list(range(1, 51))
+    history = project.account.api.get(f"{project.path}/history?recordsNumber=100")
+    assert history.status == 200, history.body
+    assert sorted(build["buildId"] for build in history.json["builds"]) == sorted(b["buildId"] for b in started)
 
 
 def test_form_encoded_start_request_is_accepted(project: BuildProject) -> None:
@@ -225,6 +232,34 @@ def test_build_of_another_account_cannot_be_deleted_or_rerun(project: BuildProje
     assert other_account.api.delete(f"/builds/{build['buildId']}").status == 404
     assert other_account.api.put("/builds", {"buildId": build["buildId"]}).status == 404
     assert project.build(build["version"])["status"] == "queued"
+
+
+def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
+    account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    runs = tmp_path / "runs.txt"  # each run of the job adds a line
+    files = {"appveyor.yml": appveyor_yml("build_script:", f"  - echo ran >> {runs}")}
+    project = BuildProject(account, git_server, files)
+    queued = project.start()  # no pump in this module: the two deliveries below are the only ones
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+    both_claiming = threading.Barrier(2, timeout=10)
+    claim = build_store.claim_job
+
+    def claim_together(*args: Any, **kwargs: Any) -> bool:
+        both_claiming.wait()  # each delivery has read the job as queued: now both claim it
+        return claim(*args, **kwargs)
+
+    monkeypatch.setattr(build_store, "claim_job", claim_together)
+    deliveries = [threading.Thread(target=run_job, args=(job_id,)) for _ in range(2)]
+    for delivery in deliveries:
+        delivery.start()
+    for delivery in deliveries:
+        delivery.join(timeout=60)
+
+    job = build_store.get_job(job_id)
+    assert job is not None and job.attempts == 1
+    assert runs.read_text() == "ran\n"
+    assert project.build(queued["version"])["status"] == "success"
 
 
 def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:
