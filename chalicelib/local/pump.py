@@ -61,12 +61,13 @@ class SqsPump:
                 self._pollers.append(timer)
 
     def _tick(self, schedule: ScheduledEventConfig) -> None:
-        """Invoke a scheduled handler at its rate, as EventBridge would (cron expressions: every minute)."""
+        """Invoke a scheduled handler at its rate, as EventBridge would (cron expressions: every minute), and once
+        at the start: a stack that was down catches up at once (a sweep finds the leases that ran out meanwhile)."""
         expression = schedule.schedule_expression
         seconds = 60.0
         if isinstance(expression, Rate):
             seconds = expression.value * {"MINUTES": 60, "HOURS": 3600, "DAYS": 86400}[expression.unit]
-        while not self._stopping.wait(seconds):
+        while not self._stopping.is_set():
             event = {
                 "version": "0",
                 "id": "local",
@@ -82,6 +83,7 @@ class SqsPump:
                 self._app.handler_map[schedule.name](event, LambdaContext(schedule.name, 128, MAX_RUNTIME_MS))
             except Exception:
                 log.exception("scheduled handler %s failed", schedule.name)
+            self._stopping.wait(seconds)
 
     def stop(self) -> None:
         """Stop receiving, and wait for the batches already handed out."""

@@ -36,6 +36,7 @@ class LocalOptions:
             account=os.environ.get("CONVEYOR_ACCOUNT", "local"),
             admin_email=os.environ.get("CONVEYOR_ADMIN_EMAIL", "admin@localhost"),
             api_key=os.environ.get("CONVEYOR_API_KEY") or None,
+            workers=int(os.environ.get("CONVEYOR_WORKERS", "4")),
         )
 
 

@@ -25,6 +25,7 @@ from tests.support import unique
 
 CONVEYOR = Path(sys.executable).with_name("conveyor")
 READY_SECONDS = 30
+FINAL = ("success", "failed", "cancelled")
 STOP_SECONDS = 10
 KNOWN_KEY = f"e2e-{uuid.uuid4().hex}"
 ACCESS_LOG_LINE = re.compile(r'"([A-Z]+) (\S+) HTTP/1\.[01]" \d{3}')
@@ -78,13 +79,19 @@ class LocalStack:
     stderr_path: Path
 
     @classmethod
-    def start(cls, logs: Path, api_key: str | None = None, aws_endpoint: str | None = None) -> LocalStack:
+    def start(
+        cls, logs: Path, api_key: str | None = None, aws_endpoint: str | None = None, **settings: str
+    ) -> LocalStack:
         """Start a stack on free ports; with ``aws_endpoint`` it uses that emulator instead of its own."""
         port, emulator_port = free_ports(2)
         logs.mkdir(parents=True, exist_ok=True)
         stdout_path, stderr_path = logs / f"stack-{port}.out", logs / f"stack-{port}.err"
         environment = child_environment(
-            PORT=str(port), EMULATOR_PORT=str(emulator_port), CONVEYOR_API_KEY=api_key, AWS_ENDPOINT_URL=aws_endpoint
+            PORT=str(port),
+            EMULATOR_PORT=str(emulator_port),
+            CONVEYOR_API_KEY=api_key,
+            AWS_ENDPOINT_URL=aws_endpoint,
+            **settings,
         )
         with stdout_path.open("wb") as stdout, stderr_path.open("wb") as stderr:
             process = subprocess.Popen(
@@ -195,12 +202,14 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def finished(stack: LocalStack, path: str, field: str, seconds: float = 60) -> dict[str, Any]:
-    """``GET path``'s ``field`` once its status is final (or the time is up)."""
+def finished(
+    stack: LocalStack, path: str, field: str, seconds: float = 60, statuses: tuple[str, ...] = FINAL
+) -> dict[str, Any]:
+    """``GET path``'s ``field`` once its status is final, or one of ``statuses`` (or the time is up)."""
     deadline = time.monotonic() + seconds
     while True:
         found: dict[str, Any] = stack.get(path, stack.key).json()[field]
-        if found["status"] in ("success", "failed", "cancelled") or time.monotonic() > deadline:
+        if found["status"] in statuses or time.monotonic() > deadline:
             return found
         time.sleep(0.3)
 
@@ -445,3 +454,51 @@ def test_deployment_of_a_built_project_to_an_ftp_server_delivers_its_artifact(
 
     assert deployment["status"] == "success", (deployment, stack.stderr)
     assert (tmp_path / "ftp" / "www" / "index.html").read_text() == "shipped\n"
+
+
+def test_a_stack_killed_and_restarted_on_an_external_endpoint_loses_nothing_and_runs_what_was_queued(
+    aws_endpoint: str, tmp_path: Path
+) -> None:
+    one_job_at_a_time = {
+        "CONVEYOR_WORKERS": "1",
+        "CONVEYOR_JOB_LEASE_SECONDS": "2",
+        "CONVEYOR_HEARTBEAT_SECONDS": "0.5",
+    }
+    script = "build_script:\n  - echo started $APPVEYOR_BUILD_VERSION\n  - sleep 2\n"
+    with GitServer(tmp_path) as server:
+        Repository.create(tmp_path, "slow.git").commit({"appveyor.yml": script})
+        first = LocalStack.start(tmp_path / "first", KNOWN_KEY, aws_endpoint, **one_job_at_a_time).wait_until_ready()
+        try:
+            api = requests.Session()
+            api.headers["Authorization"] = f"Bearer {KNOWN_KEY}"
+            slug = api.post(
+                f"{first.base_url}/api/projects",
+                json={"repositoryProvider": "git", "repositoryName": server.url_of("slow.git")},
+                timeout=10,
+            ).json()["slug"]
+            versions = [
+                api.post(
+                    f"{first.base_url}/api/builds", json={"accountName": "local", "projectSlug": slug}, timeout=30
+                ).json()["version"]
+                for _ in range(3)
+            ]
+            running = finished(first, f"/api/projects/local/{slug}/build/{versions[0]}", "build", statuses=("running",))
+            job_id = running["jobs"][0]["jobId"]
+            deadline = time.monotonic() + 30
+            while f"started {versions[0]}" not in first.get(f"/api/buildjobs/{job_id}/log", KNOWN_KEY).text:
+                assert time.monotonic() < deadline, "the first build never printed"
+                time.sleep(0.2)
+        finally:
+            first.process.kill()  # no clean stop: the first build's job dies mid-run, the others still wait
+            first.process.wait(timeout=STOP_SECONDS)
+        time.sleep(2.5)  # its lease runs out while no stack is up
+
+        second = LocalStack.start(tmp_path / "second", KNOWN_KEY, aws_endpoint, **one_job_at_a_time).wait_until_ready()
+        try:
+            builds = [finished(second, f"/api/projects/local/{slug}/build/{v}", "build") for v in versions]
+            killed_log = second.get(f"/api/buildjobs/{job_id}/log", KNOWN_KEY).text
+        finally:
+            second.stop()
+
+    assert [build["status"] for build in builds] == ["failed", "success", "success"], second.stderr
+    assert f"started {versions[0]}" in killed_log

@@ -1,0 +1,142 @@
+"""Faults as AWS produces them, for tests: a proxy in front of the emulator that throttles DynamoDB and fails S3
+writes now and then, and a job runner in a process of its own that a test can kill."""
+
+from __future__ import annotations
+
+import http.client
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections import Counter
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from types import TracebackType
+from urllib.parse import urlsplit
+
+THROTTLED = (
+    b'{"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",'
+    b' "message": "The level of configured provisioned throughput for the table was exceeded."}'
+)
+SLOW_DOWN = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+_HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
+
+
+class FlakyAws:
+    """A proxy to ``endpoint`` that answers every ``every``-th DynamoDB request with a throttling error and every
+    ``every``-th S3 write with 503 SlowDown, without forwarding it; ``faults`` counts what it injected."""
+
+    def __init__(self, endpoint: str, every: int = 3) -> None:
+        target = urlsplit(endpoint)
+        self._target = (target.hostname or "127.0.0.1", target.port or 80)
+        self._every = every
+        self._seen: Counter[str] = Counter()
+        self._lock = threading.Lock()
+        self.faults: Counter[str] = Counter()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def __enter__(self) -> FlakyAws:
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, value: BaseException | None, tb: TracebackType | None) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _fault(self, method: str, headers: dict[str, str]) -> tuple[int, bytes, str] | None:
+        """The error to answer instead of forwarding, if this request is one to fail."""
+        if headers.get("x-amz-target", "").startswith("DynamoDB_"):
+            kind, error = "dynamodb", (400, THROTTLED, "application/x-amz-json-1.0")
+        elif method == "PUT" and "x-amz-target" not in headers:
+            kind, error = "s3", (503, SLOW_DOWN, "application/xml")
+        else:
+            return None
+        with self._lock:
+            self._seen[kind] += 1
+            if self._seen[kind] % self._every:
+                return None
+            self.faults[kind] += 1
+        return error
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        proxy = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # boto3 keeps its connections open
+
+            def _body(self) -> bytes:
+                if self.headers.get("Transfer-Encoding", "").lower() != "chunked":
+                    return self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                chunks = []
+                while size := int(self.rfile.readline().split(b";")[0], 16):
+                    chunks.append(self.rfile.read(size))
+                    self.rfile.readline()
+                while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                    pass
+                return b"".join(chunks)
+
+            def _answer(self, status: int, headers: list[tuple[str, str]], body: bytes) -> None:
+                self.send_response(status)
+                for name, value in headers:
+                    if name.lower() not in _HOP_BY_HOP:
+                        self.send_header(name, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def _forward(self) -> None:
+                body = self._body()
+                headers = {name.lower(): value for name, value in self.headers.items()}
+                fault = proxy._fault(self.command, headers)
+                if fault is not None:
+                    status, error, content_type = fault
+                    self._answer(status, [("Content-Type", content_type)], error)
+                    return
+                sent = {name: value for name, value in self.headers.items() if name.lower() not in _HOP_BY_HOP}
+                sent["Content-Length"] = str(len(body))
+                upstream = http.client.HTTPConnection(*proxy._target, timeout=60)
+                try:
+                    upstream.request(self.command, self.path, body=body, headers=sent)
+                    reply = upstream.getresponse()
+                    self._answer(reply.status, reply.getheaders(), reply.read())
+                finally:
+                    upstream.close()
+
+            do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = _forward  # noqa: N815
+
+            def log_message(self, format: str, *args: object) -> None:
+                """Requests are not logged: test output stays readable."""
+
+        return Handler
+
+
+class RunnerProcess:
+    """``run_job(job_id)`` in a process of its own (as a Lambda invocation is), which a test may kill outright."""
+
+    def __init__(self, job_id: str, **environment: str) -> None:
+        code = "import sys; from chalicelib.runner.job import run_job; run_job(sys.argv[1])"
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", code, job_id],
+            env={**os.environ, **environment},
+            start_new_session=True,  # its scripts die with it, as in a Lambda sandbox
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+
+    def kill(self) -> None:
+        """SIGKILL the runner and everything it started: no clean-up code runs."""
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def wait(self, seconds: float) -> str:
+        """Its exit (a failure if it did not exit 0 within ``seconds``); returns what it printed."""
+        output, _ = self.process.communicate(timeout=seconds)
+        text = output.decode(errors="replace")
+        assert self.process.returncode == 0, text
+        return text

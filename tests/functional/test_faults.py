@@ -1,0 +1,75 @@
+"""Faults during a job: its runner killed outright, DynamoDB throttling and S3 errors. Each job runs in a process of
+its own, as in a Lambda sandbox; no pump runs here, so the runners below are the only ones."""
+
+from __future__ import annotations
+
+import time
+
+from chalicelib.workers.jobs import sweep_leases
+from tests.builds import BuildProject, appveyor_yml
+from tests.faults import FlakyAws, RunnerProcess
+from tests.gitserver import GitServer
+from tests.support import Account
+
+SHORT_LEASE = {"CONVEYOR_JOB_LEASE_SECONDS": "2", "CONVEYOR_HEARTBEAT_SECONDS": "0.5"}
+
+
+def only_job(project: BuildProject, version: str) -> str:
+    jobs = project.build(version)["jobs"]
+    assert len(jobs) == 1, jobs
+    job_id: str = jobs[0]["jobId"]
+    return job_id
+
+
+def test_a_runner_killed_mid_job_keeps_its_log_so_far_and_the_job_fails_once_its_lease_expires(
+    account: Account, git_server: GitServer
+) -> None:
+    script = ["build_script:", "  - echo before the kill in $APPVEYOR_BUILD_VERSION", "  - sleep 60", "  - echo after"]
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*script)})
+    version = project.start()["version"]
+    job_id = only_job(project, version)
+    runner = RunnerProcess(job_id, **SHORT_LEASE)
+    try:
+        project.wait_for_log(job_id, f"before the kill in {version}", seconds=30)
+    finally:
+        runner.kill()
+    assert project.build(version)["status"] == "running"  # nobody has noticed yet
+
+    deadline = time.monotonic() + 15
+    while project.build(version)["status"] == "running" and time.monotonic() < deadline:
+        sweep_leases()  # the scheduled sweeper, which EventBridge invokes every minute
+        time.sleep(0.5)
+
+    build = project.build(version)
+    assert build["status"] == "failed"
+    assert build["jobs"][0]["status"] == "failed"
+    log = project.log(job_id)
+    assert f"before the kill in {version}" in log
+    assert "\nafter" not in log
+
+
+def test_throttled_dynamodb_and_failing_s3_writes_are_retried_and_the_job_outcome_is_recorded(
+    account: Account, git_server: GitServer, aws_endpoint: str
+) -> None:
+    files = {
+        "appveyor.yml": appveyor_yml(
+            "build_script:",
+            "  - echo built by a runner that AWS kept failing > out.txt",
+            "  - for n in 1 2 3 4 5; do echo line $n of the log; sleep 0.3; done",
+            "artifacts:",
+            "  - path: out.txt",
+        )
+    }
+    project = BuildProject(account, git_server, files)
+    version = project.start()["version"]
+    job_id = only_job(project, version)
+
+    with FlakyAws(aws_endpoint, every=3) as flaky:
+        RunnerProcess(job_id, AWS_ENDPOINT_URL=flaky.url).wait(seconds=120)
+
+    assert flaky.faults["dynamodb"] >= 3 and flaky.faults["s3"] >= 1, flaky.faults
+    build = project.build(version)
+    assert build["status"] == "success", build
+    assert "line 5 of the log" in project.log(job_id)
+    artifacts = project.account.api.get(f"/buildjobs/{job_id}/artifacts").json
+    assert [artifact["fileName"] for artifact in artifacts] == ["out.txt"]
