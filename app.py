@@ -3,7 +3,18 @@
 from chalice import Chalice, Rate
 from chalice.app import CloudWatchEvent, SQSEvent
 
-from chalicelib.api import agents, builds, collaborators, deployments, environments, health, projects, roles, users
+from chalicelib.api import (
+    agents,
+    builds,
+    collaborators,
+    deployments,
+    environments,
+    health,
+    openapi,
+    projects,
+    roles,
+    users,
+)
 from chalicelib.api.http import error_bodies
 from chalicelib.config import settings
 from chalicelib.workers import deployments as deployment_workers
@@ -12,6 +23,7 @@ from chalicelib.workers import jobs
 app = Chalice(app_name="conveyor")
 app.register_middleware(error_bodies, "http")
 app.register_blueprint(health.blueprint)
+app.register_blueprint(openapi.blueprint)
 app.register_blueprint(agents.blueprint)
 for resource in (users, collaborators, roles, projects, builds, environments, deployments):
     app.register_blueprint(resource.api.blueprint)
