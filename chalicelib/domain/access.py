@@ -47,7 +47,12 @@ def has_right(caller: Caller, project: Project, right: Right) -> bool:
     permission = _ROLE_PERMISSION[right]
     if permission is not None and not caller.can(permission):
         return False
-    return project.role_rights.get(caller.role_id, {}).get(right.value) is not False
+    return not project_denies(caller, project, right)
+
+
+def project_denies(caller: Caller, project: Project, right: Right) -> bool:
+    """Whether the project's security descriptor takes ``right`` away from the caller's role."""
+    return not caller.is_administrator and project.role_rights.get(caller.role_id, {}).get(right.value) is False
 
 
 def require_right(caller: Caller, project: Project, right: Right) -> Project:

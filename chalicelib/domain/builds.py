@@ -9,14 +9,14 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.domain import progress
-from chalicelib.domain.access import Right, require_right
+from chalicelib.domain.access import Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
 from chalicelib.domain.projects import find_project
 from chalicelib.domain.repositories import clone_url
 from chalicelib.domain.status import Status
 from chalicelib.domain.yamlconfig import merge_repository_file
-from chalicelib.errors import Conflict, Invalid, NotFound
+from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.scm import git
 from chalicelib.store import blobs, counters, queues
 from chalicelib.store import builds as store
@@ -82,6 +82,8 @@ def cancel_build(caller: Caller, account_name: str, slug: str, version: str) -> 
 def delete_build(caller: Caller, build_id: int) -> None:
     """Cancel the build if it runs, then remove it, its jobs, logs and artifacts."""
     build, project = find_build_by_id(caller, build_id, Right.VIEW)
+    if project_denies(caller, project, Right.DELETE):  # the role's DeleteProjectBuilds, narrowed by the project
+        raise Forbidden(f"Your role '{caller.role_name}' may not delete this project's builds.")
     progress.cancel_jobs(build, "Cancelled: the build was deleted.")
     store.delete_build(build)
     blobs.delete_prefix(blobs.build_prefix(build.account_id, build.project_id, build.build_id))

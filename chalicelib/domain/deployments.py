@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.domain import progress
-from chalicelib.domain.access import Right, require_right
+from chalicelib.domain.access import Right, has_right, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project
 from chalicelib.domain.status import Status
@@ -119,7 +119,7 @@ def environment_deployments(
         if deployment.project_id not in projects:
             projects[deployment.project_id] = project_store.get_project_by_id(caller.account_id, deployment.project_id)
         project = projects[deployment.project_id]
-        if project is not None:
+        if project is not None and has_right(caller, project, Right.VIEW):
             shown.append((project, deployment))
     return environment, shown
 
