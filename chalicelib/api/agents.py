@@ -13,8 +13,9 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
-from chalicelib.api.http import error_response, json_body, respond
+from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.domain import agents
+from chalicelib.domain.agents import MAX_MESSAGE_LENGTH
 from chalicelib.errors import ConveyorError, Invalid
 from chalicelib.store.environments import Environment
 from chalicelib.wire.deployments import agent_job_json
@@ -27,6 +28,7 @@ _ANY = ["*/*"]
 def _agent_call(view: Callable[[Environment, Fields], Any], **params: str) -> Response:
     request = blueprint.current_request
     try:
+        check_parameters(request, dict(params))
         environment = agents.agent_environment(request.headers.get("authorization"))
         return respond(view(environment, Fields(json_body(request, required=False)), **params))
     except ConveyorError as error:
@@ -61,6 +63,7 @@ def append_log(jobId: str) -> Response:
 @blueprint.route("/api/agent/jobs/{jobId}/result", methods=["POST"], content_types=_ANY)
 def finish(jobId: str) -> Response:
     def view(environment: Environment, fields: Fields) -> None:
-        agents.finish(environment, jobId, fields.boolean("success"), fields.optional_text("message"))
+        message = fields.optional_text("message", MAX_MESSAGE_LENGTH)
+        agents.finish(environment, jobId, fields.boolean("success"), message)
 
     return _agent_call(view)

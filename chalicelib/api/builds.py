@@ -11,7 +11,7 @@ from chalicelib.api.http import ApiBlueprint, Call
 from chalicelib.domain import builds
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
-from chalicelib.errors import Invalid, NotFound
+from chalicelib.errors import NotFound
 from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs
 from chalicelib.store import logs as log_store
@@ -41,7 +41,7 @@ def rerun_build(call: Call) -> dict[str, Any]:
     incomplete = fields.body.get("reRunIncomplete")
     if isinstance(incomplete, str) and incomplete.lower() in ("true", "false"):
         fields.body["reRunIncomplete"] = incomplete.lower() == "true"
-    build, jobs = builds.rerun_build(call.caller, fields.integer("buildId"), fields.boolean("reRunIncomplete"))
+    build, jobs = builds.rerun_build(call.caller, fields.identifier("buildId"), fields.boolean("reRunIncomplete"))
     return build_json(build, jobs)
 
 
@@ -126,11 +126,7 @@ def get_project_build_by_version(call: Call, accountName: str, projectSlug: str,
 @api.route(PROJECT + "/history")
 def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     query: dict[str, str] = dict(call.request.query_params or {})
-    records = query_integer(query, "recordsNumber", required=True) or 0
-    if not 1 <= records <= MAX_HISTORY:
-        raise Invalid(f"recordsNumber must be between 1 and {MAX_HISTORY}.")
-    start = query_integer(query, "startBuildId")
-    if start is not None and start < 1:
-        raise Invalid("startBuildId must be a positive build id.")
+    records = query_integer(query, "recordsNumber", required=True, minimum=1, maximum=MAX_HISTORY) or MAX_HISTORY
+    start = query_integer(query, "startBuildId", minimum=1)
     project, page = builds.history(call.caller, accountName, projectSlug, records, start, query.get("branch") or None)
     return {"project": project_json(project, list_roles(call.caller)), "builds": [build_json(b) for b in page]}

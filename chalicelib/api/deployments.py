@@ -8,7 +8,6 @@ from chalicelib.api.http import ApiBlueprint, Call
 from chalicelib.domain import deployments
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
-from chalicelib.errors import Invalid
 from chalicelib.wire.deployments import deployment_json, parse_start_request
 from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json
@@ -24,7 +23,7 @@ def start_deployment(call: Call) -> dict[str, Any]:
 
 @api.route("/deployments/stop", "PUT", Permission.DEPLOY_TO_ENVIRONMENT)
 def stop_deployment(call: Call) -> None:
-    deployments.stop_deployment(call.caller, Fields(call.json()).integer("deploymentId"))
+    deployments.stop_deployment(call.caller, Fields(call.json()).identifier("deploymentId"))
 
 
 @api.route("/deployments/{deploymentId}")
@@ -39,13 +38,8 @@ def get_deployment(call: Call, deploymentId: str) -> dict[str, Any]:
 @api.route("/projects/{accountName}/{projectSlug}/deployments")
 def get_project_deployments(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     query: dict[str, str] = dict(call.request.query_params or {})
-    records = query_integer(query, "recordsNumber")
-    records = deployments.MAX_PAGE if records is None else records
-    if not 1 <= records <= deployments.MAX_PAGE:
-        raise Invalid(f"recordsNumber must be between 1 and {deployments.MAX_PAGE}.")
-    start = query_integer(query, "startDeploymentId")
-    if start is not None and start < 1:
-        raise Invalid("startDeploymentId must be a positive deployment id.")
+    records = query_integer(query, "recordsNumber", minimum=1, maximum=deployments.MAX_PAGE) or deployments.MAX_PAGE
+    start = query_integer(query, "startDeploymentId", minimum=1)
     project, page = deployments.project_deployments(call.caller, accountName, projectSlug, records, start)
     return {
         "project": project_json(project, list_roles(call.caller)),

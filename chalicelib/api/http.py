@@ -3,6 +3,8 @@
 Each route is served at ``/api/...`` and at ``/api/account/{accountName}/...`` (the form user-level
 ``v2.`` keys need). Domain errors become ``{"message": ...}`` here, and Chalice's own error bodies
 (``Code``/``Message``) are rewritten to that shape by :func:`error_bodies`, so clients read one form.
+The limits every request shares are checked here too: the body's size and nesting, and the length of path
+segments and query parameters (README, "Limits").
 """
 
 from __future__ import annotations
@@ -18,10 +20,14 @@ from chalice.app import Request
 from chalicelib.config import settings
 from chalicelib.domain.auth import Caller, authenticate
 from chalicelib.domain.permissions import Permission
-from chalicelib.errors import ConveyorError, Invalid
+from chalicelib.domain.validation import MAX_NESTING_DEPTH, MAX_TEXT_LENGTH, nesting_depth, too_long
+from chalicelib.errors import ConveyorError, Invalid, NotFound
 
 ACCOUNT_PREFIX = "/api/account/{prefixAccountName}"
 _ANY_CONTENT_TYPE = ["*/*"]  # bodies are parsed here, whatever Content-Type a client sends
+# API Gateway takes up to 10 MB and Lambda 6 MB, but nothing the API stores may exceed a DynamoDB item (400 KB):
+# a body bigger than this is a mistake, refused before it is parsed.
+MAX_BODY_BYTES = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -41,8 +47,8 @@ class Call:
         return f"{headers.get('x-forwarded-proto', 'http')}://{headers.get('host', 'localhost')}"
 
     def text(self) -> str:
-        """The request body as text (UTF-8); a 400 when it is not."""
-        raw = self.request.raw_body or b""
+        """The request body as text (UTF-8); a 400 when it is not, or is bigger than MAX_BODY_BYTES."""
+        raw = raw_body(self.request)
         try:
             return raw if isinstance(raw, str) else raw.decode("utf-8")
         except UnicodeDecodeError as error:
@@ -53,20 +59,52 @@ class Call:
         return json_body(self.request)
 
 
-def json_body(request: Request, required: bool = True) -> Any:
-    """The request body parsed as JSON, whatever its Content-Type; a 400 when it is malformed (or missing and
-    ``required``; an optional missing body is ``{}``)."""
+def raw_body(request: Request) -> bytes | str:
+    """The request body as sent; a 400 naming the limit when it is bigger than MAX_BODY_BYTES."""
     raw = request.raw_body or b""
+    size = len(raw) if isinstance(raw, bytes) else len(raw.encode("utf-8", errors="surrogatepass"))
+    if size > MAX_BODY_BYTES:
+        raise Invalid(f"The request body is {size} bytes long; at most {MAX_BODY_BYTES} bytes are accepted.")
+    return raw
+
+
+def json_body(request: Request, required: bool = True) -> Any:
+    """The request body parsed as JSON, whatever its Content-Type; a 400 when it is malformed, too big or too
+    deeply nested (or missing and ``required``; an optional missing body is ``{}``)."""
+    raw = raw_body(request)
     if not raw.strip():
         if required:
             raise Invalid("A JSON request body is required.")
         return {}
     try:
-        return json.loads(raw)
+        document = json.loads(raw, parse_constant=_no_constant)
+        too_deep = nesting_depth(document, MAX_NESTING_DEPTH) > MAX_NESTING_DEPTH
     except (ValueError, UnicodeDecodeError) as error:
         raise Invalid(f"The request body is not valid JSON: {error}") from error
-    except RecursionError as error:
-        raise Invalid("The request body is nested too deeply.") from error
+    except RecursionError:  # deeper than the parser goes, so deeper than the limit too
+        too_deep = True
+    if too_deep:
+        raise Invalid(f"The request body is nested too deeply: at most {MAX_NESTING_DEPTH} levels are accepted.")
+    return document
+
+
+def _no_constant(name: str) -> Any:
+    """NaN and Infinity are no JSON numbers (Python's parser would take them)."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def check_parameters(request: Request, path_params: dict[str, str | None]) -> None:
+    """Path segments and query parameters within MAX_TEXT_LENGTH characters. A longer segment names nothing
+    (404, as an id that is not a number does); a longer query parameter is a 400 naming it."""
+    for name, value in path_params.items():
+        if value is not None and len(value) > MAX_TEXT_LENGTH:
+            raise NotFound(f"Not found: no {name} is longer than {MAX_TEXT_LENGTH} characters.")
+    query = request.query_params
+    if query is None:
+        return
+    for name in query:
+        if len(name) > MAX_TEXT_LENGTH or any(len(value) > MAX_TEXT_LENGTH for value in query.getlist(name)):
+            raise too_long(name[:MAX_TEXT_LENGTH], MAX_TEXT_LENGTH)
 
 
 View = Callable[..., Any]
@@ -97,6 +135,7 @@ class ApiBlueprint:
         request = self.blueprint.current_request
         prefix_account = params.pop("prefixAccountName", None)
         try:
+            check_parameters(request, {**params, "account": prefix_account})
             caller = authenticate(request.headers.get("authorization"), prefix_account, params.get("accountName"))
             if permission is not None:
                 caller.require(permission)

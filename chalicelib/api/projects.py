@@ -9,6 +9,8 @@ from chalice import Response
 from chalicelib.api.http import ApiBlueprint, Call, plain_text
 from chalicelib.domain import project_settings, projects
 from chalicelib.domain.permissions import Permission
+from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
+from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.roles import list_roles
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.projects import parse_settings_change, project_json, settings_json
@@ -29,7 +31,8 @@ def list_projects(call: Call) -> list[dict[str, Any]]:
 @api.route("/projects", "POST", Permission.MANAGE_PROJECTS)
 def add_project(call: Call) -> dict[str, Any]:
     fields = Fields(call.json())
-    project = projects.add_project(call.caller, fields.text("repositoryProvider"), fields.text("repositoryName"))
+    repository_name = fields.text("repositoryName", MAX_REPOSITORY_NAME_LENGTH)
+    project = projects.add_project(call.caller, fields.text("repositoryProvider"), repository_name)
     return project_json(project, list_roles(call.caller))
 
 
@@ -71,7 +74,7 @@ def update_environment_variables(call: Call, accountName: str, projectSlug: str)
 
 @api.route(PROJECT + "/settings/build-number", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
 def update_build_number(call: Call, accountName: str, projectSlug: str) -> None:
-    number = Fields(call.json()).integer("nextBuildNumber")
+    number = Fields(call.json()).integer("nextBuildNumber", 1, MAX_BUILD_NUMBER)
     project_settings.set_next_build_number(call.caller, accountName, projectSlug, number)
 
 

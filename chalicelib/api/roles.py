@@ -7,6 +7,7 @@ from typing import Any
 from chalicelib.api.http import ApiBlueprint, Call
 from chalicelib.domain import roles
 from chalicelib.domain.permissions import Permission
+from chalicelib.domain.roles import MAX_ROLE_NAME_LENGTH
 from chalicelib.wire.fields import Fields, path_id
 from chalicelib.wire.roles import parse_role_update, role_details, role_summary
 
@@ -25,7 +26,7 @@ def get_role(call: Call, roleId: str) -> dict[str, Any]:
 
 @api.route("/roles", "POST", Permission.ADD_ROLE)
 def add_role(call: Call) -> dict[str, Any]:
-    return role_details(roles.add_role(call.caller, Fields(call.json()).text("name")))
+    return role_details(roles.add_role(call.caller, Fields(call.json()).text("name", MAX_ROLE_NAME_LENGTH)))
 
 
 @api.route("/roles", "PUT", Permission.UPDATE_ROLE_DETAILS)

@@ -28,6 +28,7 @@ from chalicelib.store.builds import Job
 from chalicelib.store.environments import Environment
 
 MAX_LINES = 1000  # lines per log report
+MAX_MESSAGE_LENGTH = 4096  # the result's message, kept with the job
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import secrets
 import string
 from dataclasses import dataclass, field
@@ -12,9 +13,11 @@ from chalicelib.domain import progress
 from chalicelib.domain.access import Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
+from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, MAX_CONFIGURATION_BYTES
 from chalicelib.domain.projects import find_project
 from chalicelib.domain.repositories import clone_url
 from chalicelib.domain.status import Status
+from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.scm import git
@@ -192,6 +195,7 @@ def _create(
         raise Invalid("The build matrix is empty: every job is excluded.")
     if len(specs) > MAX_JOBS:
         raise Invalid(f"The build matrix has {len(specs)} jobs; at most {MAX_JOBS} are allowed.")
+    _check_size(configuration, version_format, revision.branch)
     number = store.take_build_number(project.account_id, project.slug)
     now = datetime.now(UTC)
     build = Build(
@@ -216,6 +220,22 @@ def _create(
     store.show_as_last_build(build, project.slug, progress.summary(build))
     queues.send_jobs(build.job_ids)
     return build, jobs
+
+
+def _check_size(configuration: dict[str, Any], version_format: str, branch: str) -> None:
+    """Refuse, before anything is stored, a build whose configuration (the project's with the repository's
+    appveyor.yml) would not fit its DynamoDB item, or whose version could be too long to be looked up by."""
+    size = len(json.dumps(configuration))
+    if size > MAX_CONFIGURATION_BYTES:
+        raise Invalid(
+            f"The build's configuration (the project's merged with appveyor.yml) is {size} bytes long; "
+            f"at most {MAX_CONFIGURATION_BYTES} are allowed."
+        )
+    longest = build_version(version_format, MAX_BUILD_NUMBER, branch)
+    if len(longest) > MAX_TEXT_LENGTH:
+        raise Invalid(
+            f"The build version could be {len(longest)} characters long; at most {MAX_TEXT_LENGTH} are allowed."
+        )
 
 
 def _job(build: Build, job_id: str, spec: JobSpec, now: datetime) -> Job:

@@ -21,7 +21,7 @@ from chalicelib.domain import secrets
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import valid_named_values
-from chalicelib.domain.validation import invalid, valid_name
+from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid, valid_name
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import counters
 from chalicelib.store import environments as store
@@ -41,11 +41,10 @@ PROVIDERS = (
     "WebDeploy",
     "Webhook",
 )
-MAX_NAME_LENGTH = 100
 MIN_ACCESS_KEY_LENGTH = 16
 MAX_ACCESS_KEY_LENGTH = 128
+MAX_ACCESS_KEY_FIELD_LENGTH = 1024  # environmentAccessKey in an update: a new key, or the token shown for the key
 MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
-MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call (and at least one byte)
 MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
 
 
@@ -218,14 +217,13 @@ def _protected_settings(account_id: int, request: EnvironmentInput, stored: dict
         if request.notifications is None
         else _notifications(request.notifications),
     }
-    for holder, key in secrets.secret_values(settings):
-        value = holder[key]
-        is_new = isinstance(value, str) and not value.startswith(secrets.TOKEN_PREFIX)
-        if is_new and not 0 < len(value.encode()) <= MAX_SECRET_BYTES:  # what KMS encrypts
-            raise invalid("settings", f"A secure value must be 1 to {MAX_SECRET_BYTES} bytes long.")
-    secrets.protect_document(account_id, settings, stored)
-    if len(json.dumps(settings)) > MAX_SETTINGS_BYTES:
-        raise invalid("settings", "The settings are too large to store.")
+    secrets.protect_document(account_id, settings, stored, "settings")
+    size = len(json.dumps(settings))
+    if size > MAX_SETTINGS_BYTES:
+        raise invalid(
+            "settings",
+            f"settings would be {size} bytes long as stored; at most {MAX_SETTINGS_BYTES} bytes are allowed.",
+        )
     return settings
 
 

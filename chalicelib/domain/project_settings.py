@@ -7,6 +7,7 @@ new ones, and fails as a Conflict if the settings changed since they were read.
 from __future__ import annotations
 
 import copy
+import json
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -15,13 +16,16 @@ from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project, find_project_by_id
 from chalicelib.domain.repositories import valid_repository
 from chalicelib.domain.secrets import protect_document
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
 from chalicelib.errors import Invalid
 from chalicelib.store import projects as store
-from chalicelib.store.projects import RoleRights
+from chalicelib.store.projects import Project, RoleRights
 
 MAX_BUILD_NUMBER = 2**31 - 1
+# The stored configuration, secrets encrypted: the project's DynamoDB item and each build's (which adds the
+# start request's variables and the commit) must stay within 400 KB.
+MAX_CONFIGURATION_BYTES = 200_000
 
 
 @dataclass(frozen=True)
@@ -54,15 +58,14 @@ def update_settings(caller: Caller, change: SettingsChange) -> None:
         raise invalid("slug", "Name the project with accountName and slug, or with projectId.")
     if change.project_id is not None and change.project_id != project.project_id:
         raise invalid("projectId", "projectId does not match the project the slug names.")
-    configuration = valid_configuration(change.configuration)
-    protect_document(project.account_id, configuration, project.configuration)
+    configuration = _protected(project, valid_configuration(change.configuration), "configuration")
     repository_type = change.repository_type or project.repository_type
     repository_name, scm = project.repository_name, project.repository_scm
     if (repository_type, change.repository_name or repository_name) != (project.repository_type, repository_name):
         repository_name, scm = valid_repository(repository_type, change.repository_name or repository_name)
     after = replace(
         project,
-        name=(change.name or "").strip() or project.name,
+        name=valid_name(change.name, "name") if change.name and change.name.strip() else project.name,
         repository_type=repository_type,
         repository_name=repository_name,
         repository_scm=scm,
@@ -89,7 +92,7 @@ def update_settings_yaml(caller: Caller, account_name: str, slug: str, text: str
     """PUT .../settings/yaml: the YAML replaces the configuration (and the version format)."""
     project = find_project(caller, account_name, slug, Right.UPDATE)
     configuration, version_format = from_yaml(text)
-    protect_document(project.account_id, configuration, project.configuration)
+    configuration = _protected(project, configuration, "configuration")
     after = replace(
         project,
         configuration=configuration,
@@ -108,8 +111,7 @@ def update_environment_variables(caller: Caller, account_name: str, slug: str, v
     project = find_project(caller, account_name, slug, Right.UPDATE)
     configuration = copy.deepcopy(project.configuration)
     configuration["environmentVariables"] = valid_named_values(variables, "environmentVariables")
-    configuration = valid_configuration(configuration)
-    protect_document(project.account_id, configuration, project.configuration)
+    configuration = _protected(project, valid_configuration(configuration), "environmentVariables")
     store.save_settings(project, replace(project, configuration=configuration))
 
 
@@ -119,6 +121,8 @@ def set_next_build_number(caller: Caller, account_name: str, slug: str, number: 
 
 
 def valid_version_format(version_format: str) -> str:
+    if len(version_format) > MAX_TEXT_LENGTH:
+        raise too_long("versionFormat", MAX_TEXT_LENGTH)
     if "{build}" not in version_format:
         raise invalid("versionFormat", "Version format must contain {build} variable.")
     return version_format
@@ -140,6 +144,8 @@ def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
         value = entry.get("value") if isinstance(entry, dict) else None
         if not isinstance(name, str) or not name.strip():
             raise invalid(field, f"Each of {field} needs a non-empty string name.")
+        if len(name) > MAX_TEXT_LENGTH:
+            raise invalid(field, f"{field}: a name must be at most {MAX_TEXT_LENGTH} characters long.")
         if not isinstance(value, dict) or not isinstance(value.get("isEncrypted", False), bool):
             raise invalid(field, f"{field} '{name}': value must be an object {{isEncrypted, value}}.")
         if value.get("value") is not None and not isinstance(value["value"], str):
@@ -148,6 +154,19 @@ def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
             raise invalid(field, f"{field} names '{name}' twice.")
         seen.add(name)
     return values
+
+
+def _protected(project: Project, configuration: dict[str, Any], field: str) -> dict[str, Any]:
+    """The configuration to store: new secrets encrypted, stored tokens kept, and small enough to store."""
+    protect_document(project.account_id, configuration, project.configuration, field)
+    size = len(json.dumps(configuration))
+    if size > MAX_CONFIGURATION_BYTES:
+        raise invalid(
+            field,
+            f"{field}: the configuration would be {size} bytes long as stored; "
+            f"at most {MAX_CONFIGURATION_BYTES} bytes are allowed.",
+        )
+    return configuration
 
 
 def valid_configuration(configuration: Any) -> dict[str, Any]:

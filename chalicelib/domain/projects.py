@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, has_right, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.repositories import repository_title, valid_repository
+from chalicelib.domain.validation import MAX_NAME_LENGTH
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import blobs, counters
@@ -24,7 +25,7 @@ MAX_SLUG_SUFFIX = 1000
 def add_project(caller: Caller, provider: str, repository_name: str) -> Project:
     """A new project of the caller's account for a repository, with default settings."""
     repository_name, scm = valid_repository(provider, repository_name)
-    name = repository_title(repository_name)
+    name = repository_title(repository_name)[:MAX_NAME_LENGTH]  # within what a settings update accepts
     project = Project(
         account_id=caller.account_id,
         account_name=caller.account_name,

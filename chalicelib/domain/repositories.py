@@ -6,7 +6,7 @@ import re
 from urllib.parse import urlparse
 
 from chalicelib.config import repository_base_url, settings
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.validation import invalid, too_long
 
 # provider -> (its public host, the SCM it speaks)
 PROVIDERS: dict[str, tuple[str | None, str]] = {
@@ -21,6 +21,7 @@ PROVIDERS: dict[str, tuple[str | None, str]] = {
     "subversion": (None, "subversion"),
 }
 URL_PROVIDERS = {"git", "mercurial", "subversion"}
+MAX_REPOSITORY_NAME_LENGTH = 512  # an owner/repo name, or a clone URL
 _OWNER_REPO = re.compile(r"^[A-Za-z0-9_.-]+(/[A-Za-z0-9_. -]+)+$")
 _URL_SCHEMES = {"https", "http", "git", "svn"}
 
@@ -30,6 +31,8 @@ def valid_repository(provider: str, name: str) -> tuple[str, str]:
     if provider not in PROVIDERS:
         raise invalid("repositoryProvider", f"repositoryProvider must be one of: {', '.join(PROVIDERS)}.")
     name = name.strip()
+    if len(name) > MAX_REPOSITORY_NAME_LENGTH:
+        raise too_long("repositoryName", MAX_REPOSITORY_NAME_LENGTH)
     if provider in URL_PROVIDERS:
         _check_url(name)
     elif not _OWNER_REPO.match(name) or ".." in name:

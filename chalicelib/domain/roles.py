@@ -14,6 +14,8 @@ from chalicelib.store import roles as store
 from chalicelib.store.roles import Role
 from chalicelib.store.transactions import is_claimed, role_name_claim
 
+MAX_ROLE_NAME_LENGTH = 50
+
 
 def list_roles(caller: Caller) -> list[Role]:
     """Every role of the caller's account."""
@@ -38,7 +40,7 @@ def role_exists(caller: Caller, role_id: int, field: str = "roleId") -> Role:
 
 def add_role(caller: Caller, name: str) -> Role:
     """A new custom role that grants nothing yet."""
-    name = _free_name(caller, valid_name(name, "name", 50))
+    name = _free_name(caller, valid_name(name, "name", MAX_ROLE_NAME_LENGTH))
     role = Role(
         account_id=caller.account_id,
         role_id=counters.next_value(counters.PRINCIPALS),
@@ -54,7 +56,7 @@ def add_role(caller: Caller, name: str) -> Role:
 def update_role(caller: Caller, role_id: int, name: str, allowed: Iterable[Permission]) -> Role:
     """Rename a custom role and set exactly the permissions it grants."""
     role = _custom_role(caller, role_id, "changed")
-    name = valid_name(name, "name", 50)
+    name = valid_name(name, "name", MAX_ROLE_NAME_LENGTH)
     if store.role_name_key(name) != store.role_name_key(role.name):
         _free_name(caller, name)
     return store.update_role(role, name, {permission.value for permission in allowed})

@@ -17,9 +17,12 @@ from botocore.exceptions import ClientError
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid
 
 TOKEN_PREFIX = "cvy1:"
+MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call (and at least one byte)
+MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
 
 
 def _context(account_id: int) -> dict[str, str]:
@@ -72,10 +75,21 @@ def secret_values(document: Any) -> Iterator[tuple[dict[str, Any], str]]:
             yield from secret_values(child)
 
 
-def protect_document(account_id: int, document: Any, stored: Any) -> None:
-    """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces."""
+def protect_document(account_id: int, document: Any, stored: Any, field: str = "settings") -> None:
+    """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces.
+
+    Refused (``field`` names the request field) before any KMS call: a secure value that is not a string, a new
+    one that KMS cannot encrypt (empty, or over MAX_SECRET_BYTES), and more than MAX_NEW_SECRETS to look at.
+    """
     kept = {holder[key] for holder, key in secret_values(stored) if isinstance(holder[key], str)}
-    for holder, key in secret_values(document):
-        if not isinstance(holder[key], str):
+    found = list(secret_values(document))
+    for holder, key in found:
+        value = holder[key]
+        if not isinstance(value, str):
             raise Invalid("A secure value must be a string.")
+        if value not in kept and not value.startswith(TOKEN_PREFIX) and not 0 < len(value.encode()) <= MAX_SECRET_BYTES:
+            raise invalid(field, f"A secure value must be 1 to {MAX_SECRET_BYTES} bytes long.")
+    if sum(holder[key] not in kept for holder, key in found) > MAX_NEW_SECRETS:
+        raise invalid(field, f"At most {MAX_NEW_SECRETS} new secure values can be sent at once.")
+    for holder, key in found:
         holder[key] = protect(account_id, holder[key], kept)

@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl
 from chalicelib.domain.builds import StartRequest
 from chalicelib.domain.validation import invalid
 from chalicelib.store.builds import Build, Job
-from chalicelib.wire.fields import Fields
+from chalicelib.wire.fields import Fields, bounded_variables
 from chalicelib.wire.time import optional_timestamps, timestamp
 
 COUNTS = (
@@ -94,8 +94,10 @@ def parse_start_request(body: Any) -> StartRequest:
         project_slug=fields.text("projectSlug"),
         branch=fields.optional_text("branch") or None,
         commit_id=fields.optional_text("commitId") or None,
-        pull_request_id=None if pull_request in (None, "") else fields.integer("pullRequestId"),
-        environment_variables={name: _text(value) for name, value in variables.items()},
+        pull_request_id=None if pull_request in (None, "") else fields.identifier("pullRequestId"),
+        environment_variables=bounded_variables(
+            "environmentVariables", {name: _text(value) for name, value in variables.items()}
+        ),
     )
 
 

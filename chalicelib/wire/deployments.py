@@ -6,11 +6,11 @@ from typing import Any
 
 from chalicelib.domain.agents import AgentJob
 from chalicelib.domain.deployments import StartRequest
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
 from chalicelib.store.builds import Build, Job
 from chalicelib.store.deployments import Deployment
 from chalicelib.wire.builds import build_json
-from chalicelib.wire.fields import Fields
+from chalicelib.wire.fields import Fields, bounded_variables
 from chalicelib.wire.time import optional_timestamps, timestamp
 
 
@@ -59,10 +59,12 @@ def parse_start_request(body: Any) -> StartRequest:
     ):
         raise invalid("environmentVariables", "environmentVariables must be an object of names to string values.")
     return StartRequest(
-        environment_name=fields.text("environmentName"),
+        environment_name=fields.text("environmentName", MAX_NAME_LENGTH),
         account_name=fields.text("accountName"),
         project_slug=fields.text("projectSlug"),
         build_version=fields.text("buildVersion"),
         build_job_id=fields.optional_text("buildJobId") or None,
-        environment_variables={name: str(value) for name, value in variables.items()},
+        environment_variables=bounded_variables(
+            "environmentVariables", {name: str(value) for name, value in variables.items()}
+        ),
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.domain.environments import EnvironmentDetails, EnvironmentInput
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.environments import MAX_ACCESS_KEY_FIELD_LENGTH, EnvironmentDetails, EnvironmentInput
+from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid, too_long
 from chalicelib.store.environments import Environment
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.time import optional_timestamps, timestamp
@@ -43,7 +43,7 @@ def environment_details(details: EnvironmentDetails) -> dict[str, Any]:
 def parse_environment_add(body: Any) -> EnvironmentInput:
     """The body of POST /api/environments: name, provider, settings."""
     fields = Fields(body)
-    name = fields.text("name")
+    name = fields.text("name", MAX_NAME_LENGTH)
     provider = fields.text("provider")
     return _input(fields, name, provider)
 
@@ -55,11 +55,12 @@ def parse_environment_update(body: Any) -> tuple[int, EnvironmentInput]:
     accepted too, and ``settings.provider`` wins when both are sent. Neither keeps the stored provider.
     """
     fields = Fields(body)
-    environment_id = fields.integer("deploymentEnvironmentId")
-    name = fields.text("name")
+    environment_id = fields.identifier("deploymentEnvironmentId")
+    name = fields.text("name", MAX_NAME_LENGTH)
     settings = _settings(fields)
     provider = _optional_text(settings, "provider", "settings.provider") or fields.optional_text("provider") or None
-    return environment_id, _input(fields, name, provider, fields.optional_text("environmentAccessKey"))
+    access_key = fields.optional_text("environmentAccessKey", MAX_ACCESS_KEY_FIELD_LENGTH)
+    return environment_id, _input(fields, name, provider, access_key)
 
 
 def _input(fields: Fields, name: str, provider: str | None, access_key: str | None = None) -> EnvironmentInput:
@@ -90,4 +91,6 @@ def _optional_text(body: dict[str, Any], name: str, field: str) -> str | None:
     value = body.get(name)
     if value is not None and not isinstance(value, str):
         raise invalid(field, f"{field} must be a string.")
+    if value is not None and len(value) > MAX_TEXT_LENGTH:
+        raise too_long(field, MAX_TEXT_LENGTH)
     return value or None

@@ -1,15 +1,18 @@
-"""Reading typed fields out of a JSON request body, with 400s that name the field."""
+"""Reading typed fields out of a JSON request body, with 400s that name the field and, for a limit, the limit."""
 
 from __future__ import annotations
 
+import json
 import re
 from typing import Any
 
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.validation import MAX_INTEGER, MAX_TEXT_LENGTH, invalid, out_of_range, too_long
 from chalicelib.errors import Invalid, NotFound
 
-_INTEGER = re.compile(r"-?[0-9]{1,16}")  # ASCII digits only: str.isdigit() also takes "²"
+_INTEGER = re.compile(r"-?[0-9]{1,40}")  # ASCII digits only: str.isdigit() also takes "²"
 _PATH_ID = re.compile(r"[0-9]{1,15}")
+MAX_VARIABLES = 100  # a start request's environmentVariables ...
+MAX_VARIABLES_BYTES = 65_536  # ... and their size as JSON: they are stored with the build or deployment
 
 
 class Fields:
@@ -26,23 +29,29 @@ class Fields:
             raise invalid(name, f"{name} is required.")
         return value
 
-    def text(self, name: str) -> str:
-        return self._as_text(name, self._required(name))
+    def text(self, name: str, max_length: int = MAX_TEXT_LENGTH) -> str:
+        """A string of at most ``max_length`` characters."""
+        return self._as_text(name, self._required(name), max_length)
 
-    def optional_text(self, name: str) -> str | None:
+    def optional_text(self, name: str, max_length: int = MAX_TEXT_LENGTH) -> str | None:
         value = self.body.get(name)
-        return None if value is None else self._as_text(name, value)
+        return None if value is None else self._as_text(name, value, max_length)
 
-    def integer(self, name: str) -> int:
-        """An integer, also accepted as a string of digits (AppVeyor's clients send both)."""
+    def integer(self, name: str, minimum: int = -MAX_INTEGER, maximum: int = MAX_INTEGER) -> int:
+        """An integer from ``minimum`` to ``maximum``, also accepted as a string of digits (AppVeyor's clients
+        send both)."""
         value = self._required(name)
         if isinstance(value, str) and _INTEGER.fullmatch(value.strip()):
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
             raise invalid(name, f"{name} must be an integer.")
-        if not -(2**53) < value < 2**53:
-            raise invalid(name, f"{name} is out of range.")
+        if not minimum <= value <= maximum:
+            raise out_of_range(name, minimum, maximum)
         return value
+
+    def identifier(self, name: str) -> int:
+        """An id: an integer from 1 up."""
+        return self.integer(name, minimum=1)
 
     def boolean(self, name: str, default: bool = False) -> bool:
         value = self.body.get(name)
@@ -59,10 +68,24 @@ class Fields:
         return value
 
     @staticmethod
-    def _as_text(name: str, value: Any) -> str:
+    def _as_text(name: str, value: Any, max_length: int) -> str:
         if not isinstance(value, str):
             raise invalid(name, f"{name} must be a string.")
+        if len(value) > max_length:
+            raise too_long(name, max_length)
         return value
+
+
+def bounded_variables(name: str, variables: dict[str, str]) -> dict[str, str]:
+    """A start request's variables, within their limits: how many, how long a name, how big in all."""
+    if len(variables) > MAX_VARIABLES:
+        raise invalid(name, f"{name} may hold at most {MAX_VARIABLES} variables.")
+    for variable in variables:
+        if len(variable) > MAX_TEXT_LENGTH:
+            raise invalid(name, f"{name}: a variable name must be at most {MAX_TEXT_LENGTH} characters long.")
+    if len(json.dumps(variables)) > MAX_VARIABLES_BYTES:
+        raise invalid(name, f"{name} must be at most {MAX_VARIABLES_BYTES} bytes long as JSON.")
+    return variables
 
 
 def path_id(value: str, what: str) -> int:
@@ -72,11 +95,14 @@ def path_id(value: str, what: str) -> int:
     return int(value)
 
 
-def query_integer(query: dict[str, str], name: str, required: bool = False) -> int | None:
-    """An integer query parameter; a 400 naming it when it is not one (or is missing and ``required``)."""
+def query_integer(
+    query: dict[str, str], name: str, required: bool = False, minimum: int = -MAX_INTEGER, maximum: int = MAX_INTEGER
+) -> int | None:
+    """An integer query parameter from ``minimum`` to ``maximum``; a 400 naming it when it is not one (or is
+    missing and ``required``)."""
     value = query.get(name)
     if value is None or value == "":
         if required:
             raise invalid(name, f"{name} is required.")
         return None
-    return Fields({name: value}).integer(name)
+    return Fields({name: value}).integer(name, minimum, maximum)

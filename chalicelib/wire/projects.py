@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.access import RIGHT_DESCRIPTIONS, Right
-from chalicelib.domain.project_settings import SettingsChange
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, SettingsChange
+from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
+from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
 from chalicelib.store.projects import Project, RoleRights
 from chalicelib.store.roles import Role
 from chalicelib.wire.fields import Fields
@@ -83,7 +84,7 @@ def parse_role_rights(body: Any, roles: list[Role]) -> RoleRights:
     role_rights: RoleRights = {}
     for ace_body in descriptor.array("roleAces"):
         ace = Fields(ace_body, "Each of securityDescriptor.roleAces")
-        role_id = ace.integer("roleId")
+        role_id = ace.identifier("roleId")
         role = by_id.get(role_id)
         if role is None:
             raise invalid("securityDescriptor", f"securityDescriptor names role {role_id}, not a role of this account.")
@@ -115,16 +116,18 @@ def parse_settings_change(body: Any, roles: list[Role]) -> SettingsChange:
     return SettingsChange(
         account_name=fields.optional_text("accountName"),
         slug=fields.optional_text("slug"),
-        project_id=fields.integer("projectId") if fields.body.get("projectId") is not None else None,
-        name=fields.optional_text("name"),
+        project_id=fields.identifier("projectId") if fields.body.get("projectId") is not None else None,
+        name=fields.optional_text("name", MAX_NAME_LENGTH),
         repository_type=fields.optional_text("repositoryType"),
-        repository_name=fields.optional_text("repositoryName"),
+        repository_name=fields.optional_text("repositoryName", MAX_REPOSITORY_NAME_LENGTH),
         repository_branch=fields.optional_text("repositoryBranch"),
         is_private=fields.boolean("isPrivate"),
         skip_branches_without_service_yml=fields.boolean("skipBranchesWithoutServiceYml"),
         ignore_service_yml=fields.boolean("ignoreServiceYml"),
         version_format=fields.optional_text("versionFormat"),
-        next_build_number=fields.integer("nextBuildNumber") if fields.body.get("nextBuildNumber") is not None else None,
+        next_build_number=fields.integer("nextBuildNumber", 1, MAX_BUILD_NUMBER)
+        if fields.body.get("nextBuildNumber") is not None
+        else None,
         configuration=configuration,
         role_rights=parse_role_rights(fields.body.get("securityDescriptor"), roles),
     )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.permissions import GROUPS, Permission
+from chalicelib.domain.roles import MAX_ROLE_NAME_LENGTH
 from chalicelib.domain.validation import invalid
 from chalicelib.store.roles import Role
 from chalicelib.wire.fields import Fields
@@ -40,8 +41,8 @@ def role_details(role: Role) -> dict[str, Any]:
 def parse_role_update(body: Any) -> tuple[int, str, set[Permission]]:
     """The role id, name and allowed permissions of a full-role PUT; unknown names are a 400."""
     fields = Fields(body)
-    role_id = fields.integer("roleId")
-    name = fields.text("name")
+    role_id = fields.identifier("roleId")
+    name = fields.text("name", MAX_ROLE_NAME_LENGTH)
     known = {group.name: {permission.value for permission, _ in group.permissions} for group in GROUPS}
     allowed: set[Permission] = set()
     for group_body in fields.array("groups"):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.users import NewUser, TeamMember, UserChange
+from chalicelib.domain.validation import MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH
 from chalicelib.store.members import Notifications
 from chalicelib.store.roles import Role
 from chalicelib.wire.fields import Fields
@@ -47,12 +48,12 @@ def user_with_roles(entry: TeamMember, roles: list[Role]) -> dict[str, Any]:
 def parse_new_user(body: Any) -> NewUser:
     fields = Fields(body)
     return NewUser(
-        full_name=fields.text("fullName"),
-        email=fields.text("email"),
-        role_id=fields.integer("roleId"),
+        full_name=fields.text("fullName", MAX_NAME_LENGTH),
+        email=fields.text("email", MAX_EMAIL_LENGTH),
+        role_id=fields.identifier("roleId"),
         generate_password=fields.boolean("generatePassword"),
-        password=fields.optional_text("password"),
-        confirm_password=fields.optional_text("confirmPassword"),
+        password=fields.optional_text("password", MAX_PASSWORD_LENGTH),
+        confirm_password=fields.optional_text("confirmPassword", MAX_PASSWORD_LENGTH),
     )
 
 
@@ -76,11 +77,11 @@ def parse_user_change(body: Any) -> UserChange:
             failed_deployment=preferences["failedDeploymentNotification"] or "all",
         )
     return UserChange(
-        user_id=fields.integer("userId"),
-        full_name=fields.text("fullName"),
-        email=fields.text("email"),
-        role_id=fields.integer("roleId"),
-        password=fields.optional_text("password"),
+        user_id=fields.identifier("userId"),
+        full_name=fields.text("fullName", MAX_NAME_LENGTH),
+        email=fields.text("email", MAX_EMAIL_LENGTH),
+        role_id=fields.identifier("roleId"),
+        password=fields.optional_text("password", MAX_PASSWORD_LENGTH),
         notifications=notifications,
     )
 
@@ -88,10 +89,10 @@ def parse_user_change(body: Any) -> UserChange:
 def parse_collaborator(body: Any) -> tuple[str, int]:
     """The e-mail and role of an added collaborator."""
     fields = Fields(body)
-    return fields.text("email"), fields.integer("roleId")
+    return fields.text("email", MAX_EMAIL_LENGTH), fields.identifier("roleId")
 
 
 def parse_collaborator_change(body: Any) -> tuple[int, int]:
     """The user id and new role of a collaborator."""
     fields = Fields(body)
-    return fields.integer("userId"), fields.integer("roleId")
+    return fields.identifier("userId"), fields.identifier("roleId")

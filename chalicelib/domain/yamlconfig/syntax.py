@@ -13,9 +13,13 @@ from typing import Any
 
 import yaml
 
+from chalicelib.domain.validation import MAX_NESTING_DEPTH, nesting_depth
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]
+# Levels of lists and mappings in appveyor.yml: its configuration, as JSON in a settings request, stays within
+# the levels a request body may have.
+MAX_YAML_DEPTH = MAX_NESTING_DEPTH - 8
 
 
 @dataclass(frozen=True)
@@ -113,14 +117,18 @@ _Dumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("t
 def load(text: str) -> Any:
     """The YAML document in ``text``; Invalid naming the line when it is not YAML."""
     try:
-        return yaml.load(text, Loader=_Loader)
+        document = yaml.load(text, Loader=_Loader)
+        too_deep = nesting_depth(document, MAX_YAML_DEPTH) > MAX_YAML_DEPTH
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         problem = getattr(error, "problem", None) or str(error)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         raise Invalid(f"appveyor.yml is not valid YAML: {problem}{where}.") from error
-    except RecursionError as error:
-        raise Invalid("appveyor.yml is nested too deeply.") from error
+    except RecursionError:  # deeper than the parser goes, so deeper than the limit too
+        too_deep = True
+    if too_deep:
+        raise Invalid(f"appveyor.yml is nested too deeply: at most {MAX_YAML_DEPTH} levels are accepted.")
+    return document
 
 
 def dump(key: str, value: Any) -> str:
