@@ -4,15 +4,33 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import uuid
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from chalice.test import Client
 
 from chalicelib.domain.accounts import create_account, create_api_key
 
 _numbers = itertools.count(1)
+T = TypeVar("T")
+
+
+def in_parallel(calls: list[Callable[[], T]]) -> list[T]:
+    """The results of ``calls`` made at once, one thread each.
+
+    Chalice's test client swaps ``os.environ`` for a plain dict during each request and puts back what it found;
+    requests that overlap can leave the dict in place for good, so the real one is put back here.
+    """
+    environ = os.environ
+    try:
+        with ThreadPoolExecutor(max_workers=len(calls)) as pool:
+            return [future.result() for future in [pool.submit(call) for call in calls]]
+    finally:
+        os.environ = environ  # noqa: B003 (the object itself is what goes back)
 
 
 def unique(prefix: str) -> str:

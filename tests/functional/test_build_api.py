@@ -5,7 +5,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ from chalicelib.runner.job import run_job
 from chalicelib.store import builds as build_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
-from tests.support import Account, member_of_role
+from tests.support import Account, in_parallel, member_of_role
 
 SIMPLE = {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")}
 
@@ -60,8 +59,7 @@ def test_version_follows_the_repository_format_with_branch(project: BuildProject
 
 
 def test_fifty_parallel_starts_get_fifty_builds_with_distinct_consecutive_numbers(project: BuildProject) -> None:
-    with ThreadPoolExecutor(max_workers=50) as pool:
-        started = list(pool.map(lambda _: project.start(), range(50)))
+    started = in_parallel([project.start] * 50)
 
     assert sorted(build["buildNumber"] for build in started) == list(range(1, 51))
     history = project.account.api.get(f"{project.path}/history?recordsNumber=100")

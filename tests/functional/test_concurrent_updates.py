@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -19,7 +18,7 @@ from chalicelib.store import members as member_store
 from chalicelib.store import projects as project_store
 from chalicelib.store import roles as role_store
 from tests.deployments import add_environment
-from tests.support import Account, Reply, add_project, project_path, unique
+from tests.support import Account, Reply, add_project, in_parallel, project_path, unique
 
 Read = Callable[[], Any]
 
@@ -37,8 +36,7 @@ def writes_meet(monkeypatch: pytest.MonkeyPatch, store: Any, write: str) -> None
 
 
 def at_once(first: Callable[[], Reply], second: Callable[[], Reply]) -> list[Reply]:
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        return [future.result() for future in [pool.submit(first), pool.submit(second)]]
+    return in_parallel([first, second])
 
 
 def assert_one_wins(replies: list[Reply], success: int, bodies: list[Any], read: Read, shown: Callable[[Any], Any]):
