@@ -9,13 +9,18 @@ AZURITE_VERSION := 3.37.0
 AZURITE := .azurite
 AZURITE_STAMP := $(AZURITE)/.installed-$(AZURITE_VERSION)
 
-.PHONY: run test check bench clean
+.PHONY: run test check fuzz bench clean
 
 run: $(STAMP)
 	$(BIN)/conveyor local
 
 test: $(STAMP) $(AZURITE_STAMP)
 	$(BIN)/pytest -q -n 2 --dist loadfile
+
+# A longer fuzz run than make test's: FUZZ_EXAMPLES cases per operation, a new seed each time (it prints it).
+FUZZ_EXAMPLES ?= 200
+fuzz: $(STAMP)
+	CONVEYOR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CONVEYOR_FUZZ_SEED= $(BIN)/pytest -q -s tests/e2e/test_fuzz.py
 
 check: test
 	$(BIN)/ruff check .

@@ -46,6 +46,8 @@ class StartRequest:
 def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment, list[Job], Build, Project]:
     """Check the environment, project and build, store the deployment queued, and queue its jobs."""
     environment = _environment_named(caller, request.environment_name)
+    names = _job_names(environment)  # the environment's settings are checked before anything is stored
+    deadline = agents_timeout(environment) if environment.provider == AGENT else None
     project = find_project(caller, request.account_name, request.project_slug, Right.VIEW)
     build = build_store.get_build_by_version(project.project_id, request.build_version)
     if build is None:
@@ -68,12 +70,11 @@ def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment,
         build_job_id=request.build_job_id,
         variables=request.environment_variables,
     )
-    names = _job_names(environment)
     jobs = [_job(deployment, build, name, now) for name in names]
     deployment = replace(deployment, job_ids=[job.job_id for job in jobs])
     store.add_deployment(deployment, jobs)
-    if environment.provider == AGENT:
-        queues.send_agent_deadlines(deployment.job_ids, agents_timeout(environment))
+    if deadline is not None:
+        queues.send_agent_deadlines(deployment.job_ids, deadline)
     else:
         queues.send_deployment_jobs(deployment.job_ids)
     return deployment, jobs, build, project
@@ -165,7 +166,7 @@ def _integer_setting(environment: Environment, name: str, default: int, low: int
     text = provider_setting(environment, name)
     if text is None or not text.strip():
         return default
-    if not text.strip().isdigit():
+    if not text.strip().isdecimal():  # isdigit() would let "²" through, which int() refuses
         raise Invalid(f"The environment's {name} setting must be a whole number.")
     return min(max(int(text), low), high)
 

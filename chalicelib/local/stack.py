@@ -8,8 +8,10 @@ import sys
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from chalice.cli.factory import CLIFactory
+from chalice.local import ChaliceRequestHandler, LocalDevServer
 
 from chalicelib.domain.accounts import ensure_account
 from chalicelib.local.emulator import Emulator, use_fake_credentials
@@ -17,6 +19,16 @@ from chalicelib.local.pump import SqsPump
 from chalicelib.local.resources import ensure_resources
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+
+
+class _RequestHandler(ChaliceRequestHandler):
+    """chalice local's handler, for every method: API Gateway answers TRACE, QUERY or any other method no route has
+    as it does the rest (here 405, in the API's error shape), where http.server would answer 501 with an HTML page."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("do_"):  # http.server looks up do_<METHOD>
+            return self._generic_handle
+        raise AttributeError(name)
 
 
 @dataclass(frozen=True)
@@ -54,7 +66,7 @@ def run_local(options: LocalOptions) -> None:
     ensure_resources(app)
     key, _ = ensure_account(options.account, options.admin_email, options.api_key)
 
-    server = factory.create_local_server(app, config, "127.0.0.1", options.port)
+    server = LocalDevServer(app, config, "127.0.0.1", options.port, handler_cls=_RequestHandler)
     serving = threading.Thread(target=server.server.serve_forever, name="chalice-local", daemon=True)
     serving.start()
     pump = SqsPump(app, workers=options.workers)

@@ -189,6 +189,9 @@ def get_build_by_id(build_id: int) -> Build | None:
 
 
 def get_build_by_version(project_id: int, version: str) -> Build | None:
+    """The project's build of that version, or None."""
+    if not version:  # DynamoDB refuses an empty key rather than finding nothing
+        return None
     for model in BuildModel.by_version.query(project_id, BuildModel.version == version, limit=1):
         return _build(model)
     return None
@@ -218,6 +221,8 @@ def list_builds(project_id: int, before_build_id: int | None, limit: int, branch
 
 
 def get_job(job_id: str) -> Job | None:
+    if not job_id:  # DynamoDB refuses an empty key rather than finding nothing
+        return None
     try:
         return _job(JobModel.get(job_id, consistent_read=True))
     except JobModel.DoesNotExist:

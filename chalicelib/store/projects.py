@@ -72,6 +72,8 @@ def _rights_json(role_rights: RoleRights) -> dict[str, dict[str, bool]] | None:
 
 def get_project(account_id: int, slug: str) -> Project | None:
     """The account's project with that slug, or None."""
+    if not slug:  # DynamoDB refuses an empty key rather than finding nothing
+        return None
     try:
         return _project(ProjectModel.get(account_id, slug))
     except ProjectModel.DoesNotExist:

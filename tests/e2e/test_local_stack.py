@@ -267,6 +267,15 @@ def test_stack_prints_its_banner_once_and_logs_only_api_requests(stack: LocalSta
     assert "Traceback" not in stderr
 
 
+@pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PATCH", "QUERY"])
+def test_a_method_no_route_has_is_refused_with_405_in_the_api_error_shape(stack: LocalStack, method: str) -> None:
+    reply = requests.request(method, f"{stack.base_url}/api/health", timeout=10)
+
+    assert reply.status_code == 405, reply.text
+    assert reply.headers["Content-Type"] == "application/json"
+    assert reply.json()["message"]
+
+
 def test_create_account_prints_a_key_that_works_against_the_running_api(stack: LocalStack) -> None:
     name = unique("cli")
     email = f"owner@{name}.example"
