@@ -18,7 +18,7 @@ test: $(STAMP) $(AZURITE_STAMP)
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # A longer fuzz run than make test's: FUZZ_EXAMPLES cases per operation, a new seed each time (it prints it).
-FUZZ_EXAMPLES ?= 200
+FUZZ_EXAMPLES ?= 100
 fuzz: $(STAMP)
 	CONVEYOR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CONVEYOR_FUZZ_SEED= $(BIN)/pytest -q -s tests/e2e/test_fuzz.py
 

@@ -14,25 +14,13 @@ import re
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from tests.e2e.test_local_stack import KNOWN_KEY, LocalStack
 
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 ARTIFACTS = Path(__file__).resolve().parents[1] / "artifacts" / "fuzz"
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    local = LocalStack.start(tmp_path_factory.mktemp("fuzzed-stack"), api_key=KNOWN_KEY)
-    try:
-        yield local.wait_until_ready()
-    finally:
-        local.stop()
 
 
 def statuses(har: Path) -> Counter[int]:
@@ -53,7 +41,7 @@ def test_fuzzing_every_operation_finds_no_server_error_and_no_response_the_docum
         "--checks", CHECKS,
         "--max-examples", examples,
         "--header", f"Authorization: Bearer {KNOWN_KEY}",
-        "--workers", "2",
+        "--workers", "1",  # with more threads, hypothesis can crash inside CPython's ast module
         "--report", "har", "--report-har-path", str(har),
         "--no-color",
     ]  # fmt: skip

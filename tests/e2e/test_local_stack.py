@@ -11,7 +11,6 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,16 +154,6 @@ class LocalStack:
             self.process.kill()
             self.process.wait(timeout=seconds)
             return None
-
-
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    """A stack with its own emulator and a known key, shared by the module."""
-    local = LocalStack.start(tmp_path_factory.mktemp("stack"), api_key=KNOWN_KEY)
-    try:
-        yield local.wait_until_ready()
-    finally:
-        local.stop()
 
 
 def conveyor(stack: LocalStack, *arguments: str) -> subprocess.CompletedProcess[str]:
