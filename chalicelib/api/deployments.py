@@ -28,11 +28,8 @@ def stop_deployment(call: Call) -> None:
 
 @api.route("/deployments/{deploymentId}")
 def get_deployment(call: Call, deploymentId: str) -> dict[str, Any]:
-    deployment, project = deployments.find_deployment(call.caller, path_id(deploymentId, "Deployment"))
-    return {
-        "project": project_json(project, list_roles(call.caller)),
-        "deployment": deployment_json(deployment, *deployments.parts(deployment)),
-    }
+    project, shown = deployments.deployment_details(call.caller, path_id(deploymentId, "Deployment"))
+    return {"project": project_json(project, list_roles(call.caller)), "deployment": _deployment_json(shown)}
 
 
 @api.route("/projects/{accountName}/{projectSlug}/deployments")
@@ -44,21 +41,26 @@ def get_project_deployments(call: Call, accountName: str, projectSlug: str) -> d
     return {
         "project": project_json(project, list_roles(call.caller)),
         "deployments": [
-            {"environment": d.environment, "deployment": deployment_json(d, *deployments.parts(d))} for d in page
+            {"environment": shown.deployment.environment, "deployment": _deployment_json(shown)} for shown in page
         ],
     }
 
 
 @api.route("/environments/{deploymentEnvironmentId}/deployments")
 def get_environment_deployments(call: Call, deploymentEnvironmentId: str) -> dict[str, Any]:
-    environment, shown = deployments.environment_deployments(
+    environment, page = deployments.environment_deployments(
         call.caller, path_id(deploymentEnvironmentId, "Environment")
     )
     roles = list_roles(call.caller)
     return {
         "environment": deployments.environment_snapshot(environment),
         "deployments": [
-            {"project": project_json(project, roles), "deployment": deployment_json(d, *deployments.parts(d))}
-            for project, d in shown
+            {"project": project_json(shown.project, roles), "deployment": _deployment_json(shown)}
+            for shown in page
+            if shown.project is not None
         ],
     }
+
+
+def _deployment_json(shown: deployments.Shown) -> dict[str, Any]:
+    return deployment_json(shown.deployment, shown.build, shown.jobs)

@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from chalicelib.domain.permissions import ADMINISTRATOR, Permission
+from chalicelib.domain.warm import WarmCache
 from chalicelib.errors import Forbidden, Invalid, NotFound, Unauthorized
 from chalicelib.store.accounts import get_account_by_name
-from chalicelib.store.api_keys import get_api_key
+from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.members import Member, get_member
 from chalicelib.store.roles import get_role
 
@@ -44,14 +45,20 @@ def bearer_token(authorization: str | None) -> str:
 
 
 def authenticate(authorization: str | None, account_name: str | None, resource_account: str | None = None) -> Caller:
-    """Resolve the caller of a request.
+    """Resolve the caller of a request (reusing what a warm function resolved moments ago: see domain/warm.py).
 
     ``account_name`` is the account the URL prefix ``/api/account/{name}`` names, if any; ``resource_account``
     the account a resource path names (``/projects/{accountName}/...``). An account-level key acts on its own
     account only, and a resource of another account is simply not found by the domain. A user-level (``v2.``)
     key acts on any account its user belongs to, so the URL must name one, in the prefix or the resource path.
     """
-    api_key = get_api_key(bearer_token(authorization))
+    key = bearer_token(authorization)
+    names = tuple(name.lower() if name is not None else None for name in (account_name, resource_account))
+    return _callers.get((key_hash(key), *names), lambda: _resolve(key, account_name, resource_account))
+
+
+def _resolve(key: str, account_name: str | None, resource_account: str | None) -> Caller:
+    api_key = get_api_key(key)
     if api_key is None:
         raise Unauthorized()
     if api_key.account_id is not None:
@@ -69,6 +76,9 @@ def authenticate(authorization: str | None, account_name: str | None, resource_a
         if member is None:
             raise NotFound(ACCOUNT_NOT_ACCESSIBLE)
     return _caller(member)
+
+
+_callers: WarmCache[Caller] = WarmCache()
 
 
 def _caller(member: Member) -> Caller:

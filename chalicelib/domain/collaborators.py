@@ -8,6 +8,7 @@ from chalicelib.domain.auth import Caller
 from chalicelib.domain.roles import role_exists
 from chalicelib.domain.users import assign_role, free_email, team_member
 from chalicelib.domain.validation import valid_email
+from chalicelib.domain.warm import forget_everything
 from chalicelib.errors import Conflict
 from chalicelib.store import counters
 from chalicelib.store import members as store
@@ -45,3 +46,4 @@ def update_collaborator(caller: Caller, user_id: int, role_id: int) -> None:
 def delete_collaborator(caller: Caller, user_id: int) -> None:
     """Take a collaborator's access to the account away (their own account is untouched)."""
     store.delete_member(team_member(caller, user_id, collaborator=True).member)
+    forget_everything()

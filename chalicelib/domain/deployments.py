@@ -20,7 +20,7 @@ from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.builds import Build, Job
-from chalicelib.store.deployments import Deployment
+from chalicelib.store.deployments import Deployment, Shown
 from chalicelib.store.environments import Environment
 from chalicelib.store.projects import Project
 from chalicelib.wire.time import timestamp
@@ -60,6 +60,7 @@ def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment,
     deployment = Deployment(
         account_id=caller.account_id,
         project_id=project.project_id,
+        project_slug=project.slug,
         deployment_id=counters.next_value(counters.DEPLOYMENTS),
         environment_id=environment.environment_id,
         environment=environment_snapshot(environment),
@@ -88,46 +89,52 @@ def stop_deployment(caller: Caller, deployment_id: int) -> None:
 
 def find_deployment(caller: Caller, deployment_id: int, right: Right = Right.VIEW) -> tuple[Deployment, Project]:
     """A deployment of the caller's account by id, if the caller may exercise ``right`` on its project."""
+    indexed, project = _indexed(caller, deployment_id, right)
+    # the id index is eventually consistent: a stop right after a start must see the status as it is now
+    return store.get_deployment(indexed.project_id, deployment_id) or indexed, project
+
+
+def deployment_details(caller: Caller, deployment_id: int) -> tuple[Project, Shown]:
+    """A deployment as it is now, with its project, build and jobs: two Queries and one BatchGetItem."""
+    indexed, project = _indexed(caller, deployment_id, Right.VIEW)
+    return project, store.with_parts([indexed], again=True)[0]
+
+
+def project_deployments(
+    caller: Caller, account_name: str, slug: str, records: int, start_deployment_id: int | None
+) -> tuple[Project, list[Shown]]:
+    """A page of the project's deployments, newest first, older than ``start_deployment_id``."""
+    project = find_project(caller, account_name, slug)
+    return project, store.with_parts(store.list_project_deployments(project.project_id, start_deployment_id, records))
+
+
+def environment_deployments(caller: Caller, environment_id: int) -> tuple[Environment, list[Shown]]:
+    """The environment's newest deployments, each with its project (those the caller may view)."""
+    environment = environment_store.get_environment(caller.account_id, environment_id)
+    if environment is None:
+        raise NotFound(ENVIRONMENT_NOT_FOUND)
+    page = store.with_parts(store.list_environment_deployments(environment_id, MAX_PAGE), projects=True)
+    by_id: dict[int, Project | None] = {shown.project.project_id: shown.project for shown in page if shown.project}
+    for shown in page:  # deployments stored before they kept their project's slug
+        if shown.deployment.project_id not in by_id:
+            by_id[shown.deployment.project_id] = project_store.get_project_by_id(
+                caller.account_id, shown.deployment.project_id
+            )
+    return environment, [
+        replace(shown, project=project)
+        for shown in page
+        if (project := by_id[shown.deployment.project_id]) is not None and has_right(caller, project, Right.VIEW)
+    ]
+
+
+def _indexed(caller: Caller, deployment_id: int, right: Right) -> tuple[Deployment, Project]:
     indexed = store.get_deployment_by_id(deployment_id)
     if indexed is None or indexed.account_id != caller.account_id:
         raise NotFound(DEPLOYMENT_NOT_FOUND)
     project = project_store.get_project_by_id(caller.account_id, indexed.project_id)
     if project is None:
         raise NotFound(DEPLOYMENT_NOT_FOUND)
-    project = require_right(caller, project, right)
-    # the id index is eventually consistent: a stop right after a start must see the status as it is now
-    return store.get_deployment(indexed.project_id, deployment_id) or indexed, project
-
-
-def project_deployments(
-    caller: Caller, account_name: str, slug: str, records: int, start_deployment_id: int | None
-) -> tuple[Project, list[Deployment]]:
-    """A page of the project's deployments, newest first, older than ``start_deployment_id``."""
-    project = find_project(caller, account_name, slug)
-    return project, store.list_project_deployments(project.project_id, start_deployment_id, records)
-
-
-def environment_deployments(
-    caller: Caller, environment_id: int
-) -> tuple[Environment, list[tuple[Project, Deployment]]]:
-    """The environment's newest deployments, each with its project (those the caller may view)."""
-    environment = environment_store.get_environment(caller.account_id, environment_id)
-    if environment is None:
-        raise NotFound(ENVIRONMENT_NOT_FOUND)
-    shown = []
-    projects: dict[int, Project | None] = {}
-    for deployment in store.list_environment_deployments(environment_id, MAX_PAGE):
-        if deployment.project_id not in projects:
-            projects[deployment.project_id] = project_store.get_project_by_id(caller.account_id, deployment.project_id)
-        project = projects[deployment.project_id]
-        if project is not None and has_right(caller, project, Right.VIEW):
-            shown.append((project, deployment))
-    return environment, shown
-
-
-def parts(deployment: Deployment) -> tuple[Build | None, list[Job]]:
-    """The deployed build and the deployment's jobs, for its wire shape."""
-    return build_store.get_build(deployment.project_id, deployment.build_id), build_store.get_jobs(deployment.job_ids)
+    return indexed, require_right(caller, project, right)
 
 
 def environment_snapshot(environment: Environment) -> dict[str, Any]:

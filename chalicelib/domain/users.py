@@ -9,6 +9,7 @@ from chalicelib.domain import credentials
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.roles import get_role, list_roles, role_exists
 from chalicelib.domain.validation import invalid, valid_email, valid_name, valid_password
+from chalicelib.domain.warm import forget_everything
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import counters
 from chalicelib.store import members as store
@@ -117,6 +118,7 @@ def update_user(caller: Caller, change: UserChange) -> None:
         notifications=change.notifications or before.notifications,
     )
     store.update_member(before, after, password_hash)
+    forget_everything()
 
 
 def delete_user(caller: Caller, user_id: int) -> None:
@@ -125,12 +127,14 @@ def delete_user(caller: Caller, user_id: int) -> None:
     if member.is_owner:
         raise Conflict("The account owner cannot be deleted.")
     store.delete_member(member)
+    forget_everything()
 
 
 def assign_role(caller: Caller, before: Member, role_id: int) -> None:
     """Give a member another role (the owner stays an administrator)."""
     _assign_role(caller, before, role_id)
     store.update_member(before, replace(before, role_id=role_id))
+    forget_everything()
 
 
 def _assign_role(caller: Caller, member: Member, role_id: int) -> None:

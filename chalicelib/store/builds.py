@@ -68,7 +68,7 @@ def version_claim(project_id: int, version: str) -> str:
     return f"build-version#{project_id}#{version.lower()}"
 
 
-def _build(model: BuildModel) -> Build:
+def build_from_model(model: BuildModel) -> Build:
     return Build(
         account_id=int(model.account_id),
         project_id=int(model.project_id),
@@ -93,7 +93,7 @@ def _build(model: BuildModel) -> Build:
     )
 
 
-def _job(model: JobModel) -> Job:
+def job_from_model(model: JobModel) -> Job:
     return Job(
         job_id=model.job_id,
         build_id=int(model.build_id),
@@ -176,7 +176,7 @@ def take_build_number(account_id: int, slug: str) -> int:
 
 def get_build(project_id: int, build_id: int) -> Build | None:
     try:
-        return _build(BuildModel.get(project_id, build_id))
+        return build_from_model(BuildModel.get(project_id, build_id))
     except BuildModel.DoesNotExist:
         return None
 
@@ -184,7 +184,7 @@ def get_build(project_id: int, build_id: int) -> Build | None:
 def get_build_by_id(build_id: int) -> Build | None:
     """A build by its id alone (callers check the account)."""
     for model in BuildModel.by_id.query(build_id, limit=1):
-        return _build(model)
+        return build_from_model(model)
     return None
 
 
@@ -193,20 +193,20 @@ def get_build_by_version(project_id: int, version: str) -> Build | None:
     if not version:  # DynamoDB refuses an empty key rather than finding nothing
         return None
     for model in BuildModel.by_version.query(project_id, BuildModel.version == version, limit=1):
-        return _build(model)
+        return build_from_model(model)
     return None
 
 
 def latest_build(project_id: int) -> Build | None:
     """The project's newest build."""
     for model in BuildModel.query(project_id, scan_index_forward=False, limit=1):
-        return _build(model)
+        return build_from_model(model)
     return None
 
 
 def latest_build_for_branch(project_id: int, branch: str) -> Build | None:
     for model in BuildModel.by_branch.query(f"{project_id}#{branch}", scan_index_forward=False, limit=1):
-        return _build(model)
+        return build_from_model(model)
     return None
 
 
@@ -217,21 +217,21 @@ def list_builds(project_id: int, before_build_id: int | None, limit: int, branch
         models: Iterable[BuildModel] = BuildModel.query(project_id, condition, scan_index_forward=False, limit=limit)
     else:
         models = BuildModel.by_branch.query(f"{project_id}#{branch}", condition, scan_index_forward=False, limit=limit)
-    return [_build(model) for model in models]
+    return [build_from_model(model) for model in models]
 
 
 def get_job(job_id: str) -> Job | None:
     if not job_id:  # DynamoDB refuses an empty key rather than finding nothing
         return None
     try:
-        return _job(JobModel.get(job_id, consistent_read=True))
+        return job_from_model(JobModel.get(job_id, consistent_read=True))
     except JobModel.DoesNotExist:
         return None
 
 
 def get_jobs(job_ids: list[str]) -> list[Job]:
     """Jobs by id, read consistently (a build's status is derived from them), in the order given."""
-    found = {model.job_id: _job(model) for model in JobModel.batch_get(job_ids, consistent_read=True)}
+    found = {model.job_id: job_from_model(model) for model in JobModel.batch_get(job_ids, consistent_read=True)}
     return [found[job_id] for job_id in job_ids if job_id in found]
 
 
@@ -242,7 +242,7 @@ def set_flags(build: Build, flags: dict[str, bool]) -> None:
 
 def expired_leases(now: int, limit: int = 100) -> list[Job]:
     """Running jobs whose runner stopped renewing its lease before ``now`` (epoch seconds)."""
-    return [_job(m) for m in JobModel.by_lease.query(LEASED, JobModel.lease_expires < now, limit=limit)]
+    return [job_from_model(m) for m in JobModel.by_lease.query(LEASED, JobModel.lease_expires < now, limit=limit)]
 
 
 def move_job(
@@ -444,4 +444,4 @@ def delete_build(build: Build) -> None:
 def delete_project_builds(project_id: int) -> None:
     """Remove every build and job of a deleted project."""
     for model in BuildModel.query(project_id):
-        delete_build(_build(model))
+        delete_build(build_from_model(model))

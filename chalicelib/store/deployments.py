@@ -9,8 +9,10 @@ from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
-from chalicelib.store.builds import Job, job_model
-from chalicelib.store.models import DeploymentModel, JobModel
+from chalicelib.store import batch
+from chalicelib.store.builds import Build, Job, build_from_model, job_from_model, job_model
+from chalicelib.store.models import BuildModel, DeploymentModel, JobModel, ProjectModel
+from chalicelib.store.projects import Project, project_from_model
 from chalicelib.store.transactions import atomically, is_condition_failure
 
 
@@ -31,6 +33,17 @@ class Deployment:
     finished: datetime | None = None
     updated: datetime | None = None
     revision: int = 1
+    project_slug: str | None = None  # None in deployments stored before it was kept
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A deployment with what its wire shape shows: its build, its jobs, and (when asked for) its project."""
+
+    deployment: Deployment
+    build: Build | None
+    jobs: list[Job]
+    project: Project | None = None
 
 
 def _deployment(model: DeploymentModel) -> Deployment:
@@ -50,6 +63,7 @@ def _deployment(model: DeploymentModel) -> Deployment:
         finished=model.finished,
         updated=model.updated,
         revision=int(model.revision),
+        project_slug=model.project_slug,
     )
 
 
@@ -59,6 +73,7 @@ def add_deployment(deployment: Deployment, jobs: list[Job]) -> None:
         deployment.project_id,
         deployment.deployment_id,
         account_id=deployment.account_id,
+        project_slug=deployment.project_slug,
         environment_id=deployment.environment_id,
         environment=deployment.environment,
         build_id=deployment.build_id,
@@ -87,6 +102,36 @@ def get_deployment_by_id(deployment_id: int) -> Deployment | None:
     for model in DeploymentModel.by_id.query(deployment_id, limit=1):
         return _deployment(model)
     return None
+
+
+def with_parts(deployments: list[Deployment], again: bool = False, projects: bool = False) -> list[Shown]:
+    """Each deployment with its build and jobs, in one BatchGetItem for the lot (one more per 100 items).
+
+    ``again`` reads the deployments themselves once more, consistently, in the same call (they were found
+    through an eventually consistent index); ``projects`` adds the projects of those that keep their slug.
+    """
+    keys: list[batch.Key] = []
+    for deployment in deployments:
+        keys.append((BuildModel, deployment.project_id, deployment.build_id))
+        keys.extend((JobModel, job_id, None) for job_id in deployment.job_ids)
+        if again:
+            keys.append((DeploymentModel, deployment.project_id, deployment.deployment_id))
+        if projects and deployment.project_slug:
+            keys.append((ProjectModel, deployment.account_id, deployment.project_slug))
+    found = batch.get_items(keys)
+    builds = {(b.project_id, b.build_id): b for b in map(build_from_model, batch.of_model(found, BuildModel))}
+    jobs = {job.job_id: job for job in map(job_from_model, batch.of_model(found, JobModel))}
+    fresh = {d.deployment_id: d for d in map(_deployment, batch.of_model(found, DeploymentModel))}
+    by_slug = {(p.account_id, p.slug): p for p in map(project_from_model, batch.of_model(found, ProjectModel))}
+    return [
+        Shown(
+            deployment=fresh.get(deployment.deployment_id, deployment),
+            build=builds.get((deployment.project_id, deployment.build_id)),
+            jobs=[jobs[job_id] for job_id in deployment.job_ids if job_id in jobs],
+            project=by_slug.get((deployment.account_id, deployment.project_slug or "")),
+        )
+        for deployment in deployments
+    ]
 
 
 def list_project_deployments(project_id: int, before_deployment_id: int | None, limit: int) -> list[Deployment]:

@@ -361,6 +361,7 @@ class DeploymentModel(Model):
     project_id = NumberAttribute(hash_key=True)
     deployment_id = NumberAttribute(range_key=True)
     account_id = NumberAttribute()
+    project_slug = UnicodeAttribute(null=True)  # slugs never change: a page's projects are read by key with the rest
     environment_id = NumberAttribute()
     environment = JSONAttribute()  # the environment's summary when it started (it may change or go later)
     build_id = NumberAttribute()

@@ -40,7 +40,7 @@ class Project:
     revision: int = 1
 
 
-def _project(model: ProjectModel) -> Project:
+def project_from_model(model: ProjectModel) -> Project:
     return Project(
         account_id=int(model.account_id),
         account_name=model.account_name,
@@ -75,7 +75,7 @@ def get_project(account_id: int, slug: str) -> Project | None:
     if not slug:  # DynamoDB refuses an empty key rather than finding nothing
         return None
     try:
-        return _project(ProjectModel.get(account_id, slug))
+        return project_from_model(ProjectModel.get(account_id, slug))
     except ProjectModel.DoesNotExist:
         return None
 
@@ -84,13 +84,13 @@ def get_project_by_id(account_id: int, project_id: int) -> Project | None:
     """The account's project with that id, or None (another account's project is None too)."""
     for model in ProjectModel.by_id.query(project_id):
         if int(model.account_id) == account_id:
-            return _project(model)
+            return project_from_model(model)
     return None
 
 
 def list_projects(account_id: int) -> list[Project]:
     """Every project of the account, by slug."""
-    return [_project(model) for model in ProjectModel.query(account_id)]
+    return [project_from_model(model) for model in ProjectModel.query(account_id)]
 
 
 def slug_taken(account_id: int, slug: str) -> bool:
