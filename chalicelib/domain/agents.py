@@ -18,8 +18,6 @@ from chalicelib.domain.deployments import AGENT
 from chalicelib.domain.environments import environment_values, find_environment_by_access_key
 from chalicelib.domain.status import Event, Status
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
-from chalicelib.runner.deployment import deployment_inputs
-from chalicelib.runner.logstream import SecretMask, split_line
 from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
@@ -80,6 +78,8 @@ def append_log(environment: Environment, job_id: str, lines: list[str]) -> None:
     job = _own_job(environment, job_id)
     if Status(job.status).finished:
         raise Conflict("The job has finished; its log is closed.")
+    from chalicelib.runner.logstream import SecretMask, split_line  # the runner loads only where used: cold start
+
     mask = SecretMask(environment_values(environment)[2])
     body = b"".join(piece + b"\n" for line in lines for piece in split_line(mask(line)))
     logs.put_chunk(_job_prefix(job), build_store.next_log_chunk(job.job_id), body)
@@ -105,6 +105,8 @@ def _assignment(environment: Environment, job: Job) -> AgentJob:
     project = project_store.get_project_by_id(job.account_id, job.project_id)
     if deployment is None or build is None or project is None:
         raise NotFound("The deployment no longer exists.")
+    from chalicelib.runner.deployment import deployment_inputs  # the runner loads only where used: cold start
+
     # APPVEYOR_BUILD_FOLDER is the agent's own: it sets it to the folder it puts the artifacts in
     inputs = deployment_inputs(project, build, deployment, environment, Path("."))
     return AgentJob(

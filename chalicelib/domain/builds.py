@@ -7,7 +7,7 @@ import secrets
 import string
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain import progress
 from chalicelib.domain.access import Right, project_denies, require_right
@@ -20,12 +20,14 @@ from chalicelib.domain.status import Status
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
-from chalicelib.scm import git
 from chalicelib.store import blobs, counters, queues
 from chalicelib.store import builds as store
 from chalicelib.store import projects as project_store
 from chalicelib.store.builds import Build, Job
 from chalicelib.store.projects import Project
+
+if TYPE_CHECKING:
+    from chalicelib.scm import git
 
 BUILD_NOT_FOUND = "Build not found or access denied."
 MAX_JOBS = 90  # a build and its jobs are written in one DynamoDB transaction (at most 100 items)
@@ -166,6 +168,8 @@ def _resolve(
     elif ref is not None and not ref.startswith("refs/heads/"):
         pull_ref = ref
     url = clone_url(project.repository_type, project.repository_name)
+    from chalicelib.scm import git  # dulwich loads only when a build starts: cold start
+
     try:
         return git.resolve(url, branch=branch or project.repository_branch, commit_id=commit_id, pull_ref=pull_ref)
     except git.RevisionNotFound as error:

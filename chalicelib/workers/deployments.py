@@ -8,7 +8,6 @@ import logging
 from chalice.app import SQSEvent
 
 from chalicelib.domain import progress
-from chalicelib.runner.deployment import agent_deadline, run_deployment_job
 
 log = logging.getLogger(__name__)
 
@@ -27,6 +26,8 @@ def _messages(event: SQSEvent) -> list[dict[str, object]]:
 
 def run_deployments(event: SQSEvent) -> None:
     """A deployment job to deliver, or an agent job whose time to be taken is up."""
+    from chalicelib.runner.deployment import agent_deadline, run_deployment_job  # loads only here: cold start
+
     for message in _messages(event):
         if message.get("agentDeadline"):
             agent_deadline(str(message["jobId"]))

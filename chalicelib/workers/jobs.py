@@ -9,7 +9,6 @@ from typing import Any
 from chalice.app import CloudWatchEvent, SQSEvent
 
 from chalicelib.domain import progress
-from chalicelib.runner.job import run_job
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +31,8 @@ def _remaining_seconds(event: Any) -> float | None:
 
 def run_jobs(event: SQSEvent) -> None:
     """A job message: run the job (a duplicate delivery finds it claimed and returns)."""
+    from chalicelib.runner.job import run_job  # the runner (git, providers) loads only where jobs run: cold start
+
     for job_id in _job_ids(event):
         run_job(job_id, _remaining_seconds(event))
 

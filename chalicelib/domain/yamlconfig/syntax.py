@@ -11,8 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-import yaml
-
 from chalicelib.domain.validation import MAX_NESTING_DEPTH, nesting_depth
 from chalicelib.errors import Invalid
 
@@ -54,70 +52,14 @@ class Section:
     write: Callable[[Json], Any]
 
 
-class _Loader(yaml.SafeLoader):
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[Any, Any]:
-        mapping = super().construct_mapping(node, deep=deep)
-        return {key.text if isinstance(key, Scalar) else key: value for key, value in mapping.items()}
-
-
-def _keeping_text(construct: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    def construct_scalar(loader: Any, node: Any) -> Any:
-        try:
-            return Scalar(node.value, construct(loader, node))
-        except ValueError:  # a timestamp-like text that is no date: AppVeyor would see a string too
-            return node.value
-
-    return construct_scalar
-
-
-_TYPED_TAGS = {"bool", "int", "float", "timestamp"}
-for _tag in _TYPED_TAGS:
-    _name = f"tag:yaml.org,2002:{_tag}"
-    _Loader.add_constructor(_name, _keeping_text(yaml.SafeLoader.yaml_constructors[_name]))
-# A lone "=" resolves to YAML 1.1's "value" tag, which no safe constructor knows; it is text like any other.
-_Loader.add_constructor("tag:yaml.org,2002:value", lambda loader, node: node.value)
-
-
-class _Dumper(yaml.SafeDumper):
-    def increase_indent(self, flow: bool = False, indentless: bool = False) -> Any:
-        return super().increase_indent(flow, False)  # lists indented under their key, as AppVeyor's docs write them
-
-    def ignore_aliases(self, data: Any) -> bool:
-        return True
-
-
-_UNICODE_BREAKS = set("\x85\u2028\u2029")  # a line break to YAML: only escaped (double quotes) do they survive
-
-
-def _literal(text: str) -> bool:
-    # Several trailing line breaks would need "keep" chomping (|+), which ends the YAML document early.
-    return "\n" in text and text.strip("\n") != "" and not text.endswith("\n\n")
-
-
-def _represent_str(dumper: Any, text: str) -> Any:
-    style = '"' if _UNICODE_BREAKS & set(text) else "|" if _literal(text) else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", str(text), style=style)
-
-
-def _represent_plain(dumper: Any, text: Plain) -> Any:
-    tag = dumper.resolve(yaml.ScalarNode, str(text), (True, False))
-    if "\n" not in text and tag.rsplit(":", 1)[-1] in _TYPED_TAGS:
-        return dumper.represent_scalar(tag, str(text))
-    return _represent_str(dumper, text)
-
-
-_Dumper.add_representer(str, _represent_str)
-_Dumper.add_representer(Plain, _represent_plain)
-_Dumper.add_representer(
-    Flow, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
-)
-_Dumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
-
-
 def load(text: str) -> Any:
     """The YAML document in ``text``; Invalid naming the line when it is not YAML."""
+    import yaml  # PyYAML loads only where YAML is read or written: cold start
+
+    from chalicelib.domain.yamlconfig.yamlio import Loader
+
     try:
-        document = yaml.load(text, Loader=_Loader)
+        document = yaml.load(text, Loader=Loader)
         too_deep = nesting_depth(document, MAX_YAML_DEPTH) > MAX_YAML_DEPTH
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -133,8 +75,12 @@ def load(text: str) -> Any:
 
 def dump(key: str, value: Any) -> str:
     """One top-level ``key: value`` in readable block style."""
+    import yaml  # PyYAML loads only where YAML is read or written: cold start
+
+    from chalicelib.domain.yamlconfig.yamlio import Dumper
+
     return yaml.dump(
-        {key: value}, Dumper=_Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
+        {key: value}, Dumper=Dumper, sort_keys=False, default_flow_style=False, allow_unicode=True, width=1_000_000
     )
 
 
