@@ -23,7 +23,13 @@ PROJECT_DIR = Path(__file__).resolve().parents[2]
 
 class _RequestHandler(ChaliceRequestHandler):
     """chalice local's handler, for every method: API Gateway answers TRACE, QUERY or any other method no route has
-    as it does the rest (here 405, in the API's error shape), where http.server would answer 501 with an HTML page."""
+    as it does the rest (here 405, in the API's error shape), where http.server would answer 501 with an HTML page.
+
+    It also sends each response at once (TCP_NODELAY): http.server writes headers and body separately, and on a
+    kept-alive connection Nagle's algorithm holds the body until the client's delayed ACK, some 40 ms per request.
+    """
+
+    disable_nagle_algorithm = True
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("do_"):  # http.server looks up do_<METHOD>
