@@ -128,8 +128,7 @@ def _deliver(run: Run, provider: str, inputs: DeploymentInputs) -> None:
         message = "The deployment failed unexpectedly."
         run.say(message)
     finally:
-        reason = run.stop_reason
-        run.stop_reason = run.stop_reason or "finished"
+        reason = run.end()
         beat.join(timeout=settings().heartbeat_seconds + 5)
     try:
         run.log.close()

@@ -56,6 +56,14 @@ class Run:
     deadline: float
     stop_reason: str | None = None
     messages: list[str] = field(default_factory=list)
+    ended: threading.Event = field(default_factory=threading.Event)  # wakes the heartbeat when the work is done
+
+    def end(self) -> str | None:
+        """The work is over: the heartbeat stops now (not at its next beat). Why it stopped early, if it did."""
+        reason = self.stop_reason
+        self.stop_reason = reason or "finished"
+        self.ended.set()
+        return reason
 
     def should_stop(self) -> str | None:
         if self.stop_reason is None and time.monotonic() > self.deadline:
@@ -111,8 +119,7 @@ def _run(project: Project, build: Build, job: Job, work: Path, deadline: float, 
         message = "The runner failed unexpectedly; the job could not finish."
         run.say(message)
     finally:
-        reason = run.stop_reason
-        run.stop_reason = run.stop_reason or "finished"  # ends the heartbeat
+        reason = run.end()
         beat.join(timeout=settings().heartbeat_seconds + 5)
     if reason == TIMED_OUT:
         succeeded, message = False, f"The job exceeded its time limit of {int(limit // 60)} min {int(limit % 60)} s."
@@ -152,7 +159,7 @@ def heartbeat(run: Run) -> None:
     """Renew the lease every few seconds; a cancel or a lost lease stops the job."""
     config = settings()
     while run.stop_reason is None:
-        time.sleep(config.heartbeat_seconds)
+        run.ended.wait(config.heartbeat_seconds)
         if run.stop_reason is not None:
             return
         try:
