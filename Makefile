@@ -9,7 +9,7 @@ AZURITE_VERSION := 3.37.0
 AZURITE := .azurite
 AZURITE_STAMP := $(AZURITE)/.installed-$(AZURITE_VERSION)
 
-.PHONY: run test check fuzz bench clean
+.PHONY: run test check fuzz bench package clean
 
 run: $(STAMP)
 	$(BIN)/conveyor local
@@ -21,6 +21,16 @@ test: $(STAMP) $(AZURITE_STAMP)
 FUZZ_EXAMPLES ?= 100
 fuzz: $(STAMP)
 	CONVEYOR_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) CONVEYOR_FUZZ_SEED= $(BIN)/pytest -q -s tests/e2e/test_fuzz.py
+
+# Every benchmark, written to BENCHMARKS.md; BENCH="calls latency" runs only those and writes nothing.
+bench: $(STAMP)
+	$(BIN)/python -m bench $(BENCH)
+
+# A stage's CloudFormation template and Lambda package, out/$(STAGE)/sam.json and deployment.zip: chalice package
+# with infra/'s merge template (see infra/package.py and "Deploying to AWS" in README.md).
+STAGE ?= prod
+package: $(STAMP)
+	$(BIN)/python -m infra.package --stage $(STAGE) out/$(STAGE)
 
 check: test
 	$(BIN)/ruff check .

@@ -1,0 +1,120 @@
+"""The functions' permissions: the calls chalicelib makes, on the stack's own resources, and nothing else.
+
+Chalice's generated policy cannot be used: it finds boto3 calls by reading the code, does not see the clients of
+chalicelib/aws.py, and so grants only logs and SQS, on every queue. This one replaces it in the merge template.
+No action is a wildcard. Keep it in step with the code: a call it does not list fails with AccessDenied.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+# PynamoDB's reads and writes, batches and transactions (a transaction is authorised item by item, as these
+# actions). No Scan: no path of the service scans a table; no DescribeTable: PynamoDB 6 does not ask.
+TABLE_ACTIONS = [
+    "dynamodb:BatchGetItem",
+    "dynamodb:BatchWriteItem",
+    "dynamodb:ConditionCheckItem",
+    "dynamodb:DeleteItem",
+    "dynamodb:GetItem",
+    "dynamodb:PutItem",
+    "dynamodb:Query",
+    "dynamodb:UpdateItem",
+]
+QUERY_ACTIONS = ["dynamodb:Query"]  # all an index serves
+SEND_ACTIONS = ["sqs:GetQueueUrl", "sqs:SendMessage"]  # chalicelib/store/queues.py
+CONSUME_ACTIONS = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMessage"]  # Lambda's SQS poller
+# chalicelib/store: logs, artifacts, cache (uploads, multipart ones, copies, ranges, presigned GETs, deletes).
+OBJECT_ACTIONS = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"]
+BUCKET_ACTIONS = ["s3:ListBucket"]  # listing prefixes; it also makes a missing key a 404 rather than a 403
+SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/secrets.py
+LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]  # the log groups are the template's
+# The key's administrators are the account's IAM principals that IAM allows these (AWS's default key policy
+# grants kms:* to the account; this lists it out). The functions' role gets SECRET_ACTIONS through IAM.
+KEY_ADMIN_ACTIONS = [
+    "kms:CancelKeyDeletion",
+    "kms:CreateAlias",
+    "kms:CreateGrant",
+    "kms:DeleteAlias",
+    "kms:DescribeKey",
+    "kms:DisableKey",
+    "kms:DisableKeyRotation",
+    "kms:EnableKey",
+    "kms:EnableKeyRotation",
+    "kms:GetKeyPolicy",
+    "kms:GetKeyRotationStatus",
+    "kms:ListGrants",
+    "kms:ListKeyPolicies",
+    "kms:ListKeyRotations",
+    "kms:ListResourceTags",
+    "kms:PutKeyPolicy",
+    "kms:RetireGrant",
+    "kms:RevokeGrant",
+    "kms:RotateKeyOnDemand",
+    "kms:ScheduleKeyDeletion",
+    "kms:TagResource",
+    "kms:UntagResource",
+    "kms:UpdateAlias",
+    "kms:UpdateKeyDescription",
+]
+
+
+@dataclass(frozen=True)
+class Resources:
+    """The logical ids of what the functions use."""
+
+    tables: dict[str, list[str]]  # each table with the names of its indexes
+    sent_to: list[str]  # the queues the app sends messages to
+    consumed: list[str]  # the queues with a handler, dead-letter queues included
+    bucket: str
+    key: str
+    log_groups: list[str]
+
+
+def role_policies(used: Resources) -> list[dict[str, Any]]:
+    """The ``Policies`` of the functions' role (Chalice's DefaultRole)."""
+    tables = [_arn(table) for table in used.tables]
+    indexes = [_sub(f"${{{table}.Arn}}/index/{index}") for table, names in used.tables.items() for index in names]
+    statements = [
+        _allow("Tables", TABLE_ACTIONS, tables),
+        _allow("Indexes", QUERY_ACTIONS, indexes),
+        _allow("SendToQueues", SEND_ACTIONS, [_arn(queue) for queue in used.sent_to]),
+        _allow("ConsumeQueues", CONSUME_ACTIONS, [_arn(queue) for queue in used.consumed]),
+        _allow("Bucket", BUCKET_ACTIONS, [_arn(used.bucket)]),
+        _allow("BucketObjects", OBJECT_ACTIONS, [_sub(f"${{{used.bucket}.Arn}}/*")]),
+        _allow("Secrets", SECRET_ACTIONS, [_arn(used.key)]),
+        _allow("Logs", LOG_ACTIONS, [_arn(group) for group in used.log_groups]),  # a group's Arn ends in :*
+    ]
+    document = {"Version": "2012-10-17", "Statement": [statement for statement in statements if statement["Resource"]]}
+    return [{"PolicyName": "DefaultRolePolicy", "PolicyDocument": document}]
+
+
+def secrets_key_policy() -> dict[str, Any]:
+    """The secrets key's policy: it trusts the account's IAM policies, for the listed actions only."""
+    account = {"AWS": _sub("arn:${AWS::Partition}:iam::${AWS::AccountId}:root")}
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "Administer",
+                "Effect": "Allow",
+                "Principal": account,
+                "Action": KEY_ADMIN_ACTIONS,
+                "Resource": "*",
+            },
+            {"Sid": "Use", "Effect": "Allow", "Principal": account, "Action": SECRET_ACTIONS, "Resource": "*"},
+        ],
+    }
+
+
+def _allow(sid: str, actions: list[str], resources: list[Any]) -> dict[str, Any]:
+    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": resources}
+
+
+def _arn(logical_id: str) -> dict[str, Any]:
+    return {"Fn::GetAtt": [logical_id, "Arn"]}
+
+
+def _sub(text: str) -> dict[str, Any]:
+    return {"Fn::Sub": text}

@@ -1,0 +1,213 @@
+"""What ``chalice package --merge-template`` merges over Chalice's own template for one stage.
+
+Chalice generates the functions, the REST API, the SQS event sources and the schedule. This adds what they use:
+every table of chalicelib/store/models.py, a queue and its ``-dlq`` dead-letter queue per SQS handler (as the
+local stack's chalicelib/local/resources.py makes them), the data bucket, the secrets key and its alias, and a
+log group per function; it names the functions, sets their runtime, and replaces the role's policy with
+infra/policy.py's. Chalice's merge is deep for objects and replaces anything else (a list, a string) whole.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalice.utils import to_cfn_resource_name
+
+from chalicelib.local.resources import DEAD_LETTER_SUFFIX, MAX_RECEIVES
+from chalicelib.store.models import ALL_MODELS
+from infra.policy import Resources, role_policies, secrets_key_policy
+from infra.stage import Stage
+
+# Chalice writes the runtime of the Python that runs it, and the project's (3.11) is one Lambda no longer
+# creates; the functions' dependencies are installed for this one (see infra/package.py).
+LAMBDA_RUNTIME = "python3.13"
+LOG_RETENTION_DAYS = 30
+VISIBILITY_TIMEOUT_FACTOR = 6  # AWS's advice for a queue that triggers a function: six times its timeout
+QUEUE_RETENTION_SECONDS = 4 * 24 * 3600  # SQS's default
+DEAD_LETTER_RETENTION_SECONDS = 14 * 24 * 3600  # SQS's longest: a parked message outlives its first delivery
+# The bucket's prefixes are chalicelib/store/blobs.py's: builds/ holds jobs' logs and artifacts, cache/ the
+# build cache. A build's objects go with the build; these bound what is left behind and what nobody deletes.
+BUILD_OBJECT_DAYS = 180
+CACHE_OBJECT_DAYS = 30  # from its last upload: an entry kept unchanged that long is rebuilt by the next build
+UNFINISHED_UPLOAD_DAYS = 1
+RETAIN = {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}  # deleting the stack keeps the data
+DELETE = {"DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete"}  # queues and logs go with the stack
+
+
+def merge_template(stage: Stage) -> dict[str, Any]:
+    """The template to merge over Chalice's for ``stage``."""
+    resources: dict[str, Any] = {}
+    tables = _tables(stage, resources)
+    sent_to, consumed = _queues(stage, resources)
+    log_groups = _functions(stage, resources, consumed)
+    resources["DataBucket"] = {"Type": "AWS::S3::Bucket", **RETAIN, "Properties": _bucket(stage)}
+    resources.update(_secrets_key(stage))
+    used = Resources(tables, sent_to, sorted(set(consumed.values())), "DataBucket", "SecretsKey", log_groups)
+    resources["DefaultRole"] = {"Properties": {"Policies": role_policies(used)}}
+    outputs: dict[str, Any] = {}
+    if stage.custom_domain:
+        _custom_domain(stage, resources, outputs)
+    return {"Resources": resources, "Outputs": outputs} if outputs else {"Resources": resources}
+
+
+def _tables(stage: Stage, resources: dict[str, Any]) -> dict[str, list[str]]:
+    """A table per model, as PynamoDB would create it; returns each table's logical id with its index names."""
+    tables = {}
+    for model in ALL_MODELS:
+        schema: Any = model._get_schema()  # what Model.create_table sends: the keys, the indexes, their projections
+        name = model.Meta.table_name
+        logical_id = to_cfn_resource_name(name.removeprefix(stage.settings.table_prefix)) + "Table"
+        definitions = {item["AttributeName"]: item["AttributeType"] for item in schema["attribute_definitions"]}
+        properties: dict[str, Any] = {
+            "TableName": name,
+            "BillingMode": "PAY_PER_REQUEST",
+            "AttributeDefinitions": [{"AttributeName": k, "AttributeType": v} for k, v in sorted(definitions.items())],
+            "KeySchema": _key_schema(schema["key_schema"]),
+            "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True},
+        }
+        for kind, key in (
+            ("GlobalSecondaryIndexes", "global_secondary_indexes"),
+            ("LocalSecondaryIndexes", "local_secondary_indexes"),
+        ):
+            if schema[key]:
+                properties[kind] = [
+                    {
+                        "IndexName": index["index_name"],
+                        "KeySchema": _key_schema(index["key_schema"]),
+                        "Projection": index["projection"],
+                    }
+                    for index in sorted(schema[key], key=lambda index: index["index_name"])
+                ]
+        resources[logical_id] = {"Type": "AWS::DynamoDB::Table", **RETAIN, "Properties": properties}
+        indexes = schema["global_secondary_indexes"] + schema["local_secondary_indexes"]
+        tables[logical_id] = sorted(index["index_name"] for index in indexes)
+    return tables
+
+
+def _key_schema(elements: list[dict[str, str]]) -> list[dict[str, str]]:
+    """The hash key first, as DynamoDB wants it."""
+    ordered = sorted(elements, key=lambda element: element["KeyType"] != "HASH")
+    return [{"AttributeName": element["AttributeName"], "KeyType": element["KeyType"]} for element in ordered]
+
+
+def _queues(stage: Stage, resources: dict[str, Any]) -> tuple[list[str], dict[str, str]]:
+    """A queue and its dead-letter queue per SQS handler; returns the queues the app sends to, and every
+    consumed queue's logical id by its name."""
+    sent_to: list[str] = []
+    consumed: dict[str, str] = {}
+    handled = [function.queue for function in stage.functions if function.queue]
+    for name in sorted({queue.removesuffix(DEAD_LETTER_SUFFIX) for queue in handled}):
+        logical_id = to_cfn_resource_name(name.removeprefix(f"{stage.app_name}-{stage.name}-"))
+        queue_id, dead_letter_id = f"{logical_id}Queue", f"{logical_id}DeadLetterQueue"
+        dead_letter_name = f"{name}{DEAD_LETTER_SUFFIX}"
+        resources[dead_letter_id] = _queue(
+            stage, dead_letter_name, MessageRetentionPeriod=DEAD_LETTER_RETENTION_SECONDS
+        )
+        resources[queue_id] = _queue(
+            stage,
+            name,
+            MessageRetentionPeriod=QUEUE_RETENTION_SECONDS,
+            RedrivePolicy={
+                "deadLetterTargetArn": {"Fn::GetAtt": [dead_letter_id, "Arn"]},
+                "maxReceiveCount": MAX_RECEIVES,
+            },
+        )
+        sent_to.append(queue_id)
+        for queue, resource in ((name, queue_id), (dead_letter_name, dead_letter_id)):
+            if queue in handled:
+                consumed[queue] = resource
+    return sent_to, consumed
+
+
+def _queue(stage: Stage, name: str, **properties: Any) -> dict[str, Any]:
+    consumer = stage.consumer_of(name)
+    if consumer:  # a message comes back to the queue only once its handler has surely given up on it
+        properties["VisibilityTimeout"] = VISIBILITY_TIMEOUT_FACTOR * consumer.timeout
+    return {
+        "Type": "AWS::SQS::Queue",
+        **DELETE,
+        "Properties": {"QueueName": name, "SqsManagedSseEnabled": True, **properties},
+    }
+
+
+def _functions(stage: Stage, resources: dict[str, Any], consumed: dict[str, str]) -> list[str]:
+    """Names, runtime and a log group for each of Chalice's functions; an SQS handler's event source refers to
+    its queue's resource, so the queue exists before Lambda polls it. Returns the log groups' logical ids."""
+    log_groups = []
+    for function in stage.functions:
+        log_group = f"{function.logical_id}LogGroup"
+        resources[log_group] = {
+            "Type": "AWS::Logs::LogGroup",
+            **DELETE,
+            "Properties": {
+                "LogGroupName": f"/aws/lambda/{function.function_name}",
+                "RetentionInDays": LOG_RETENTION_DAYS,
+            },
+        }
+        properties: dict[str, Any] = {"FunctionName": function.function_name, "Runtime": LAMBDA_RUNTIME}
+        if function.queue in consumed:
+            # A Fn::Sub, as Chalice's value is: the merge replaces its string, but would mix two intrinsics.
+            queue_arn = {"Fn::Sub": f"${{{consumed[function.queue]}.Arn}}"}
+            properties["Events"] = {f"{function.logical_id}SqsEventSource": {"Properties": {"Queue": queue_arn}}}
+        # The log group comes first: the role may write to it but not create it, so no log is lost or orphaned.
+        resources[function.logical_id] = {"DependsOn": [log_group], "Properties": properties}
+        log_groups.append(log_group)
+    return log_groups
+
+
+def _bucket(stage: Stage) -> dict[str, Any]:
+    """Private and encrypted; versioning stays off: logs are rewritten as they grow, and what is deleted must go."""
+    return {
+        "BucketName": stage.settings.bucket,
+        "PublicAccessBlockConfiguration": {
+            "BlockPublicAcls": True,
+            "BlockPublicPolicy": True,
+            "IgnorePublicAcls": True,
+            "RestrictPublicBuckets": True,
+        },
+        "OwnershipControls": {"Rules": [{"ObjectOwnership": "BucketOwnerEnforced"}]},
+        "BucketEncryption": {
+            "ServerSideEncryptionConfiguration": [{"ServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"}}]
+        },
+        "LifecycleConfiguration": {
+            "Rules": [
+                {
+                    "Id": "build-logs-and-artifacts",
+                    "Status": "Enabled",
+                    "Prefix": "builds/",
+                    "ExpirationInDays": BUILD_OBJECT_DAYS,
+                },
+                {"Id": "build-cache", "Status": "Enabled", "Prefix": "cache/", "ExpirationInDays": CACHE_OBJECT_DAYS},
+                {
+                    "Id": "unfinished-uploads",  # multipart uploads of artifacts, caches and composed logs
+                    "Status": "Enabled",
+                    "AbortIncompleteMultipartUpload": {"DaysAfterInitiation": UNFINISHED_UPLOAD_DAYS},
+                },
+            ]
+        },
+    }
+
+
+def _secrets_key(stage: Stage) -> dict[str, Any]:
+    """The KMS key behind the stage's CONVEYOR_KMS_KEY alias, kept when the stack goes: without it no stored
+    secret can be read again."""
+    if not stage.settings.kms_key.startswith("alias/"):
+        raise ValueError(f"CONVEYOR_KMS_KEY must be an alias/... for the template to make it: {stage.settings.kms_key}")
+    key = {
+        "Description": f"{stage.app_name} {stage.name}: project and environment secrets",
+        "EnableKeyRotation": True,
+        "KeyPolicy": secrets_key_policy(),
+    }
+    alias = {"AliasName": stage.settings.kms_key, "TargetKeyId": {"Ref": "SecretsKey"}}
+    return {
+        "SecretsKey": {"Type": "AWS::KMS::Key", **RETAIN, "Properties": key},
+        "SecretsKeyAlias": {"Type": "AWS::KMS::Alias", "Properties": alias},
+    }
+
+
+def _custom_domain(stage: Stage, resources: dict[str, Any], outputs: dict[str, Any]) -> None:
+    """Chalice's base path mapping names the stage before SAM has created it (aws/chalice#1735); SAM's
+    ``RestAPI.Stage`` reference waits for it. The output is what the domain's DNS record points at."""
+    resources["ApiGatewayCustomDomainMapping"] = {"Properties": {"Stage": {"Ref": "RestAPI.Stage"}}}
+    target = "DistributionDomainName" if stage.endpoint_type == "EDGE" else "RegionalDomainName"
+    outputs["CustomDomainTarget"] = {"Value": {"Fn::GetAtt": ["ApiGatewayCustomDomain", target]}}
