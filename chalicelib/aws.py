@@ -6,17 +6,42 @@ import threading
 from typing import Any
 
 import boto3
+import botocore.loaders
+import botocore.session
 
 _clients: dict[str, Any] = {}
+_session: boto3.session.Session | None = None
+_loader: botocore.loaders.Loader | None = None
 _lock = threading.Lock()
+_loader_lock = threading.Lock()
 
 
 def client(service: str) -> Any:
     """A boto3 client for ``service``, honouring the standard AWS environment (AWS_ENDPOINT_URL, ...)."""
+    global _session
     with _lock:
         if service not in _clients:
-            _clients[service] = boto3.session.Session().client(service)
+            if _session is None:
+                _session = boto3.session.Session(botocore_session=botocore_session())
+            _clients[service] = _session.client(service)  # under the lock: sessions are not thread-safe
         return _clients[service]
+
+
+def botocore_session() -> botocore.session.Session:
+    """A new botocore session reading service models through the process's one loader.
+
+    A loader keeps its own parsed copy of every service model and endpoint table it reads, megabytes each, and
+    PynamoDB makes a session for each table it uses: with a loader each, a job runner held the DynamoDB model and
+    botocore's endpoint tables four times over, some 35 MB.
+    """
+    global _loader
+    session = botocore.session.get_session()
+    with _loader_lock:
+        if _loader is None:
+            _loader = session.get_component("data_loader")
+        else:
+            session.register_component("data_loader", _loader)
+    return session
 
 
 def inject(service: str, instance: Any) -> None:
@@ -27,5 +52,7 @@ def inject(service: str, instance: Any) -> None:
 
 def forget_clients() -> None:
     """Drop every cached client, so the next use reads the environment again."""
+    global _session
     with _lock:
         _clients.clear()
+        _session = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 from urllib.parse import unquote
 
@@ -58,11 +59,32 @@ def delete_build(call: Call, buildId: str) -> None:
 @api.route("/buildjobs/{jobId}/log")
 def get_job_log(call: Call, jobId: str) -> Response:
     job, build = builds.find_job(call.caller, jobId)
-    reply = log_store.read_log(blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id))
+    job_prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id)
+    reply = log_store.read_log(job_prefix, _byte_range(call.request.headers.get("range", "")))
     if reply.redirect_url:
         return Response(body="", status_code=302, headers={"Location": reply.redirect_url})
+    part = reply.part
+    if part is not None and part.start == part.end:
+        message = f"The log has {part.total} bytes so far: the range asked for starts past them."
+        past_end: dict[str, str | list[str]] = {"Content-Range": f"bytes */{part.total}"}
+        past_end["Content-Type"] = "application/json"
+        return Response(body={"message": message}, status_code=416, headers=past_end)
+    headers: dict[str, str | list[str]] = {"Content-Type": "text/plain; charset=utf-8", "Accept-Ranges": "bytes"}
+    if part is not None:
+        headers["Content-Range"] = f"bytes {part.start}-{part.end - 1}/{part.total}"
     text = (reply.text or b"").decode("utf-8", errors="replace")  # the runner writes UTF-8 lines
-    return Response(body=text, status_code=200, headers={"Content-Type": "text/plain; charset=utf-8"})
+    return Response(body=text, status_code=200 if part is None else 206, headers=headers)
+
+
+def _byte_range(header: str) -> log_store.ByteRange | None:
+    """``Range: bytes=first-[last]`` or ``bytes=-count``; None for anything else (ignored, as HTTP allows)."""
+    match = re.fullmatch(r"\s*bytes\s*=\s*([0-9]{0,18})\s*-\s*([0-9]{0,18})\s*", header)
+    if match is None or match.group(1) == match.group(2) == "":
+        return None
+    first, last = (int(group) if group else None for group in match.groups())
+    if first is not None and last is not None and last < first:
+        return None
+    return log_store.ByteRange(first, last)
 
 
 @api.route("/buildjobs/{jobId}/artifacts")

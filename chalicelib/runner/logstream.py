@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import logging
+import mmap
 import re
 import threading
 import time
@@ -54,6 +55,11 @@ class LogStream:
     The log is a sequence of chunks in S3 (S3 has no append): the current chunk is kept in memory and
     stored again whole every ``flush_seconds`` by a background thread; once it holds ``chunk_bytes`` it
     is stored a last time and a new chunk begins. ``close`` makes the chunks one object.
+
+    Memory stays near one chunk whatever the log's size: a chunk is filled in place, in an anonymous
+    mapping of its full size (memory is taken only as it is written, and given back once S3 has the full
+    chunk), and uploads read it there rather than a copy (the writer only writes past what an upload reads).
+    The writer itself stores each full chunk, so it does not start filling the next until S3 has it.
     """
 
     def __init__(
@@ -67,11 +73,11 @@ class LogStream:
         self._lock = threading.Lock()  # guards the buffers and counters below
         self._upload_lock = threading.Lock()  # one upload at a time, so S3 keeps a chunk's latest version
         self._close_lock = threading.Lock()
-        self._current = bytearray()  # the chunk being filled
+        self._current: mmap.mmap | None = None  # the chunk being filled, mapped at its first byte ...
+        self._size = 0  # ... and how much of it is filled
         self._index = 0  # its number
-        self._changes = 0  # appends to it so far ...
-        self._stored_changes = 0  # ... and how many of them S3 has
-        self._full: deque[tuple[int, bytes]] = deque()  # full chunks S3 does not have yet
+        self._stored_size = 0  # how much of it S3 has
+        self._full: deque[tuple[int, mmap.mmap]] = deque()  # full chunks S3 does not have yet
         self._lines = 0
         self._closed = False  # no more writes
         self._sealed = False  # the log is one object in S3
@@ -115,44 +121,48 @@ class LogStream:
             self._timer.join()
             self._push()
             with self._lock:
-                chunk_count = self._index + (1 if self._current else 0)
+                chunk_count = self._index + (1 if self._size else 0)
             logs.seal_log(self._job_prefix, chunk_count)
             self._sealed = True
             with self._lock:
-                self._current = bytearray()
+                self._current = None
 
     def _append(self, data: bytes) -> None:
         """Add ``data`` to the current chunk, moving on to the next one each time a chunk is full (holding _lock)."""
         while data:
-            room = self._chunk_bytes - len(self._current)
-            self._current += data[:room]
+            if self._current is None:
+                self._current = mmap.mmap(-1, self._chunk_bytes)
+            room = self._chunk_bytes - self._size
+            piece = data[:room]
+            self._current[self._size : self._size + len(piece)] = piece  # in place: the buffer never moves
+            self._size += len(piece)
             data = data[room:]
-            self._changes += 1
-            if len(self._current) == self._chunk_bytes:
-                self._full.append((self._index, bytes(self._current)))
-                self._current = bytearray()
+            if self._size == self._chunk_bytes:
+                self._full.append((self._index, self._current))
+                self._current, self._size, self._stored_size = None, 0, 0
                 self._index += 1
-                self._changes = self._stored_changes = 0
 
     def _push(self) -> None:
-        """Store the full chunks S3 lacks, in order, then the current chunk if it changed; S3 errors propagate."""
+        """Store the full chunks S3 lacks, in order, then the current chunk if it grew; S3 errors propagate."""
         with self._upload_lock:
             while True:
                 with self._lock:
                     if not self._full:
                         break
-                    index, body = self._full[0]
-                logs.put_chunk(self._job_prefix, index, body)
+                    index, buffer = self._full[0]
+                logs.put_chunk(self._job_prefix, index, buffer)
                 with self._lock:
                     self._full.popleft()
+                del buffer  # S3 has it: its memory goes back now, not when this push ends
             with self._lock:
-                index, changes = self._index, self._changes
-                body = bytes(self._current) if changes != self._stored_changes else b""
-            if body:
-                logs.put_chunk(self._job_prefix, index, body)
+                index, size, current = self._index, self._size, self._current
+                grew = current is not None and size != self._stored_size
+            if current is not None and grew:
+                # only bytes before ``size`` are read, and the writer writes after them (or into a new buffer)
+                logs.put_chunk(self._job_prefix, index, memoryview(current)[:size])
                 with self._lock:
                     if self._index == index:
-                        self._stored_changes = changes
+                        self._stored_size = size
 
     def _try_push(self) -> bool:
         """Push, logging (never the log's content) rather than raising when S3 fails: the job goes on."""

@@ -10,7 +10,9 @@ is full (see chalicelib/runner/logstream.py). Readers never hold more than MAX_I
 from __future__ import annotations
 
 import contextlib
+import io
 import logging
+import mmap
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,15 +28,45 @@ REDIRECT_SECONDS = 60
 CONTENT_TYPE = "text/plain; charset=utf-8"
 TRUNCATION_NOTE = "[The first {skipped} bytes of this log are available when the job finishes.]\n"
 
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
 logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
+class ByteRange:
+    """Bytes ``first`` to ``last`` of a log (inclusive; ``last`` None: to its end), or with ``first`` None,
+    its last ``last`` bytes: what ``Range: bytes=first-last`` or ``bytes=-last`` asks for."""
+
+    first: int | None
+    last: int | None
+
+    def within(self, total: int) -> tuple[int, int] | None:
+        """The bytes ``[start, end)`` of a log of ``total`` bytes this range asks for; None: none exists."""
+        if self.first is None:
+            return (max(total - (self.last or 0), 0), total) if self.last and total else None
+        if self.first >= total:
+            return None
+        return self.first, total if self.last is None else min(self.last + 1, total)
+
+
+@dataclass(frozen=True)
+class LogPart:
+    """Which bytes of the log a reply to a range holds: ``[start, end)`` of ``total`` (so far, while it runs).
+    ``start == end``: the log has none of the bytes asked for."""
+
+    start: int
+    end: int
+    total: int
+
+
+@dataclass(frozen=True)
 class LogReply:
-    """What the API sends for a job's log: the text inline, or a redirect to it."""
+    """What the API sends for a job's log: the text inline (the whole log, its tail, or a part), or a redirect."""
 
     text: bytes | None  # the log to send inline (text/plain), or None
     redirect_url: str | None  # a short-lived presigned GET URL to send as a 302, or None
+    part: LogPart | None = None  # which bytes ``text`` holds, when a range was asked for
 
 
 @dataclass(frozen=True)
@@ -56,11 +88,60 @@ def _chunks_prefix(job_prefix: str) -> str:
     return f"{job_prefix}log/chunks/"
 
 
-def put_chunk(job_prefix: str, index: int, body: bytes) -> None:
-    """Store (or replace) chunk ``index`` of a running log."""
-    aws.client("s3").put_object(
-        Bucket=settings().bucket, Key=f"{_chunks_prefix(job_prefix)}{index:06d}", Body=body, ContentType=CONTENT_TYPE
-    )
+def put_chunk(job_prefix: str, index: int, body: Buffer) -> None:
+    """Store (or replace) chunk ``index`` of a running log; ``body`` is read in place, never copied whole."""
+    with BufferReader(body) as reader:
+        aws.client("s3").put_object(
+            Bucket=settings().bucket,
+            Key=f"{_chunks_prefix(job_prefix)}{index:06d}",
+            Body=reader,
+            ContentType=CONTENT_TYPE,
+        )
+
+
+class BufferReader(io.RawIOBase):
+    """A seekable read-only stream over a buffer (bytes, a memoryview, an mmap), for botocore to send from.
+
+    Given bytes, botocore joins the request's headers and body into one new string before sending: a second
+    copy of every chunk. A stream is sent in small blocks, straight from the buffer.
+    """
+
+    def __init__(self, buffer: Buffer) -> None:
+        self._view = memoryview(buffer).cast("B")
+        self._position = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        """Up to ``size`` bytes (all that are left when negative), copied once."""
+        end = len(self._view) if size is None or size < 0 else self._position + size
+        piece = self._view[self._position : end].tobytes()
+        self._position += len(piece)
+        return piece
+
+    def readinto(self, target: Any) -> int:
+        into = memoryview(target).cast("B")
+        piece = self._view[self._position : self._position + len(into)]
+        into[: len(piece)] = piece
+        self._position += len(piece)
+        return len(piece)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: len(self._view)}[whence]
+        self._position = max(base + offset, 0)
+        return self._position
+
+    def tell(self) -> int:
+        return self._position
+
+    def close(self) -> None:
+        """Let go of the buffer (botocore may keep the stream a while), so its memory can be freed."""
+        self._view.release()
+        super().close()
 
 
 def seal_log(job_prefix: str, chunk_count: int) -> None:
@@ -98,7 +179,8 @@ def seal_log(job_prefix: str, chunk_count: int) -> None:
 
 
 def _compose_multipart(key: str, chunks: list[_Chunk]) -> None:
-    """One object from many chunks: full-size chunks are copied inside S3, smaller ones buffered into parts.
+    """One object from many chunks: full-size chunks and the last are copied inside S3, smaller ones (an agent's)
+    buffered into parts.
 
     The buffer holds less than one part before a chunk is added, so memory stays under a part plus a chunk.
     """
@@ -111,15 +193,20 @@ def _compose_multipart(key: str, chunks: list[_Chunk]) -> None:
     def add_part(**source: Any) -> None:
         number = len(parts) + 1
         if "Body" in source:
-            etag = s3.upload_part(Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, **source)["ETag"]
+            with BufferReader(source.pop("Body")) as body:
+                reply = s3.upload_part(Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, Body=body)
+            etag = reply["ETag"]
         else:
             reply = s3.upload_part_copy(Bucket=bucket, Key=key, UploadId=upload_id, PartNumber=number, **source)
             etag = reply["CopyPartResult"]["ETag"]
         parts.append({"PartNumber": number, "ETag": etag})
 
     try:
-        for chunk in chunks:
-            if not buffer and chunk.size >= MIN_PART_BYTES:
+        for number, chunk in enumerate(chunks, start=1):
+            if chunk.size == 0:
+                continue
+            # the last part may be smaller than MIN_PART_BYTES: a runner's last chunk is copied too, not read back
+            if not buffer and (chunk.size >= MIN_PART_BYTES or number == len(chunks)):
                 add_part(CopySource={"Bucket": bucket, "Key": chunk.key}, CopySourceRange=f"bytes=0-{chunk.size - 1}")
                 continue
             buffer += _read_range(chunk.key, 0, chunk.size)
@@ -135,56 +222,76 @@ def _compose_multipart(key: str, chunks: list[_Chunk]) -> None:
         raise
 
 
-def read_log(job_prefix: str) -> LogReply:
-    """The job's log as the API serves it: inline when small enough, else a redirect or (running) its tail."""
+def read_log(job_prefix: str, wanted: ByteRange | None = None) -> LogReply:
+    """The job's log as the API serves it: inline when small enough, else a redirect or (running) its tail.
+
+    With ``wanted``, only those bytes (at most MAX_INLINE_LOG of them, widened to whole UTF-8 characters), so a
+    client can follow a running log from where it left off; a finished log too big to send is a redirect still,
+    and S3 serves the range.
+    """
     for _ in range(2):  # the job may finish (and its chunks vanish) between listing and reading them
         try:
-            return _read_log_once(job_prefix)
+            return _read_log_once(job_prefix, wanted)
         except ClientError as error:
             if error.response["Error"]["Code"] not in ("NoSuchKey", "404"):
                 raise
-    return _read_log_once(job_prefix)
+    return _read_log_once(job_prefix, wanted)
 
 
-def _read_log_once(job_prefix: str) -> LogReply:
-    finished = _size_of(job_log_key(job_prefix))
-    if finished is not None:
-        return _finished_log(job_prefix, finished)
-    chunks = _list_chunks(job_prefix)
-    total = sum(chunk.size for chunk in chunks)
-    if total <= MAX_INLINE_LOG:
-        return LogReply(b"".join(_read_range(chunk.key, 0, chunk.size) for chunk in chunks), None)
-    return LogReply(_running_tail(chunks, total), None)
-
-
-def _finished_log(job_prefix: str, size: int) -> LogReply:
+def _read_log_once(job_prefix: str, wanted: ByteRange | None) -> LogReply:
     key = job_log_key(job_prefix)
-    if size <= MAX_INLINE_LOG:
-        return LogReply(_read_range(key, 0, size), None)
-    url = aws.client("s3").generate_presigned_url(
-        "get_object",
-        Params={"Bucket": settings().bucket, "Key": key, "ResponseContentType": CONTENT_TYPE},
-        ExpiresIn=REDIRECT_SECONDS,
-    )
-    return LogReply(None, url)
+    finished = _size_of(key)
+    if finished is not None and finished > MAX_INLINE_LOG:
+        url = aws.client("s3").generate_presigned_url(
+            "get_object",
+            Params={"Bucket": settings().bucket, "Key": key, "ResponseContentType": CONTENT_TYPE},
+            ExpiresIn=REDIRECT_SECONDS,
+        )
+        return LogReply(None, url)
+    pieces = [_Chunk(key, finished)] if finished is not None else _list_chunks(job_prefix)
+    total = sum(piece.size for piece in pieces)
+    if wanted is not None:
+        return _part(pieces, total, wanted)
+    if total <= MAX_INLINE_LOG:
+        return LogReply(_read_span(pieces, 0, total), None)
+    return LogReply(_running_tail(pieces, total), None)
+
+
+def _part(pieces: list[_Chunk], total: int, wanted: ByteRange) -> LogReply:
+    """The bytes ``wanted`` of the log, at most MAX_INLINE_LOG of them, widened to whole characters."""
+    span = wanted.within(total)
+    if span is None:
+        return LogReply(None, None, LogPart(total, total, total))
+    start, end = span[0], min(span[1], span[0] + MAX_INLINE_LOG)
+    # a UTF-8 character is at most 4 bytes: a start or end inside one moves by 3 at most to take it whole
+    read_from, read_to = max(start - 3, 0), min(end + 3, total)
+    data = _read_span(pieces, read_from, read_to)
+    while start > read_from and data[start - read_from] & 0xC0 == 0x80:
+        start -= 1
+    while end < read_to and data[end - read_from] & 0xC0 == 0x80:
+        end += 1
+    return LogReply(data[start - read_from : end - read_from], None, LogPart(start, end, total))
 
 
 def _running_tail(chunks: list[_Chunk], total: int) -> bytes:
     """The last lines of a running log that fit in MAX_INLINE_LOG, after a note saying what is left out."""
     budget = MAX_INLINE_LOG - len(TRUNCATION_NOTE.format(skipped=total))
-    start = total - budget - 1  # one byte more, to see whether the tail starts a line
-    pieces: list[bytes] = []
-    offset = 0
-    for chunk in chunks:
-        end = offset + chunk.size
-        if end > start:
-            pieces.append(_read_range(chunk.key, max(start - offset, 0), chunk.size))
-        offset = end
-    tail = b"".join(pieces)
+    tail = _read_span(chunks, total - budget - 1, total)  # one byte more, to see whether the tail starts a line
     newline = tail.find(b"\n")
     tail = tail[newline + 1 :] if newline >= 0 else tail[1:].lstrip(bytes(range(0x80, 0xC0)))
     note = TRUNCATION_NOTE.format(skipped=total - len(tail)).encode()
     return note + tail
+
+
+def _read_span(pieces: list[_Chunk], start: int, end: int) -> bytes:
+    """Bytes ``[start, end)`` of the log that ``pieces`` make, in order."""
+    parts: list[bytes] = []
+    offset = 0
+    for piece in pieces:
+        if offset < end and offset + piece.size > start:
+            parts.append(_read_range(piece.key, max(start - offset, 0), min(end - offset, piece.size)))
+        offset += piece.size
+    return b"".join(parts)
 
 
 def delete_log(job_prefix: str) -> None:

@@ -12,10 +12,16 @@ from pynamodb.attributes import (
     UnicodeSetAttribute,
     UTCDateTimeAttribute,
 )
+from pynamodb.connection import base as connection_base
 from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
 from pynamodb.models import Model
 
+from chalicelib import aws
 from chalicelib.config import settings
+
+# PynamoDB makes a botocore session for every table's connection; these share one loader, so one copy of the
+# DynamoDB model (see aws.botocore_session).
+connection_base.get_session = aws.botocore_session
 
 
 class _TableName:

@@ -311,3 +311,42 @@ def test_sealing_refuses_to_make_a_log_with_a_missing_chunk() -> None:
         logs.seal_log(prefix, 3)
 
     assert f"{prefix}log/log.txt" not in stored_objects(prefix)
+
+
+@pytest.mark.parametrize("finished", [False, True], ids=["running", "finished"])
+def test_a_range_of_the_log_is_those_bytes_and_says_which(finished: bool) -> None:
+    prefix = new_job_prefix()
+    stream = LogStream(prefix, NO_SECRETS, flush_seconds=60)
+    log = write_lines(stream, 100)
+    stream.close() if finished else stream.flush()
+
+    first = read_log(prefix, logs.ByteRange(20, 39))
+    last = read_log(prefix, logs.ByteRange(None, 21))
+    rest = read_log(prefix, logs.ByteRange(len(log) - 5, None))
+
+    assert (first.text, first.part) == (log[20:40], logs.LogPart(20, 40, len(log)))
+    assert (last.text, last.part) == (log[-21:], logs.LogPart(len(log) - 21, len(log), len(log)))
+    assert rest.text == log[-5:]
+
+
+def test_a_range_past_the_end_of_the_log_has_nothing_and_gives_the_size() -> None:
+    prefix = new_job_prefix()
+    stream = LogStream(prefix, NO_SECRETS, flush_seconds=60)
+    log = write_lines(stream, 10)
+    stream.flush()
+
+    reply = read_log(prefix, logs.ByteRange(len(log), None))
+
+    assert reply.part == logs.LogPart(len(log), len(log), len(log))
+    assert not reply.text
+
+
+def test_a_range_never_cuts_a_character_in_two() -> None:
+    prefix = new_job_prefix()
+    stream = LogStream(prefix, NO_SECRETS, flush_seconds=60)
+    stream.write("ééé")  # two bytes each
+    stream.close()
+
+    reply = read_log(prefix, logs.ByteRange(1, 2))
+
+    assert reply.text is not None and reply.text.decode() == "éé"
