@@ -1,0 +1,80 @@
+"""Counting the AWS calls a piece of code makes, through botocore's event hooks on every client it creates."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import botocore.session
+
+
+@dataclass
+class Calls:
+    """The calls seen while counting: by ``service.Operation``, with the bytes each service answered."""
+
+    operations: Counter[str] = field(default_factory=Counter)
+    response_bytes: Counter[str] = field(default_factory=Counter)
+    trace: list[str] = field(default_factory=list)  # each call, with the table or bucket key it named
+
+    def of(self, service: str) -> int:
+        return sum(count for name, count in self.operations.items() if name.startswith(f"{service}."))
+
+    def describe(self, service: str) -> str:
+        """``3 (GetItem 2, Query 1)``."""
+        names = sorted((name.split(".", 1)[1], count) for name, count in self.operations.items()
+                       if name.startswith(f"{service}."))
+        return f"{self.of(service)}" + (f" ({', '.join(f'{op} {n}' for op, n in names)})" if names else "")
+
+
+class CallCounter:
+    """Installs itself on botocore: every client created afterwards reports its calls to the active count."""
+
+    def __init__(self) -> None:
+        self._active: Calls | None = None
+        self._lock = threading.Lock()
+        self._original: Any = None
+
+    def install(self) -> CallCounter:
+        original = self._original = botocore.session.Session.create_client
+        counter = self
+
+        def create_client(session: botocore.session.Session, *args: Any, **kwargs: Any) -> Any:
+            client = original(session, *args, **kwargs)
+            client.meta.events.register("before-call", counter._before_call)
+            client.meta.events.register("after-call", counter._after_call)
+            return client
+
+        botocore.session.Session.create_client = create_client  # type: ignore[method-assign]
+        return self
+
+    def uninstall(self) -> None:
+        botocore.session.Session.create_client = self._original  # type: ignore[method-assign]
+
+    @contextmanager
+    def counting(self) -> Iterator[Calls]:
+        calls = Calls()
+        self._active = calls
+        try:
+            yield calls
+        finally:
+            self._active = None
+
+    def _before_call(self, model: Any, params: Any = None, **_: Any) -> None:
+        with self._lock:
+            if self._active is not None:
+                name = f"{model.service_model.service_name}.{model.name}"
+                self._active.operations[name] += 1
+                body = params.get("body", {}) if isinstance(params, dict) else {}
+                target = body.get("TableName", "") + (f"/{body['IndexName']}" if "IndexName" in body else "") \
+                    if isinstance(body, dict) else ""
+                self._active.trace.append(f"{name} {target or params.get('url_path', '')}")
+
+    def _after_call(self, model: Any, http_response: Any = None, **_: Any) -> None:
+        with self._lock:
+            # a streamed body (S3 GetObject) is left for its reader: reading it here would empty it
+            if self._active is not None and http_response is not None and not model.has_streaming_output:
+                self._active.response_bytes[model.service_model.service_name] += len(http_response.content or b"")

@@ -1,0 +1,252 @@
+"""AWS calls per request: every read endpoint, at 10 and at 1,000 projects, users, environments and builds.
+
+The app runs in this process (Chalice's test client, the same gateway emulation as ``chalice local``) against
+the embedded emulator; botocore's event hooks count each request's DynamoDB and S3 calls. Each endpoint is read
+twice and the second read is counted: a warm function, whose key lookup is cached for a short time
+(``domain/warm.py``; here for a minute rather than ten seconds, since the emulator takes seconds to read 1,000
+items where DynamoDB takes milliseconds).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench import Figure, Section
+from bench.awscalls import CallCounter, Calls
+
+SIZES = tuple(int(size) for size in os.environ.get("BENCH_SIZES", "10,1000").split(","))
+MAX_DYNAMODB_CALLS = 3
+QUERY_PAGE_BYTES = 1024 * 1024
+DEPLOYMENTS = 25  # more than a page of a deployments list
+
+
+@dataclass
+class Seeded:
+    """What one size's account holds, and where to find one of each thing."""
+
+    size: int
+    key: str
+    paths: dict[str, str]  # endpoint (as the OpenAPI document names it) -> a concrete path
+
+
+def run() -> Section:
+    section = Section(
+        "AWS calls per request",
+        __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
+        + f" Target: no Scan; at most {MAX_DYNAMODB_CALLS} DynamoDB calls per read, the same at 1,000 as at 10;"
+        " a list reads one Query page per 1 MB it returns.",
+    )
+    from chalicelib.domain import warm
+
+    warm.REUSE_SECONDS = 60.0
+    with _in_process() as (client, counter, server):
+        seeded = [_seed(client, server, size) for size in SIZES]
+        for endpoint in seeded[0].paths:
+            counts = [_count(client, counter, seed.paths[endpoint], seed) for seed in seeded]
+            section.figures.append(_figure(endpoint, counts))
+        section.figures += _build_lifecycle(client, counter, server)
+    return section
+
+
+def _build_lifecycle(client: Any, counter: CallCounter, server: Any) -> list[Figure]:
+    """What one build of one one-line job costs: its start request, then its run (as the jobs queue's handler)."""
+    from chalicelib.runner.job import run_job
+    from tests.builds import BuildProject
+    from tests.support import new_account
+
+    built = BuildProject(new_account(client), server, {"appveyor.yml": "build_script:\n  - echo hello\n"})
+    built.start()  # the first start of a project reads its repository's refs afresh; count a later one
+    with counter.counting() as start_calls:
+        version = built.start()["version"]
+    job_id = built.build(version)["jobs"][0]["jobId"]
+    started = time.monotonic()
+    with counter.counting() as run_calls:
+        run_job(job_id)
+    seconds = time.monotonic() - started
+    status = built.build(version)["status"]
+    return [
+        Figure("POST /builds (one job)", _all_services(start_calls)),
+        Figure(f"Running that job (echo hello, {status}, {seconds:.1f} s)", _all_services(run_calls)),
+    ]
+
+
+def _all_services(calls: Calls) -> str:
+    services = sorted({name.split(".", 1)[0] for name in calls.operations})
+    return "; ".join(f"{service} {calls.describe(service)}" for service in services)
+
+
+def _figure(endpoint: str, counts: list[tuple[Calls, int]]) -> Figure:
+    value = "; ".join(
+        f"{size}: DynamoDB {calls.describe('dynamodb')}, S3 {calls.describe('s3')}"
+        for size, (calls, _) in zip(SIZES, counts, strict=True)
+    )
+    allowed = [MAX_DYNAMODB_CALLS - 1 + max(1, -(-read // QUERY_PAGE_BYTES)) for _, read in counts]
+    dynamodb = [calls.of("dynamodb") for calls, _ in counts]
+    scans = sum(calls.operations["dynamodb.Scan"] for calls, _ in counts)
+    met = scans == 0 and all(n <= limit for n, limit in zip(dynamodb, allowed, strict=True))
+    target = f"≤ {MAX_DYNAMODB_CALLS}, no Scan" + (
+        f" (+1 per MB: {allowed[-1]} at {SIZES[-1]})" if allowed[-1] > MAX_DYNAMODB_CALLS else ""
+    )
+    return Figure(f"GET {endpoint}", value, target, met)
+
+
+def _count(client: Any, counter: CallCounter, path: str, seed: Seeded) -> tuple[Calls, int]:
+    from tests.support import Caller
+
+    caller = Caller(client, seed.key)
+    first = caller.get(path)
+    if first.status not in (200, 302):
+        raise AssertionError(f"GET {path}: {first.status} {first.body[:300]!r}")
+    with counter.counting() as calls:
+        caller.get(path)
+    if os.environ.get("BENCH_TRACE"):
+        print(f"bench: GET {path} at {seed.size}:", *calls.trace, sep="\n  ", flush=True)
+    return calls, calls.response_bytes["dynamodb"]
+
+
+@contextmanager
+def _in_process() -> Iterator[tuple[Any, CallCounter, Any]]:
+    counter = CallCounter().install()  # before any client exists
+    from chalicelib.local.emulator import Emulator
+
+    emulator = Emulator(port=0)
+    emulator.start()
+    from chalice.test import Client
+
+    from chalicelib.cli import apply_stage_environment
+
+    apply_stage_environment("local")
+    from app import app
+    from chalicelib.local.resources import ensure_resources
+    from tests.gitserver import GitServer
+
+    ensure_resources(app)
+    with tempfile.TemporaryDirectory() as root, GitServer(Path(root)) as server, Client(app, "local") as client:
+        try:
+            yield client, counter, server
+        finally:
+            emulator.stop()
+            counter.uninstall()
+
+
+@contextmanager
+def _phase(what: str) -> Iterator[None]:
+    started = time.monotonic()
+    yield
+    print(f"bench: seeded {what} in {time.monotonic() - started:.1f} s", flush=True)
+
+
+def _seed(client: Any, server: Any, size: int) -> Seeded:
+    """One of each thing through the API, then ``size - 1`` copies of each written straight to its table."""
+    from app import app
+    from chalicelib.local.pump import SqsPump
+    from chalicelib.store.accounts import get_account_by_name
+    from chalicelib.store.models import BuildModel, EnvironmentModel, JobModel, MemberModel, ProjectModel
+    from tests.builds import BuildProject
+    from tests.deployments import add_environment
+    from tests.support import new_account, project_path, unique
+
+    account = new_account(client)
+    api = account.api
+    with _phase(f"{size} projects, users, environments and builds"):
+        built = BuildProject(account, server, {"appveyor.yml": "build_script:\n  - echo hello\n"})
+        account.add_user(f"{unique('user')}@example.com")
+        environment = add_environment(account, "Webhook", {"url": "http://127.0.0.1:9/hook"})
+        pump = SqsPump(app, workers=1)  # the first build runs, to have a successful build to deploy
+        pump.start()
+        succeeded = built.run(branch="master")
+        pump.stop()
+        queued = built.start(branch="master")
+        account_id = get_account_by_name(account.name).account_id  # type: ignore[union-attr]
+        base = 10_000_000 * size  # ids of the copies stay clear of the counters' and of the other size's
+        _clone(
+            ProjectModel.get(account_id, built.project["slug"]),
+            size - 1,
+            lambda n: {"slug": f"seed-{n}", "name": f"seed-{n}", "project_id": base + n, "last_build": None},
+        )
+        member = next(m for m in MemberModel.query(account_id) if not m.is_owner)
+        _clone(
+            member,
+            size - 2,
+            lambda n: {"user_id": base + n, "email": f"seed-{n}@example.com", "email_key": f"seed-{n}@example.com"},
+        )
+        _clone(
+            EnvironmentModel.get(account_id, environment["deploymentEnvironmentId"]),
+            size - 1,
+            lambda n: {"environment_id": base + n, "name": f"seed-{n}"},
+        )
+        template = BuildModel.get(built.project["projectId"], queued["buildId"])
+        job = JobModel.get(template.job_ids[0])
+        _clone(job, size - 2, lambda n: {"job_id": f"seed{base + n}", "build_id": base + n})
+        _clone(
+            template,
+            size - 2,
+            lambda n: {
+                "build_id": base + n,
+                "build_number": base + n,
+                "version": f"seed.{n}",
+                "job_ids": [f"seed{base + n}"],
+            },
+        )
+    with _phase(f"{DEPLOYMENTS} deployments"):
+        deployments = [
+            api.post(
+                "/deployments",
+                {
+                    "environmentName": environment["name"],
+                    "accountName": account.name,
+                    "projectSlug": built.project["slug"],
+                    "buildVersion": succeeded["version"],
+                },
+            ).json
+            for _ in range(DEPLOYMENTS)
+        ]
+    user = api.get("/users").json[-1]
+    role = api.get("/roles").json[0]
+    job_id = succeeded["jobs"][0]["jobId"]
+    path = project_path(built.project)
+    environment_path = f"/environments/{environment['deploymentEnvironmentId']}"
+    return Seeded(
+        size,
+        account.key,
+        {
+            "/users": "/users",
+            "/users/{userId}": f"/users/{user['userId']}",
+            "/collaborators": "/collaborators",
+            "/roles": "/roles",
+            "/roles/{roleId}": f"/roles/{role['roleId']}",
+            "/projects": "/projects",
+            "/projects/{accountName}/{projectSlug}": path,
+            "/projects/{accountName}/{projectSlug}/branch/{buildBranch}": f"{path}/branch/master",
+            "/projects/{accountName}/{projectSlug}/build/{buildVersion}": f"{path}/build/{succeeded['version']}",
+            "/projects/{accountName}/{projectSlug}/history": f"{path}/history?recordsNumber=20",
+            "/projects/{accountName}/{projectSlug}/deployments": f"{path}/deployments",
+            "/projects/{accountName}/{projectSlug}/settings": f"{path}/settings",
+            "/projects/{accountName}/{projectSlug}/settings/yaml": f"{path}/settings/yaml",
+            "/projects/{accountName}/{projectSlug}/settings/environment-variables": f"{path}/settings/environment-variables",  # noqa: E501
+            "/buildjobs/{jobId}/log": f"/buildjobs/{job_id}/log",
+            "/buildjobs/{jobId}/artifacts": f"/buildjobs/{job_id}/artifacts",
+            "/environments": "/environments",
+            "/environments/{deploymentEnvironmentId}/settings": f"{environment_path}/settings",
+            "/environments/{deploymentEnvironmentId}/deployments": f"{environment_path}/deployments",
+            "/deployments/{deploymentId}": f"/deployments/{deployments[-1]['deploymentId']}",
+        },
+    )
+
+
+def _clone(template: Any, count: int, change: Any) -> None:
+    """``count`` copies of a stored item, each changed by ``change(n)``, written in batches of 25."""
+    model = type(template)
+    with model.batch_write() as batch:
+        for number in range(count):
+            item = model.from_raw_data(template.serialize())
+            for name, value in change(number).items():
+                setattr(item, name, value)
+            batch.save(item)
