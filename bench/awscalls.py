@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -25,8 +26,9 @@ class Calls:
 
     def describe(self, service: str) -> str:
         """``3 (GetItem 2, Query 1)``."""
-        names = sorted((name.split(".", 1)[1], count) for name, count in self.operations.items()
-                       if name.startswith(f"{service}."))
+        names = sorted(
+            (name.split(".", 1)[1], count) for name, count in self.operations.items() if name.startswith(f"{service}.")
+        )
         return f"{self.of(service)}" + (f" ({', '.join(f'{op} {n}' for op, n in names)})" if names else "")
 
 
@@ -68,13 +70,26 @@ class CallCounter:
             if self._active is not None:
                 name = f"{model.service_model.service_name}.{model.name}"
                 self._active.operations[name] += 1
-                body = params.get("body", {}) if isinstance(params, dict) else {}
-                target = body.get("TableName", "") + (f"/{body['IndexName']}" if "IndexName" in body else "") \
-                    if isinstance(body, dict) else ""
-                self._active.trace.append(f"{name} {target or params.get('url_path', '')}")
+                self._active.trace.append(f"{name} {_target(params)}")
 
     def _after_call(self, model: Any, http_response: Any = None, **_: Any) -> None:
         with self._lock:
             # a streamed body (S3 GetObject) is left for its reader: reading it here would empty it
             if self._active is not None and http_response is not None and not model.has_streaming_output:
                 self._active.response_bytes[model.service_model.service_name] += len(http_response.content or b"")
+
+
+def _target(params: Any) -> str:
+    """The table (and index) a DynamoDB call names in its JSON body, else the request's path (S3's key)."""
+    if not isinstance(params, dict):
+        return ""
+    body = params.get("body")
+    try:
+        body = json.loads(body) if isinstance(body, bytes | str) and body else body
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "TableName" in body:
+        return body["TableName"] + (f"/{body['IndexName']}" if "IndexName" in body else "")
+    if isinstance(body, dict) and "RequestItems" in body:  # BatchGetItem, BatchWriteItem
+        return ", ".join(body["RequestItems"])
+    return str(params.get("url_path", ""))

@@ -23,7 +23,7 @@ from bench import Figure, Section
 READS = 200
 TARGET_RATIO = 1.5
 
-_BARE_APP = '''
+_BARE_APP = """
 import boto3
 from chalice import Chalice
 
@@ -37,7 +37,7 @@ def project(account_id, slug):
     dynamodb.query(TableName="{prefix}builds", KeyConditionExpression="project_id = :p",
                    ExpressionAttributeValues={":p": {"N": "{project_id}"}}, ScanIndexForward=False, Limit=1)
     return {"ok": True}
-'''
+"""
 
 _SERVE_BARE = """
 import sys
