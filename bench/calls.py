@@ -4,7 +4,7 @@ The app runs in this process (Chalice's test client, the same gateway emulation 
 the embedded emulator; botocore's event hooks count each request's DynamoDB and S3 calls. Each endpoint is read
 twice and the second read is counted: a warm function, whose key lookup is cached for a short time
 (``domain/warm.py``; here for a minute rather than ten seconds, since the emulator takes seconds to read 1,000
-items where DynamoDB takes milliseconds).
+items where DynamoDB takes milliseconds). ``BENCH_TRACE=1`` prints each counted call with the tables it read.
 """
 
 from __future__ import annotations
