@@ -52,7 +52,6 @@ def big_job(fresh_resources: None, client: Client, git_server: GitServer) -> Big
 
 def test_runner_of_a_job_printing_20_mb_stays_under_100_mb(big_job: BigJob) -> None:
     assert big_job.build["status"] == "success"
-    print("MEMORY", big_job.memory, big_job.first_line_seconds)
     assert big_job.memory["peakBytes"] < 100 * MB, big_job.memory
 
 
