@@ -5,6 +5,7 @@ from chalice.app import CloudWatchEvent, SQSEvent
 
 from chalicelib.api import (
     agents,
+    badges,
     builds,
     collaborators,
     deployments,
@@ -14,23 +15,28 @@ from chalicelib.api import (
     projects,
     roles,
     users,
+    webhooks,
 )
 from chalicelib.api.http import error_bodies
 from chalicelib.config import settings
 from chalicelib.workers import deployments as deployment_workers
 from chalicelib.workers import jobs
+from chalicelib.workers import notifications as notification_workers
 
 app = Chalice(app_name="conveyor")
 app.register_middleware(error_bodies, "http")
 app.register_blueprint(health.blueprint)
 app.register_blueprint(openapi.blueprint)
 app.register_blueprint(agents.blueprint)
+app.register_blueprint(webhooks.blueprint)
+app.register_blueprint(badges.blueprint)
 for resource in (users, collaborators, roles, projects, builds, environments, deployments):
     app.register_blueprint(resource.api.blueprint)
 
 # Queue names are per stage; Chalice needs them when the handlers are declared.
 JOBS_QUEUE = settings().jobs_queue
 DEPLOYMENTS_QUEUE = settings().deployments_queue
+NOTIFICATIONS_QUEUE = settings().notifications_queue
 
 
 @app.on_sqs_message(queue=JOBS_QUEUE, batch_size=1)
@@ -51,6 +57,16 @@ def run_deployments(event: SQSEvent) -> None:
 @app.on_sqs_message(queue=f"{DEPLOYMENTS_QUEUE}-dlq", batch_size=1)
 def abandon_deployments(event: SQSEvent) -> None:
     deployment_workers.abandon_deployments(event)
+
+
+@app.on_sqs_message(queue=NOTIFICATIONS_QUEUE, batch_size=1)
+def send_notifications(event: SQSEvent) -> None:
+    notification_workers.send_notifications(event)
+
+
+@app.on_sqs_message(queue=f"{NOTIFICATIONS_QUEUE}-dlq", batch_size=1)
+def abandon_notifications(event: SQSEvent) -> None:
+    notification_workers.abandon_notifications(event)
 
 
 @app.schedule(Rate(1, unit=Rate.MINUTES))

@@ -23,6 +23,8 @@ class Settings:
     allow_local_repositories: bool
     jobs_queue: str
     deployments_queue: str
+    notifications_queue: str
+    notification_sender: str  # the From of notification e-mails (an SES identity)
     job_timeout_seconds: int  # a job's own limit; the function's remaining time caps it further
     lease_seconds: int  # a running job not heard from for this long is presumed dead
     heartbeat_seconds: float  # how often a runner renews its lease and looks for a cancel
@@ -44,6 +46,8 @@ def settings() -> Settings:
         allow_local_repositories=os.environ.get("CONVEYOR_ALLOW_LOCAL_REPOSITORIES", "").lower() == "true",
         jobs_queue=os.environ.get("CONVEYOR_JOBS_QUEUE", f"conveyor-{stage}-jobs"),
         deployments_queue=os.environ.get("CONVEYOR_DEPLOYMENTS_QUEUE", f"conveyor-{stage}-deployments"),
+        notifications_queue=os.environ.get("CONVEYOR_NOTIFICATIONS_QUEUE", f"conveyor-{stage}-notifications"),
+        notification_sender=os.environ.get("CONVEYOR_NOTIFICATION_SENDER") or f"conveyor@{stage}.local",
         job_timeout_seconds=int(os.environ.get("CONVEYOR_JOB_TIMEOUT_SECONDS", "3600")),
         lease_seconds=int(os.environ.get("CONVEYOR_JOB_LEASE_SECONDS", "120")),
         heartbeat_seconds=float(os.environ.get("CONVEYOR_HEARTBEAT_SECONDS", "5")),

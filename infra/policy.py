@@ -30,6 +30,7 @@ OBJECT_ACTIONS = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", 
 BUCKET_ACTIONS = ["s3:ListBucket"]  # listing prefixes; it also makes a missing key a 404 rather than a 403
 SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/secrets.py
 LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]  # the log groups are the template's
+EMAIL_ACTIONS = ["ses:SendEmail"]  # chalicelib/notify/email.py, from the stage's verified sender identity
 # The key's administrators are the account's IAM principals that IAM allows these (AWS's default key policy
 # grants kms:* to the account; this lists it out). The functions' role gets SECRET_ACTIONS through IAM.
 KEY_ADMIN_ACTIONS = [
@@ -70,6 +71,7 @@ class Resources:
     bucket: str
     key: str
     log_groups: list[str]
+    sender_identity: str | None = None  # the SES identity notification e-mails are sent from
 
 
 def role_policies(used: Resources) -> list[dict[str, Any]]:
@@ -85,6 +87,7 @@ def role_policies(used: Resources) -> list[dict[str, Any]]:
         _allow("BucketObjects", OBJECT_ACTIONS, [_sub(f"${{{used.bucket}.Arn}}/*")]),
         _allow("Secrets", SECRET_ACTIONS, [_arn(used.key)]),
         _allow("Logs", LOG_ACTIONS, [_arn(group) for group in used.log_groups]),  # a group's Arn ends in :*
+        _allow("Email", EMAIL_ACTIONS, [_identity_arn(used.sender_identity)] if used.sender_identity else []),
     ]
     document = {"Version": "2012-10-17", "Statement": [statement for statement in statements if statement["Resource"]]}
     return [{"PolicyName": "DefaultRolePolicy", "PolicyDocument": document}]
@@ -114,6 +117,11 @@ def _allow(sid: str, actions: list[str], resources: list[Any]) -> dict[str, Any]
 
 def _arn(logical_id: str) -> dict[str, Any]:
     return {"Fn::GetAtt": [logical_id, "Arn"]}
+
+
+def _identity_arn(logical_id: str) -> dict[str, Any]:
+    """An SES identity's ARN (its Ref is the address it stands for)."""
+    return _sub(f"arn:${{AWS::Partition}}:ses:${{AWS::Region}}:${{AWS::AccountId}}:identity/${{{logical_id}}}")
 
 
 def _sub(text: str) -> dict[str, Any]:

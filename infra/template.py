@@ -9,6 +9,7 @@ infra/policy.py's. Chalice's merge is deep for objects and replaces anything els
 
 from __future__ import annotations
 
+from email.utils import parseaddr
 from typing import Any
 
 from chalice.utils import to_cfn_resource_name
@@ -42,7 +43,10 @@ def merge_template(stage: Stage) -> dict[str, Any]:
     log_groups = _functions(stage, resources, consumed)
     resources["DataBucket"] = {"Type": "AWS::S3::Bucket", **RETAIN, "Properties": _bucket(stage)}
     resources.update(_secrets_key(stage))
-    used = Resources(tables, sent_to, sorted(set(consumed.values())), "DataBucket", "SecretsKey", log_groups)
+    resources["NotificationSender"] = _sender_identity(stage)
+    used = Resources(
+        tables, sent_to, sorted(set(consumed.values())), "DataBucket", "SecretsKey", log_groups, "NotificationSender"
+    )
     resources["DefaultRole"] = {"Properties": {"Policies": role_policies(used)}}
     outputs: dict[str, Any] = {}
     if stage.custom_domain:
@@ -78,6 +82,9 @@ def _tables(stage: Stage, resources: dict[str, Any]) -> dict[str, list[str]]:
                     }
                     for index in sorted(schema[key], key=lambda index: index["index_name"])
                 ]
+        expiry = model._ttl_attribute()  # claims that expire (webhook deliveries): DynamoDB deletes them
+        if expiry is not None:
+            properties["TimeToLiveSpecification"] = {"AttributeName": expiry.attr_name, "Enabled": True}
         resources[logical_id] = {"Type": "AWS::DynamoDB::Table", **RETAIN, "Properties": properties}
         indexes = schema["global_secondary_indexes"] + schema["local_secondary_indexes"]
         tables[logical_id] = sorted(index["index_name"] for index in indexes)
@@ -203,6 +210,12 @@ def _secrets_key(stage: Stage) -> dict[str, Any]:
         "SecretsKey": {"Type": "AWS::KMS::Key", **RETAIN, "Properties": key},
         "SecretsKeyAlias": {"Type": "AWS::KMS::Alias", "Properties": alias},
     }
+
+
+def _sender_identity(stage: Stage) -> dict[str, Any]:
+    """The SES identity of the stage's CONVEYOR_NOTIFICATION_SENDER: AWS mails the address a link to verify it."""
+    address = parseaddr(stage.settings.notification_sender)[1] or stage.settings.notification_sender
+    return {"Type": "AWS::SES::EmailIdentity", **DELETE, "Properties": {"EmailIdentity": address}}
 
 
 def _custom_domain(stage: Stage, resources: dict[str, Any], outputs: dict[str, Any]) -> None:

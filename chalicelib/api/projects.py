@@ -7,7 +7,7 @@ from typing import Any
 from chalice import Response
 
 from chalicelib.api.http import ApiBlueprint, Call, plain_text
-from chalicelib.domain import project_settings, projects
+from chalicelib.domain import badges, project_settings, projects
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
@@ -48,7 +48,7 @@ def delete_project(call: Call, accountName: str, projectSlug: str) -> None:
 
 @api.route(PROJECT + "/settings")
 def get_settings(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    project = projects.find_project(call.caller, accountName, projectSlug)
+    project = badges.with_badge_id(projects.find_project(call.caller, accountName, projectSlug))
     return settings_json(project, list_roles(call.caller), call.base_url)
 
 

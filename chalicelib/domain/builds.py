@@ -184,6 +184,33 @@ def _pull_ref(provider: str, pull_request_id: int) -> str:
     return f"refs/pull/{pull_request_id}/head"
 
 
+def resolve_revision(
+    project: Project, branch: str | None, commit_id: str | None, pull_request_id: int | None, ref: str | None = None
+) -> git.Revision:
+    """What a build of the project would build: the commit of a branch, pull request or other ref."""
+    return _resolve(project, branch, commit_id, pull_request_id, ref=ref)
+
+
+def merged_configuration(project: Project, revision: git.Revision) -> tuple[dict[str, Any], str]:
+    """The configuration and version format a build of ``revision`` runs with: the project's, with appveyor.yml."""
+    configuration, version_format = project.configuration, project.version_format
+    if revision.service_yml is not None and not project.ignore_service_yml:
+        configuration, version_format = merge_repository_file(configuration, version_format, revision.service_yml)
+    return configuration, version_format
+
+
+def start_webhook_build(
+    project: Project,
+    revision: git.Revision,
+    configuration: dict[str, Any],
+    version_format: str,
+    pull_request_id: int | None,
+    pull_request_title: str = "",
+) -> tuple[Build, list[Job]]:
+    """Queue a build a repository's webhook asked for: it acts for the project, so no caller's rights apply."""
+    return _queue(project, revision, configuration, version_format, pull_request_id, {}, {}, pull_request_title)
+
+
 def _create(
     project: Project,
     revision: git.Revision,
@@ -191,9 +218,20 @@ def _create(
     variables: dict[str, str],
     flags: dict[str, bool],
 ) -> tuple[Build, list[Job]]:
-    configuration, version_format = project.configuration, project.version_format
-    if revision.service_yml is not None and not project.ignore_service_yml:
-        configuration, version_format = merge_repository_file(configuration, version_format, revision.service_yml)
+    configuration, version_format = merged_configuration(project, revision)
+    return _queue(project, revision, configuration, version_format, pull_request_id, variables, flags)
+
+
+def _queue(
+    project: Project,
+    revision: git.Revision,
+    configuration: dict[str, Any],
+    version_format: str,
+    pull_request_id: int | None,
+    variables: dict[str, str],
+    flags: dict[str, bool],
+    pull_request_title: str = "",
+) -> tuple[Build, list[Job]]:
     specs = job_specs(configuration)
     if not specs:
         raise Invalid("The build matrix is empty: every job is excluded.")
@@ -215,7 +253,7 @@ def _create(
         job_ids=[_new_job_id() for _ in specs],
         status=Status.QUEUED,
         created=now,
-        pull_request=_pull_request_fields(pull_request_id, revision),
+        pull_request=_pull_request_fields(pull_request_id, revision, pull_request_title),
         request_variables=variables,
         flags=flags,
     )
@@ -275,10 +313,10 @@ def _commit_fields(commit: git.Commit) -> dict[str, Any]:
     }
 
 
-def _pull_request_fields(pull_request_id: int | None, revision: git.Revision) -> dict[str, Any] | None:
+def _pull_request_fields(pull_request_id: int | None, revision: git.Revision, title: str = "") -> dict[str, Any] | None:
     if pull_request_id is None:
         return None
-    return {"pullRequestId": str(pull_request_id), "pullRequestName": revision.commit.message}
+    return {"pullRequestId": str(pull_request_id), "pullRequestName": title or revision.commit.message}
 
 
 def _new_job_id() -> str:

@@ -30,6 +30,13 @@ def summary(build: Build) -> dict[str, Any]:
     return build_json(build)
 
 
+def _notifications() -> Any:
+    """The notifications module, loaded on first use: it reaches the wire shapes, which reach back here."""
+    from chalicelib.domain import notifications
+
+    return notifications
+
+
 def move(job: Job, event: Event, message: str | None = None, **finished: Any) -> Status | None:
     """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race)."""
     for _ in range(3):
@@ -98,6 +105,8 @@ def refresh_build(project_id: int, build_id: int) -> Build | None:
         latest = store.latest_build(project_id)
         newest = latest is not None and latest.build_id == build_id  # the project list shows it
         if store.save_build_state(build, str(status), started, finished, summary(after) if newest else None):
+            if status.finished and not Status(build.status).finished:  # this write finished it: once
+                _notifications().build_finished(after, build.revision + 1)
             return after
         time.sleep(0.05)
     log.error("build %s: its status could not be written after %s attempts", build_id, _REFRESH_ATTEMPTS)
@@ -114,6 +123,8 @@ def refresh_deployment(project_id: int, deployment_id: int) -> Deployment | None
         if (deployment.status, deployment.started, deployment.finished) == (status, started, finished):
             return deployment
         if deployment_store.save_deployment_state(deployment, str(status), started, finished):
+            if status.finished and not Status(deployment.status).finished:  # this write finished it: once
+                _notifications().deployment_finished(deployment, deployment.revision + 1)
             return replace(deployment, status=str(status), started=started, finished=finished)
         time.sleep(0.05)
     log.error("deployment %s: its status could not be written", deployment_id)

@@ -15,7 +15,7 @@ from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project, find_project_by_id
 from chalicelib.domain.repositories import valid_repository
-from chalicelib.domain.secrets import protect_document
+from chalicelib.domain.secrets import MAX_SECRET_BYTES, TOKEN_PREFIX, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
 from chalicelib.errors import Invalid
@@ -46,6 +46,8 @@ class SettingsChange:
     next_build_number: int | None
     configuration: dict[str, Any] | None
     role_rights: RoleRights
+    rolling_builds: bool = False
+    webhook_secret: str | None = None  # None keeps the stored secret, "" removes it, a token keeps it, else a new one
 
 
 def update_settings(caller: Caller, change: SettingsChange) -> None:
@@ -79,8 +81,21 @@ def update_settings(caller: Caller, change: SettingsChange) -> None:
         else valid_build_number(change.next_build_number),
         configuration=configuration,
         role_rights=change.role_rights,
+        rolling_builds=change.rolling_builds,
+        webhook_secret=_webhook_secret(project, change.webhook_secret),
     )
     store.save_settings(project, after)
+
+
+def _webhook_secret(project: Project, sent: str | None) -> str | None:
+    """The webhook secret to store: encrypted like every secret, never kept in plain text."""
+    if sent is None:
+        return project.webhook_secret
+    if not sent:
+        return None
+    if not sent.startswith(TOKEN_PREFIX) and len(sent.encode()) > MAX_SECRET_BYTES:
+        raise invalid("webhookSecret", f"webhookSecret must be at most {MAX_SECRET_BYTES} bytes long.")
+    return protect(project.account_id, sent, {project.webhook_secret} if project.webhook_secret else set())
 
 
 def settings_yaml(caller: Caller, account_name: str, slug: str) -> str:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, has_right, require_right
 from chalicelib.domain.auth import Caller
+from chalicelib.domain.badges import new_badge_id
 from chalicelib.domain.repositories import repository_title, valid_repository
 from chalicelib.domain.validation import MAX_NAME_LENGTH
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
@@ -39,6 +40,7 @@ def add_project(caller: Caller, provider: str, repository_name: str) -> Project:
         version_format=DEFAULT_VERSION_FORMAT,
         configuration=default_configuration(),
         created=datetime.now(UTC),
+        badge_id=new_badge_id(),
     )
     base = slugify(name)
     for suffix in range(MAX_SLUG_SUFFIX):

@@ -7,6 +7,7 @@ stack and the tests, and is safe to run again and again against the same endpoin
 from __future__ import annotations
 
 import json
+from email.utils import parseaddr
 
 from botocore.exceptions import ClientError
 from chalice import Chalice
@@ -35,6 +36,13 @@ def ensure_resources(app: Chalice) -> None:
     ensure_kms_key(settings().kms_key)
     for name in queue_names(app):  # a handler of a dead-letter queue gets it with its main queue
         ensure_queue(name.removesuffix(DEAD_LETTER_SUFFIX))
+    ensure_sender_identity(settings().notification_sender)
+
+
+def ensure_sender_identity(sender: str) -> None:
+    """The notification sender's address, verified in SES (the emulator verifies at once; AWS mails a link)."""
+    address = parseaddr(sender)[1] or sender
+    aws.client("ses").verify_email_identity(EmailAddress=address)
 
 
 def ensure_bucket(name: str) -> None:

@@ -95,7 +95,7 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
         "APPVEYOR_REPO_SCM": project.repository_scm,
         "APPVEYOR_REPO_NAME": project.repository_name,
         "APPVEYOR_REPO_BRANCH": build.branch,
-        "APPVEYOR_REPO_TAG": "false",
+        "APPVEYOR_REPO_TAG": "true" if build.ref.startswith("refs/tags/") else "false",
         "APPVEYOR_REPO_COMMIT": commit.get("commitId", ""),
         "APPVEYOR_REPO_COMMIT_AUTHOR": commit.get("authorName", ""),
         "APPVEYOR_REPO_COMMIT_AUTHOR_EMAIL": commit.get("authorEmail", ""),
@@ -104,6 +104,8 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
         "APPVEYOR_REPO_COMMIT_MESSAGE_EXTENDED": commit.get("messageExtended") or "",
         "APPVEYOR_FORCED_BUILD": "True",
     }
+    if build.ref.startswith("refs/tags/"):
+        variables["APPVEYOR_REPO_TAG_NAME"] = build.ref.removeprefix("refs/tags/")
     if build.pull_request:
         variables["APPVEYOR_PULL_REQUEST_NUMBER"] = str(build.pull_request["pullRequestId"])
         variables["APPVEYOR_PULL_REQUEST_TITLE"] = build.pull_request["pullRequestName"]

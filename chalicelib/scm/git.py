@@ -29,7 +29,7 @@ from dulwich.client import (
 )
 from dulwich.errors import NotGitRepository
 from dulwich.index import build_index_from_tree
-from dulwich.objects import Blob, ObjectID, Tree
+from dulwich.objects import Blob, ObjectID, Tag, Tree
 from dulwich.objects import Commit as GitCommit
 from dulwich.refs import HEADREF, Ref
 from dulwich.repo import BaseRepo, MemoryRepo, Repo
@@ -105,6 +105,8 @@ def resolve(
         if sha is None:
             raise RevisionNotFound(f"Commit '{commit_id}' not found on {on}.")
         commit = repo[ObjectID(sha.encode())]
+        while isinstance(commit, Tag):  # an annotated tag names its commit
+            commit = repo[commit.object[1]]
         assert isinstance(commit, GitCommit)
         service_yml = _service_yml(repo, commit, remote)
     ref = f"refs/heads/{branch}" if fetch_ref == "HEAD" else fetch_ref

@@ -46,7 +46,8 @@ class Shown:
     project: Project | None = None
 
 
-def _deployment(model: DeploymentModel) -> Deployment:
+def deployment_from_model(model: DeploymentModel) -> Deployment:
+    """The deployment a stored item holds."""
     return Deployment(
         account_id=int(model.account_id),
         project_id=int(model.project_id),
@@ -92,7 +93,7 @@ def add_deployment(deployment: Deployment, jobs: list[Job]) -> None:
 
 def get_deployment(project_id: int, deployment_id: int) -> Deployment | None:
     try:
-        return _deployment(DeploymentModel.get(project_id, deployment_id, consistent_read=True))
+        return deployment_from_model(DeploymentModel.get(project_id, deployment_id, consistent_read=True))
     except DeploymentModel.DoesNotExist:
         return None
 
@@ -100,7 +101,7 @@ def get_deployment(project_id: int, deployment_id: int) -> Deployment | None:
 def get_deployment_by_id(deployment_id: int) -> Deployment | None:
     """A deployment by its id alone (callers check the account)."""
     for model in DeploymentModel.by_id.query(deployment_id, limit=1):
-        return _deployment(model)
+        return deployment_from_model(model)
     return None
 
 
@@ -121,7 +122,7 @@ def with_parts(deployments: list[Deployment], again: bool = False, projects: boo
     found = batch.get_items(keys)
     builds = {(b.project_id, b.build_id): b for b in map(build_from_model, batch.of_model(found, BuildModel))}
     jobs = {job.job_id: job for job in map(job_from_model, batch.of_model(found, JobModel))}
-    fresh = {d.deployment_id: d for d in map(_deployment, batch.of_model(found, DeploymentModel))}
+    fresh = {d.deployment_id: d for d in map(deployment_from_model, batch.of_model(found, DeploymentModel))}
     by_slug = {(p.account_id, p.slug): p for p in map(project_from_model, batch.of_model(found, ProjectModel))}
     return [
         Shown(
@@ -140,13 +141,13 @@ def list_project_deployments(project_id: int, before_deployment_id: int | None, 
     models: Iterable[DeploymentModel] = DeploymentModel.query(
         project_id, condition, scan_index_forward=False, limit=limit
     )
-    return [_deployment(model) for model in models]
+    return [deployment_from_model(model) for model in models]
 
 
 def list_environment_deployments(environment_id: int, limit: int) -> list[Deployment]:
     """The environment's newest deployments."""
     models = DeploymentModel.by_environment.query(environment_id, scan_index_forward=False, limit=limit)
-    return [_deployment(model) for model in models]
+    return [deployment_from_model(model) for model in models]
 
 
 def delete_project_deployments(project_id: int) -> None:

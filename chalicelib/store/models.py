@@ -8,6 +8,7 @@ from pynamodb.attributes import (
     BooleanAttribute,
     JSONAttribute,
     NumberAttribute,
+    TTLAttribute,
     UnicodeAttribute,
     UnicodeSetAttribute,
     UTCDateTimeAttribute,
@@ -51,6 +52,7 @@ class UniqueModel(Model):
         table_name = _TableName("uniques")
 
     key = UnicodeAttribute(hash_key=True)
+    expires = TTLAttribute(null=True)  # claims that only need to outlive retries (webhook deliveries) expire
 
 
 class AccountModel(Model):
@@ -147,6 +149,26 @@ class ProjectByIdIndex(GlobalSecondaryIndex["ProjectModel"]):
     project_id = NumberAttribute(hash_key=True)
 
 
+class ProjectByBadgeIndex(GlobalSecondaryIndex["ProjectModel"]):
+    """A project by its status badge id (sparse: projects from before badges get theirs on first use)."""
+
+    class Meta:
+        index_name = "by-badge"
+        projection = AllProjection()
+
+    badge_id = UnicodeAttribute(hash_key=True)
+
+
+class ProjectByWebhookIndex(GlobalSecondaryIndex["ProjectModel"]):
+    """A project by the id its repository's webhook URL carries (how an incoming webhook finds its project)."""
+
+    class Meta:
+        index_name = "by-webhook"
+        projection = AllProjection()
+
+    webhook_id = UnicodeAttribute(hash_key=True)
+
+
 class ProjectModel(Model):
     """A project, keyed by its account and its slug (so a slug is unique per account by construction).
 
@@ -172,6 +194,8 @@ class ProjectModel(Model):
     version_format = UnicodeAttribute()
     next_build_number = NumberAttribute(default=1)
     webhook_id = UnicodeAttribute()
+    webhook_secret = UnicodeAttribute(null=True)  # a secrets token: signs (GitHub) or accompanies (GitLab) hooks
+    rolling_builds = BooleanAttribute(default=False, null=True)  # a webhook push cancels its branch's open builds
     configuration = JSONAttribute()
     role_rights = JSONAttribute(null=True)  # {role_id: {right: allowed}}: per-project restrictions
     last_build = JSONAttribute(null=True)  # summary of the newest build, for the project list
@@ -179,7 +203,10 @@ class ProjectModel(Model):
     created = UTCDateTimeAttribute()
     updated = UTCDateTimeAttribute(null=True)
     revision = NumberAttribute(default=1)
+    badge_id = UnicodeAttribute(null=True)  # the unguessable id of the project's status badge URL
     by_id = ProjectByIdIndex()
+    by_webhook = ProjectByWebhookIndex()
+    by_badge = ProjectByBadgeIndex()
 
 
 class BuildByIdIndex(GlobalSecondaryIndex["BuildModel"]):
@@ -245,6 +272,7 @@ class BuildModel(Model):
     finished = UTCDateTimeAttribute(null=True)
     updated = UTCDateTimeAttribute(null=True)
     revision = NumberAttribute(default=1)
+    notified_revision = NumberAttribute(null=True)  # the finished revision its notifications went out for
     by_id = BuildByIdIndex()
     by_version = BuildByVersionIndex()
     by_branch = BuildByBranchIndex()
@@ -380,6 +408,7 @@ class DeploymentModel(Model):
     finished = UTCDateTimeAttribute(null=True)
     updated = UTCDateTimeAttribute(null=True)
     revision = NumberAttribute(default=1)
+    notified_revision = NumberAttribute(null=True)  # the finished revision its notifications went out for
     by_id = DeploymentByIdIndex()
     by_environment = DeploymentByEnvironmentIndex()
 

@@ -38,6 +38,9 @@ class Project:
     last_build: dict[str, Any] | None = None
     updated: datetime | None = None
     revision: int = 1
+    badge_id: str | None = None  # projects from before status badges have none until first asked
+    webhook_secret: str | None = None  # a secrets token
+    rolling_builds: bool = False
 
 
 def project_from_model(model: ProjectModel) -> Project:
@@ -63,6 +66,9 @@ def project_from_model(model: ProjectModel) -> Project:
         created=model.created,
         updated=model.updated,
         revision=int(model.revision),
+        badge_id=model.badge_id,
+        webhook_secret=model.webhook_secret,
+        rolling_builds=bool(model.rolling_builds),
     )
 
 
@@ -85,6 +91,15 @@ def get_project_by_id(account_id: int, project_id: int) -> Project | None:
     for model in ProjectModel.by_id.query(project_id):
         if int(model.account_id) == account_id:
             return project_from_model(model)
+    return None
+
+
+def get_project_by_webhook_id(webhook_id: str) -> Project | None:
+    """The project whose webhook URL carries ``webhook_id``, or None."""
+    if not webhook_id:
+        return None
+    for model in ProjectModel.by_webhook.query(webhook_id, limit=1):
+        return project_from_model(model)
     return None
 
 
@@ -116,6 +131,7 @@ def add_project(project: Project) -> bool:
         configuration=project.configuration,
         created=project.created,
         revision=1,
+        badge_id=project.badge_id,
     )
     try:
         model.save(condition=ProjectModel.slug.does_not_exist())
@@ -136,6 +152,10 @@ def save_settings(before: Project, after: Project) -> None:
         ProjectModel.is_private.set(after.is_private),
         ProjectModel.skip_branches_without_service_yml.set(after.skip_branches_without_service_yml),
         ProjectModel.ignore_service_yml.set(after.ignore_service_yml),
+        ProjectModel.rolling_builds.set(after.rolling_builds),
+        ProjectModel.webhook_secret.set(after.webhook_secret)
+        if after.webhook_secret
+        else ProjectModel.webhook_secret.remove(),
         ProjectModel.version_format.set(after.version_format),
         ProjectModel.configuration.set(after.configuration),
         ProjectModel.updated.set(datetime.now(UTC)),

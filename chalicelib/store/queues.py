@@ -42,6 +42,11 @@ def send_deployment_jobs(job_ids: list[str]) -> None:
     _send(settings().deployments_queue, [{"jobId": job_id} for job_id in job_ids])
 
 
+def send_notification(body: dict[str, Any]) -> None:
+    """Queue the notifications of a finished build or deployment (ids only)."""
+    _send(settings().notifications_queue, [body])
+
+
 def send_agent_deadlines(job_ids: list[str], seconds: int) -> None:
     """Agents take their jobs themselves; these messages come back when their time to do so is up."""
     delay = min(seconds, MAX_DELAY_SECONDS)

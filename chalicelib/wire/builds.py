@@ -35,7 +35,7 @@ def build_json(build: Build, jobs: list[Job] | None = None) -> dict[str, Any]:
         "version": build.version,
         "message": commit.get("message", ""),
         "branch": build.branch,
-        "isTag": False,
+        "isTag": build.ref.startswith("refs/tags/"),
         "commitId": commit.get("commitId", ""),
         "authorName": commit.get("authorName", ""),
         "authorUsername": commit.get("authorEmail", ""),
@@ -49,6 +49,8 @@ def build_json(build: Build, jobs: list[Job] | None = None) -> dict[str, Any]:
     }
     if commit.get("messageExtended"):
         shape["messageExtended"] = commit["messageExtended"]
+    if shape["isTag"]:
+        shape["tag"] = build.ref.removeprefix("refs/tags/")
     if build.pull_request:
         shape["pullRequestId"] = build.pull_request["pullRequestId"]
         shape["pullRequestName"] = build.pull_request["pullRequestName"]

@@ -48,8 +48,12 @@ def settings_json(project: Project, roles: list[Role], base_url: str) -> dict[st
         "webhookId": project.webhook_id,
         "webhookUrl": f"{base_url}/api/{project.repository_type.lower()}/webhook?id={project.webhook_id}",
         "ignoreServiceYml": project.ignore_service_yml,
+        "rollingBuilds": project.rolling_builds,
+        "webhookSecret": project.webhook_secret,  # a secrets token (or null): sending it back keeps the secret
         "configuration": project.configuration,
     }
+    if project.badge_id:  # the view gives one to projects from before badges
+        settings["statusBadgeId"] = project.badge_id
     return {"project": project_json(project, roles), "settings": settings, "images": IMAGES}
 
 
@@ -130,4 +134,6 @@ def parse_settings_change(body: Any, roles: list[Role]) -> SettingsChange:
         else None,
         configuration=configuration,
         role_rights=parse_role_rights(fields.body.get("securityDescriptor"), roles),
+        rolling_builds=fields.boolean("rollingBuilds"),
+        webhook_secret=fields.optional_text("webhookSecret", 8 * 1024),  # a token of a 4 KB secret fits
     )

@@ -7,6 +7,7 @@ template, without a package index); bench/package.py measures the real deploymen
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -87,6 +88,9 @@ def test_every_table_of_the_models_is_in_the_template_with_its_indexes(
             for index in properties.get(kind, [])
         }
         assert declared == model_indexes(model), model.Meta.table_name
+        expiry = model._ttl_attribute()
+        if expiry is not None:
+            assert properties["TimeToLiveSpecification"] == {"AttributeName": expiry.attr_name, "Enabled": True}
 
 
 def key_schema(attributes: Any) -> list[dict[str, str]]:
@@ -123,7 +127,7 @@ def test_every_sqs_handler_has_its_queue_with_a_dead_letter_queue_and_room_for_r
                 assert redrive["maxReceiveCount"] == MAX_RECEIVES
                 dead_letter = queues[redrive["deadLetterTargetArn"]["Fn::GetAtt"][0]]["Properties"]
                 assert dead_letter["QueueName"] == queue["QueueName"] + DEAD_LETTER_SUFFIX
-    main_queues = [settings().jobs_queue, settings().deployments_queue]
+    main_queues = [settings().jobs_queue, settings().deployments_queue, settings().notifications_queue]
     assert consumed == {*main_queues, *(f"{queue}{DEAD_LETTER_SUFFIX}" for queue in main_queues)}
 
 
@@ -142,8 +146,12 @@ def test_the_functions_role_reaches_only_the_stacks_own_resources(template: dict
     (policy,) = template["Resources"]["DefaultRole"]["Properties"]["Policies"]
     for statement in policy["PolicyDocument"]["Statement"]:
         for resource in as_list(statement["Resource"]):
-            named = resource["Fn::GetAtt"][0] if "Fn::GetAtt" in resource else resource["Fn::Sub"].split(".")[0][2:]
-            assert named in template["Resources"], (statement["Sid"], resource)
+            if "Fn::GetAtt" in resource:
+                names = [resource["Fn::GetAtt"][0]]
+            else:  # every ${...} of the Sub but the pseudo parameters (AWS::Region and the like)
+                names = [ref.split(".")[0] for ref in re.findall(r"\$\{([^}]+)\}", resource["Fn::Sub"])]
+                names = [name for name in names if not name.startswith("AWS::")]
+            assert names and all(name in template["Resources"] for name in names), (statement["Sid"], resource)
 
 
 def statements(document: Any) -> Iterator[dict[str, Any]]:

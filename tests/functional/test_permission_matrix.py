@@ -35,12 +35,23 @@ from tests.support import Account, Caller, Reply, add_project, member_of_role, n
 
 CALLERS = ("admin", "user", "nothing", "collaborator", "other", "anonymous")
 COLLABORATOR_GRANTS = {"UpdateProjectSettings", "DeployToEnvironment", "AddRole"}
-UNPREFIXED = ("/health", "/openapi.json", "/agent/")  # routes served at /api only
+# routes served at /api only
+UNPREFIXED = (
+    "/health",
+    "/openapi.json",
+    "/agent/",
+    "/projects/status/",
+    "/github/",
+    "/gitlab/",
+    "/bitbucket/",
+    "/git/",
+)
 
 # The status each caller gets. A cell marked "!" is the designed status where the service answers otherwise: its
 # test is an expected failure, for the reason DISCREPANCIES gives.
 # Another account's POST /users and /collaborators name home's role in the body: an unknown roleId is a bad field.
 # Agents authenticate with an environment's access key, which no API key is; health and the API document take none.
+# A badge's id and a webhook's id are their own credentials: whatever key comes with them, the answer is the same.
 MATRIX = """
 endpoint                                                           admin user nothing collaborator other anonymous
 # users
@@ -108,6 +119,12 @@ POST   /agent/jobs/next                                             401   401  4
 POST   /agent/jobs/{jobId}/heartbeat                                401   401  401     401          401   401
 POST   /agent/jobs/{jobId}/log                                      401   401  401     401          401   401
 POST   /agent/jobs/{jobId}/result                                   401   401  401     401          401   401
+GET    /projects/status/{badgeId}                                   200   200  200     200          200   200
+GET    /projects/status/{badgeId}/branch/{buildBranch}              200   200  200     200          200   200
+POST   /github/webhook                                              200   200  200     200          200   200
+POST   /gitlab/webhook                                              200   200  200     200          200   200
+POST   /bitbucket/webhook                                           200   200  200     200          200   200
+POST   /git/webhook                                                 200   200  200     200          200   200
 """
 
 # "<endpoint> as <caller>" -> why the service's answer differs from the designed one in MATRIX, and where.
@@ -180,6 +197,7 @@ def world(client: Client, git_server: GitServer, pump: SqsPump) -> World:
     collaborator = next(
         entry for entry in world.read("/collaborators") if entry["email"] == collaborators_home.owner_email
     )
+    settings = world.read(project.path + "/settings")["settings"]
     world.params = {
         "accountName": home.name,
         "projectSlug": project.project["slug"],
@@ -192,6 +210,8 @@ def world(client: Client, git_server: GitServer, pump: SqsPump) -> World:
         "roleId": home.role_id("Nothing allowed"),
         "deploymentEnvironmentId": environment["deploymentEnvironmentId"],
         "deploymentId": _new_deployment(world)["deploymentId"],
+        "badgeId": settings["statusBadgeId"],
+        "webhookId": settings["webhookId"],
     }
     world.home_names = (home.name, project.project["slug"], environment["name"], world.bystanders["user"]["email"])
     return world
@@ -407,6 +427,17 @@ REQUESTS: dict[str, Request] = {
     "POST /agent/jobs/next": Request(body=lambda world, _: {"name": "matrix"}),
     "POST /agent/jobs/{jobId}/log": Request(body=lambda world, _: {"lines": ["matrix"]}),
     "POST /agent/jobs/{jobId}/result": Request(body=lambda world, _: {"success": True}),
+    # A hosted provider's event the service does not build from is answered 200 with why; the generic hook
+    # names a branch and starts a build, which the cleanup deletes.
+    **{
+        f"POST /{provider}/webhook": Request(query="?id={webhookId}", body=lambda world, _: {})
+        for provider in ("github", "gitlab", "bitbucket")
+    },
+    "POST /git/webhook": Request(
+        query="?id={webhookId}",
+        body=lambda world, _: {"ref": f"refs/heads/{world.build['branch']}"},
+        cleanup=_drop_started_build,
+    ),
 }
 
 
@@ -475,7 +506,7 @@ def cases(callers: tuple[str, ...], rows: tuple[Row, ...] = ROWS) -> list[Any]:
 
 
 def send(world: World, entry: Row, caller: Caller, params: Params) -> Reply:
-    path = entry.route.format(**params) + entry.request.query
+    path = (entry.route + entry.request.query).format(**params)
     body = entry.request.body(world, params) if entry.request.body else None
     if isinstance(body, str):
         return caller.call(entry.method, path, raw=body.encode(), headers={"Content-Type": "text/plain"})

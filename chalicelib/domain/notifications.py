@@ -1,0 +1,261 @@
+"""Notifications of finished builds and deployments: queued when one finishes, sent once by their handler.
+
+The write that finishes a build or deployment happens once (a conditional write); the one writer that made it
+queues a message naming it and the revision it finished at. The handler works out every notice first (the
+account's users by their preferences, the build configuration's ``notifications:`` entries), then marks the
+notifications sent on the item (a conditional write: a redelivered message finds them sent and sends nothing),
+then sends each notice on its own: a failing recipient is logged, never stops the others, and never changes
+the build. Delivery is so at most once: a handler that dies mid-way does not start over.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from chalicelib.config import settings
+from chalicelib.domain import secrets
+from chalicelib.domain.access import Right, has_right
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.notification_rules import (
+    entry_fires,
+    is_mine,
+    render,
+    status_changed,
+    user_wants_build,
+    user_wants_deployment,
+)
+from chalicelib.domain.permissions import ADMINISTRATOR
+from chalicelib.domain.status import Status
+from chalicelib.errors import Invalid
+from chalicelib.notify import messages
+from chalicelib.notify.email import send_email
+from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, send_webhook, shown
+from chalicelib.store import builds as build_store
+from chalicelib.store import members as member_store
+from chalicelib.store import notifications as store
+from chalicelib.store import projects as project_store
+from chalicelib.store import queues
+from chalicelib.store import roles as role_store
+from chalicelib.store.builds import Build
+from chalicelib.store.deployments import Deployment
+from chalicelib.store.members import Member
+from chalicelib.store.projects import Project
+
+log = logging.getLogger(__name__)
+MAX_NOTICES = 100  # per build or deployment: the handler's time is bounded
+MIN_SECONDS_TO_SEND = 1.0
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One message to send: an e-mail to one address, or one webhook request."""
+
+    channel: str
+    shown: str  # the recipient as logs may show it (never a secret)
+    send: Callable[[float], None]  # given the seconds it may take
+
+
+class _Unrevealed(Exception):
+    """A notification entry's secure setting cannot be used for this build."""
+
+
+def build_finished(build: Build, revision: int) -> None:
+    """Queue the notifications of a build whose final status was just written (at ``revision``); never raises."""
+    _announce({"projectId": build.project_id, "buildId": build.build_id, "revision": revision})
+
+
+def deployment_finished(deployment: Deployment, revision: int) -> None:
+    """Queue the notifications of a deployment whose final status was just written (at ``revision``)."""
+    _announce({"projectId": deployment.project_id, "deploymentId": deployment.deployment_id, "revision": revision})
+
+
+def _announce(body: dict[str, int]) -> None:
+    try:
+        queues.send_notification(body)
+    except Exception:  # the build's result stands whatever happens to its notifications
+        log.exception("the notifications of %s could not be queued", body)
+
+
+def notify_build(project_id: int, build_id: int, revision: int, deadline: float) -> int:
+    """Send the notifications of a finished build once, by ``deadline`` (monotonic); returns how many went out."""
+    build = store.finished_build(project_id, build_id)
+    if build is None or build.revision != revision or not Status(build.status).finished:
+        return 0  # deleted, or moved on (a re-run): a newer message speaks for it
+    project = project_store.get_project_by_id(build.account_id, project_id)
+    if project is None:
+        return 0
+    status = Status(build.status)
+    previous = store.previous_finished_build_on_branch(project_id, build.branch, build_id)
+    changed = status_changed(status, previous.status if previous else None)
+    subject, body = messages.build_subject(project, build), messages.build_body(project, build)
+    notices = [
+        _email(member.email, subject, body)
+        for member in _audience(project)
+        if user_wants_build(member.notifications, status, changed, is_mine(member.email, build.commit))
+    ]
+    notices += _configured(project, build, status, changed)
+    if not notices or not store.claim_build_notifications(build):
+        return 0
+    return _deliver(notices, deadline, f"build {build_id}")
+
+
+def notify_deployment(project_id: int, deployment_id: int, revision: int, deadline: float) -> int:
+    """Send the e-mails of a finished deployment once, by ``deadline``; returns how many went out."""
+    deployment = store.finished_deployment(project_id, deployment_id)
+    if deployment is None or deployment.revision != revision or not Status(deployment.status).finished:
+        return 0
+    project = project_store.get_project_by_id(deployment.account_id, project_id)
+    build = build_store.get_build(project_id, deployment.build_id)
+    if project is None or build is None:
+        return 0
+    status = Status(deployment.status)
+    subject = messages.deployment_subject(project, build, deployment)
+    body = messages.deployment_body(project, build, deployment)
+    notices = [
+        _email(member.email, subject, body)
+        for member in _audience(project)
+        if user_wants_deployment(member.notifications, status, is_mine(member.email, build.commit))
+    ]
+    if not notices or not store.claim_deployment_notifications(deployment):
+        return 0
+    return _deliver(notices, deadline, f"deployment {deployment_id}")
+
+
+def _audience(project: Project) -> Iterator[Member]:
+    """The account's users and collaborators who may see the project."""
+    roles: dict[int, role_store.Role | None] = {}
+    for member in member_store.list_members(project.account_id):
+        if member.role_id not in roles:
+            roles[member.role_id] = role_store.get_role(project.account_id, member.role_id)
+        role = roles[member.role_id]
+        caller = Caller(
+            account_id=member.account_id,
+            account_name=member.account_name,
+            user_id=member.user_id,
+            role_id=member.role_id,
+            role_name=role.name if role else "",
+            permissions=role.allowed if role else frozenset(),
+            is_administrator=role is not None and role.is_system and role.name == ADMINISTRATOR,
+        )
+        if member.email and has_right(caller, project, Right.VIEW):
+            yield member
+
+
+def _configured(project: Project, build: Build, status: Status, changed: bool) -> list[Notice]:
+    """The notices of the build configuration's ``notifications:`` entries that fire (Email and Webhook)."""
+    notices: list[Notice] = []
+    event: dict[str, Any] | None = None  # made once, and only if an entry needs it (artifact URLs cost calls)
+    for index, entry in enumerate(build.configuration.get("notifications") or []):
+        if not isinstance(entry, dict) or not entry_fires(entry, status, changed):
+            continue
+        provider = str(entry.get("provider", "")).strip().lower()
+        if provider not in ("email", "webhook"):
+            log.info("build %s: notification %s (%s) is not a provider Conveyor sends", build.build_id, index, provider)
+            continue
+        try:
+            values = _revealed(project.account_id, entry.get("settings") or {}, build.pull_request is not None)
+        except _Unrevealed as error:
+            log.warning("build %s: notification %s (%s) skipped: %s", build.build_id, index, provider, error)
+            continue
+        if event is None:
+            event = messages.build_event(project, build, build_store.get_jobs(build.job_ids))
+        if provider == "email":
+            notices += _entry_emails(values, event, project, build)
+        else:
+            notices.append(_entry_webhook(values, event))
+    return notices
+
+
+def _entry_emails(values: dict[str, Any], event: dict[str, Any], project: Project, build: Build) -> list[Notice]:
+    data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
+    subject = render(str(values["subject"]), data) if values.get("subject") else messages.build_subject(project, build)
+    body = render(str(values["message"]), data) if values.get("message") else messages.build_body(project, build)
+    return [_email(address, subject, body) for address in _addresses(values)]
+
+
+def _addresses(values: dict[str, Any]) -> list[str]:
+    """The ``to`` (or ``toAddress``, ``recipients``) of an Email entry: a list, or text separated by , or ;."""
+    found: list[str] = []
+    for key in ("to", "toAddress", "recipients"):
+        given = values.get(key)
+        for item in given if isinstance(given, list) else [given]:
+            if isinstance(item, str):
+                found += [part.strip() for part in item.replace(";", ",").split(",") if part.strip()]
+    return list(dict.fromkeys(found))
+
+
+def _entry_webhook(values: dict[str, Any], event: dict[str, Any]) -> Notice:
+    url = str(values.get("url") or "")
+    given = values.get("headers")
+    headers = {str(name): str(value) for name, value in given.items()} if isinstance(given, dict) else {}
+    if values.get("authorization"):
+        headers["Authorization"] = str(values["authorization"])
+    template = values.get("body")
+    body = render(str(template), event["eventData"]) if template else json.dumps(event)
+    method = str(values.get("method") or "POST")
+    send = partial(_send_webhook, url, body.encode(), method, headers)
+    return Notice("webhook", shown(url), send)
+
+
+def _send_webhook(url: str, body: bytes, method: str, headers: dict[str, str], seconds: float) -> None:
+    send_webhook(url, body, method, headers, timeout=min(seconds, TIMEOUT_SECONDS))
+
+
+def _email(address: str, subject: str, body: str) -> Notice:
+    return Notice(
+        "e-mail", address, lambda _seconds: send_email(settings().notification_sender, address, subject, body)
+    )
+
+
+def _revealed(account_id: int, value: Any, pull_request: bool) -> Any:
+    """The settings with every ``{secure: token}`` decrypted; never for a pull request's build, whose
+    configuration its author wrote (a secret sent to the URL they chose would be theirs)."""
+    if isinstance(value, dict) and set(value) == {"secure"}:
+        if pull_request:
+            raise _Unrevealed("secure settings are not decrypted in pull request builds")
+        try:
+            return secrets.decrypt(account_id, str(value["secure"]))
+        except Invalid:
+            raise _Unrevealed("a secure setting is not a secret of this account") from None
+    if isinstance(value, dict):
+        return {key: _revealed(account_id, item, pull_request) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_revealed(account_id, item, pull_request) for item in value]
+    return value
+
+
+def _deliver(notices: list[Notice], deadline: float, what: str) -> int:
+    """Send each notice in turn while time is left; a failure is logged and the next one goes on."""
+    if len(notices) > MAX_NOTICES:
+        log.warning("%s: %s notifications, only the first %s are sent", what, len(notices), MAX_NOTICES)
+    sent = 0
+    for position, notice in enumerate(notices[:MAX_NOTICES]):
+        left = deadline - time.monotonic()
+        if left < MIN_SECONDS_TO_SEND:
+            log.warning("%s: %s notifications not sent, the handler's time is up", what, len(notices) - position)
+            break
+        try:
+            notice.send(left)
+        except Exception as error:  # one recipient's failure is not the others'
+            log.warning("%s: the %s notification to %s failed: %s", what, notice.channel, notice.shown, _reason(error))
+        else:
+            sent += 1
+    return sent
+
+
+def _reason(error: Exception) -> str:
+    """Why a send failed, in words that carry no secret (not the request, its URL or its headers)."""
+    if isinstance(error, WebhookFailed):
+        return str(error)
+    if isinstance(error, ClientError):
+        details = error.response.get("Error", {})
+        return f"{details.get('Code', 'error')}: {details.get('Message', '')}"
+    return type(error).__name__

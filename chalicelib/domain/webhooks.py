@@ -1,0 +1,145 @@
+"""Incoming repository webhooks: find the project by its webhook id, check the delivery is genuine, and start
+the build the event asks for unless a filter says otherwise (domain/filters.py); rolling builds cancel the
+branch's open builds first.
+
+A webhook acts for its project: the id in its URL (and the secret, when the project has one) is its credential,
+so no caller's rights apply. Commit filters apply here only, never to builds started through the API.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from chalicelib.domain import builds, filters, progress
+from chalicelib.domain.hook_events import HookEvent, delivery_id, read_event
+from chalicelib.domain.secrets import decrypt
+from chalicelib.domain.status import Status
+from chalicelib.errors import Invalid, NotFound, Unauthorized
+from chalicelib.store import builds as build_store
+from chalicelib.store import projects as project_store
+from chalicelib.store import webhooks as store
+from chalicelib.store.builds import Build
+from chalicelib.store.projects import Project
+
+ROLLING_WINDOW = 50  # a branch's newest builds a rolling push looks at for open ones
+ROLLED = "Cancelled: a newer commit was pushed and the project has rolling builds."
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """One webhook request: which hook (the URL's provider and id), its headers, its body as sent."""
+
+    provider: str
+    webhook_id: str
+    headers: Mapping[str, str]
+    body: bytes
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The build started, or why none was."""
+
+    build: Build | None = None
+    message: str | None = None
+
+
+def receive(delivery: Delivery, payload: Any) -> Outcome:
+    """Handle a delivery: ``payload`` is its body parsed (after the signature is checked: see authenticate)."""
+    project = find_hook_project(delivery.webhook_id)
+    event = read_event(delivery.provider, delivery.headers, payload)
+    delivered = delivery_id(delivery.provider, delivery.headers)
+    if delivered and not store.claim_delivery(project.project_id, delivered):
+        return Outcome(message=f"Delivery '{delivered}' was handled already; nothing more is started.")
+    try:
+        return _handle(project, event)
+    except BaseException:
+        if delivered:
+            store.release_delivery(project.project_id, delivered)  # a redelivery gets another try
+        raise
+
+
+def find_hook_project(webhook_id: str) -> Project:
+    """The project whose webhook URL carries this id; NotFound for any other."""
+    project = project_store.get_project_by_webhook_id(webhook_id)
+    if project is None:
+        raise NotFound("No project has this webhook id.")
+    return project
+
+
+def authenticate(project: Project, delivery: Delivery) -> None:
+    """Unauthorized unless the delivery carries the project's webhook secret (when it has one): GitLab sends it
+    as X-Gitlab-Token, the others sign the body with it (X-Hub-Signature-256, Bitbucket's X-Hub-Signature)."""
+    if not project.webhook_secret:
+        return
+    secret = decrypt(project.account_id, project.webhook_secret)
+    if delivery.provider == "gitlab":
+        sent = delivery.headers.get("x-gitlab-token", "")
+        if not hmac.compare_digest(sent.encode(), secret.encode()):
+            raise Unauthorized("The X-Gitlab-Token header does not match the project's webhook secret.")
+        return
+    header = "x-hub-signature" if delivery.provider == "bitbucket" else "x-hub-signature-256"
+    signature = delivery.headers.get(header) or delivery.headers.get("x-hub-signature-256", "")
+    expected = "sha256=" + hmac.new(secret.encode(), delivery.body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(signature.strip().lower().encode(), expected.encode()):
+        raise Unauthorized("The webhook's signature does not match the project's webhook secret.")
+
+
+def _handle(project: Project, event: HookEvent) -> Outcome:
+    if event.closed_source_branch:
+        store.note_closed_pull_request(project.project_id, event.closed_source_branch)
+    if event.ignored:
+        return Outcome(message=event.ignored)
+    if event.source_branch:
+        store.note_open_pull_request(project.project_id, event.source_branch)
+    try:
+        if event.build_source_branch:
+            revision = builds.resolve_revision(project, event.source_branch, event.commit_id, None)
+        else:
+            revision = builds.resolve_revision(project, event.branch, event.commit_id, event.pull_request_id, event.ref)
+        if project.skip_branches_without_service_yml and revision.service_yml is None:
+            return Outcome(message=f"Skipped: no appveyor.yml or .appveyor.yml on '{event.branch}'.")
+        configuration, version_format = builds.merged_configuration(project, revision)
+    except (Invalid, NotFound) as error:
+        return Outcome(message=f"Not built: {error.message}")
+    commit = revision.commit
+    pushed = filters.PushedCommit(
+        branch=event.branch,
+        title=commit.message,
+        author_name=commit.author_name,
+        author_email=commit.author_email,
+        author_login=event.author_login,
+        is_tag=event.is_tag,
+        pull_request_id=event.pull_request_id,
+        files=event.files,
+        branch_has_pull_request=bool(configuration.get("skipBranchWithPullRequests"))
+        and event.pull_request_id is None
+        and store.branch_has_open_pull_request(project.project_id, event.branch),
+    )
+    reason = filters.skip_reason(configuration, pushed)
+    if reason:
+        return Outcome(message=reason)
+    if project.rolling_builds and not event.is_tag:
+        cancel_open_builds(project, revision.branch, event.pull_request_id)
+    try:
+        build, _ = builds.start_webhook_build(
+            project, revision, configuration, version_format, event.pull_request_id, event.pull_request_title
+        )
+    except Invalid as error:
+        return Outcome(message=f"Not built: {error.message}")
+    return Outcome(build=build)
+
+
+def cancel_open_builds(project: Project, branch: str, pull_request_id: int | None) -> list[Build]:
+    """Rolling builds: cancel the queued and running builds of the branch (of the pull request, for one)."""
+    wanted = None if pull_request_id is None else str(pull_request_id)
+    cancelled = []
+    for build in build_store.list_builds(project.project_id, None, ROLLING_WINDOW, branch):
+        number = build.pull_request["pullRequestId"] if build.pull_request else None
+        if number == wanted and not Status(build.status).finished:
+            progress.cancel_jobs(build, ROLLED)
+            cancelled.append(build)
+    return cancelled

@@ -1,0 +1,1 @@
+"""Sending notifications: one module per channel (SES e-mail, HTTP webhook), and the messages they carry."""

@@ -1,0 +1,49 @@
+"""The notifications queue: a finished build or deployment, by its ids, whose notifications are sent once."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from chalice.app import SQSEvent
+
+from chalicelib.domain import notifications
+
+log = logging.getLogger(__name__)
+HANDLER_SECONDS = 50.0  # the sends' bound without a Lambda context; the function's timeout is 60 s
+MARGIN_SECONDS = 5.0  # kept back from the function's remaining time, to finish and return
+
+
+def _deadline(event: Any) -> float:
+    context = getattr(event, "context", None)
+    remaining = getattr(context, "get_remaining_time_in_millis", None)
+    seconds = HANDLER_SECONDS
+    if callable(remaining):
+        seconds = min(seconds, remaining() / 1000 - MARGIN_SECONDS)
+    return time.monotonic() + seconds
+
+
+def send_notifications(event: SQSEvent) -> None:
+    """E-mails and webhooks for each finished build or deployment named (a redelivery finds them sent)."""
+    deadline = _deadline(event)
+    for record in event:
+        try:
+            body = json.loads(record.body)
+            project_id, revision = int(body["projectId"]), int(body["revision"])
+            build_id = int(body["buildId"]) if "buildId" in body else None
+            deployment_id = None if build_id is not None else int(body["deploymentId"])
+        except (ValueError, KeyError, TypeError):
+            log.error("a notifications queue message names no build or deployment: %.200s", record.body)
+            continue
+        if build_id is not None:
+            notifications.notify_build(project_id, build_id, revision, deadline)
+        elif deployment_id is not None:
+            notifications.notify_deployment(project_id, deployment_id, revision, deadline)
+
+
+def abandon_notifications(event: SQSEvent) -> None:
+    """A message that failed every delivery: its notifications are not sent, which is said where it shows."""
+    for record in event:
+        log.error("notifications not sent, their message failed every delivery: %.200s", record.body)
