@@ -10,7 +10,7 @@ from chalicelib.errors import Forbidden, Invalid, NotFound, Unauthorized
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.members import Member, get_member
-from chalicelib.store.roles import get_role
+from chalicelib.store.roles import Role, get_role
 
 ACCOUNT_NOT_ACCESSIBLE = "Account not found or access denied."
 
@@ -75,14 +75,14 @@ def _resolve(key: str, account_name: str | None, resource_account: str | None) -
         member = None if account is None else get_member(account.account_id, api_key.user_id)
         if member is None:
             raise NotFound(ACCOUNT_NOT_ACCESSIBLE)
-    return _caller(member)
+    return caller_of(member, get_role(member.account_id, member.role_id))
 
 
 _callers: WarmCache[Caller] = WarmCache()
 
 
-def _caller(member: Member) -> Caller:
-    role = get_role(member.account_id, member.role_id)
+def caller_of(member: Member, role: Role | None) -> Caller:
+    """The caller a member is, with its role's permissions (none when the role is gone)."""
     return Caller(
         account_id=member.account_id,
         account_name=member.account_name,

@@ -23,7 +23,7 @@ from botocore.exceptions import ClientError
 from chalicelib.config import settings
 from chalicelib.domain import secrets
 from chalicelib.domain.access import Right, has_right
-from chalicelib.domain.auth import Caller
+from chalicelib.domain.auth import caller_of
 from chalicelib.domain.notification_rules import (
     entry_fires,
     is_mine,
@@ -32,7 +32,6 @@ from chalicelib.domain.notification_rules import (
     user_wants_build,
     user_wants_deployment,
 )
-from chalicelib.domain.permissions import ADMINISTRATOR
 from chalicelib.domain.status import Status
 from chalicelib.errors import Invalid
 from chalicelib.notify import messages
@@ -135,16 +134,7 @@ def _audience(project: Project) -> Iterator[Member]:
     for member in member_store.list_members(project.account_id):
         if member.role_id not in roles:
             roles[member.role_id] = role_store.get_role(project.account_id, member.role_id)
-        role = roles[member.role_id]
-        caller = Caller(
-            account_id=member.account_id,
-            account_name=member.account_name,
-            user_id=member.user_id,
-            role_id=member.role_id,
-            role_name=role.name if role else "",
-            permissions=role.allowed if role else frozenset(),
-            is_administrator=role is not None and role.is_system and role.name == ADMINISTRATOR,
-        )
+        caller = caller_of(member, roles[member.role_id])
         if member.email and has_right(caller, project, Right.VIEW):
             yield member
 
