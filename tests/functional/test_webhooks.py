@@ -1,7 +1,7 @@
 """Repository webhooks: real-shaped GitHub, GitLab, Bitbucket and generic payloads start builds, or say why not.
 
 Each project's repository is on the local git server (hosted providers' base URLs point at it), and no runner runs:
-a started build stays queued, which is what rolling builds cancel.
+a started build stays queued, which is what rolling builds cancel (test_rolling_builds.py runs them).
 """
 
 from __future__ import annotations
