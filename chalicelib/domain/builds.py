@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain import progress
-from chalicelib.domain.access import Right, project_denies, require_right
+from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, MAX_CONFIGURATION_BYTES
@@ -239,6 +239,8 @@ def _queue(
         raise Invalid(f"The build matrix has {len(specs)} jobs; at most {MAX_JOBS} are allowed.")
     _check_size(configuration, version_format, revision.branch)
     number = store.take_build_number(project.account_id, project.slug)
+    if number is None:
+        raise NotFound(PROJECT_NOT_FOUND)
     now = datetime.now(UTC)
     build = Build(
         account_id=project.account_id,

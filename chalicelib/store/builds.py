@@ -167,10 +167,16 @@ def add_build(build: Build, jobs: list[Job], project: ProjectModel | None = None
             transaction.save(job_model(job), condition=JobModel.job_id.does_not_exist())
 
 
-def take_build_number(account_id: int, slug: str) -> int:
-    """The project's next build number, moved on atomically (parallel starts get distinct numbers)."""
+def take_build_number(account_id: int, slug: str) -> int | None:
+    """The project's next build number, moved on atomically (parallel starts get distinct numbers); None when the
+    project is gone (deleted while the build was starting)."""
     project = ProjectModel(account_id, slug)
-    project.update(actions=[ProjectModel.next_build_number.add(1)], condition=ProjectModel.slug.exists())
+    try:
+        project.update(actions=[ProjectModel.next_build_number.add(1)], condition=ProjectModel.slug.exists())
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return None
+        raise
     return int(project.next_build_number) - 1
 
 

@@ -1,7 +1,8 @@
 """Two writers updating the same project, role, user or environment at once: one wins, the other gets 409.
 
 Each test makes both requests read the resource before either writes (a barrier in front of the store's write),
-the interleaving in which an unguarded read-modify-write would lose the first update without a word.
+the interleaving in which an unguarded read-modify-write would lose the first update without a word. A build
+started while its project is deleted is refused as if the project were already gone.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from typing import Any
 
 import pytest
 
+from chalicelib.store import builds as build_store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import members as member_store
 from chalicelib.store import projects as project_store
 from chalicelib.store import roles as role_store
+from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment
+from tests.gitserver import GitServer
 from tests.support import Account, Reply, add_project, in_parallel, project_path, unique
 
 Read = Callable[[], Any]
@@ -136,3 +140,21 @@ def test_an_environment_written_at_once_keeps_one_update_and_refuses_the_other(
         return next(s["value"]["value"] for s in environment["settings"]["providerSettings"] if s["name"] == "server")
 
     assert_one_wins(replies, 200, bodies, lambda: account.api.get(path).json["environment"], server)
+
+
+def test_a_build_started_while_its_project_is_deleted_is_a_404_not_a_500(
+    account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")})
+    original = build_store.take_build_number
+
+    def deleted_first(account_id: int, slug: str) -> int | None:
+        assert account.api.delete(project.path).status == 204
+        return original(account_id, slug)
+
+    monkeypatch.setattr(build_store, "take_build_number", deleted_first)
+    reply = account.api.post("/builds", {"accountName": account.name, "projectSlug": project.project["slug"]})
+
+    assert reply.status == 404, reply.body
+    assert reply.json["message"] == "Project not found or access denied."
+    assert account.api.get(project.path).status == 404
