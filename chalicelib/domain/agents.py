@@ -90,8 +90,15 @@ def finish(environment: Environment, job_id: str, succeeded: bool, message: str 
     job = _own_job(environment, job_id)
     if Status(job.status).finished:
         return
+    if Status(job.status) is Status.QUEUED:
+        raise Conflict("The job was never taken: an agent takes it with POST /api/agent/jobs/next first.")
     fresh = build_store.get_job(job.job_id) or job
-    logs.seal_log(_job_prefix(job), build_store.log_chunk_count(job.job_id))
+    try:
+        logs.seal_log(_job_prefix(job), build_store.log_chunk_count(job.job_id))
+    except logs.LogIncomplete as error:  # a log report still in flight, or lost: the result must wait for it
+        raise Conflict(
+            "The job's log is not all stored yet (a log report is in flight); send the result again."
+        ) from error
     if Status(fresh.status) is Status.CANCELLING:
         progress.move(fresh, Event.STOPPED, "Stopped by a user.")
         progress.refresh(fresh)

@@ -11,12 +11,13 @@ import pytest
 
 from chalicelib.agent import Agent
 from chalicelib.local.pump import SqsPump
+from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, serving_api, wait_for_deployment
 from tests.gitserver import GitServer
-from tests.support import Account, member_of_role
+from tests.support import Account, Caller, member_of_role
 
 
 @pytest.fixture(scope="module")
@@ -257,3 +258,41 @@ def test_deleting_the_project_removes_its_deployments_and_their_jobs(
     assert build_store.get_job(deployment["jobs"][0]["jobId"]) is None
     listed = project.account.api.get(f"/environments/{environment['deploymentEnvironmentId']}/deployments").json
     assert listed["deployments"] == []
+
+
+def test_an_agent_result_for_a_job_it_never_took_is_a_409_and_the_job_stays_queued(
+    built: tuple[BuildProject, dict[str, Any]],
+) -> None:
+    project, build = built
+    environment = add_environment(project.account, "Agent", {"agents_timeout": "60"})
+    job_id = deploy(project, environment, build["version"]).json["jobs"][0]["jobId"]
+    agent = Caller(project.account.client, environment["environmentAccessKey"])
+
+    reply = agent.post(f"/agent/jobs/{job_id}/result", {"success": True})
+
+    assert reply.status == 409, reply.body
+    assert "jobs/next" in reply.json["message"]
+    assert build_store.get_job(job_id).status == "queued"  # type: ignore[union-attr]
+
+
+def test_an_agent_result_while_a_log_report_is_in_flight_is_a_409_and_a_retry_finishes(
+    built: tuple[BuildProject, dict[str, Any]],
+) -> None:
+    project, build = built
+    environment = add_environment(project.account, "Agent", {"agents_timeout": "60"})
+    deployment = deploy(project, environment, build["version"]).json
+    agent = Caller(project.account.client, environment["environmentAccessKey"])
+    job_id = agent.post("/agent/jobs/next", {"name": "web-01"}).json["jobId"]
+    in_flight = build_store.next_log_chunk(job_id)  # a report has its chunk number, its lines are not stored yet
+
+    early = agent.post(f"/agent/jobs/{job_id}/result", {"success": True})
+    job = build_store.get_job(job_id)
+    assert job is not None
+    logs.put_chunk(blobs.job_prefix(job.account_id, job.project_id, job.build_id, job_id), in_flight, b"deployed\n")
+    retried = agent.post(f"/agent/jobs/{job_id}/result", {"success": True})
+
+    assert early.status == 409, early.body
+    assert "send the result again" in early.json["message"]
+    assert retried.status == 204, retried.body
+    assert wait_for_deployment(project.account, deployment["deploymentId"])["status"] == "success"
+    assert project.account.api.get(f"/buildjobs/{job_id}/log").body == b"deployed\n"
