@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import logging
 import mmap
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +25,9 @@ from chalicelib.config import settings
 from chalicelib.store.blobs import delete_prefix
 
 MAX_INLINE_LOG = 5 * 1024 * 1024  # bigger logs are not sent through Lambda/API Gateway
+# Lambda's response is at most 6 MB of JSON, the body escaped in it (an escape sequence is up to 6 characters for
+# one byte of log); headers take the rest.
+MAX_RESPONSE_BODY = 5_500_000
 MIN_PART_BYTES = 5 * 1024 * 1024  # S3's smallest multipart part, except the last
 REDIRECT_SECONDS = 60
 CONTENT_TYPE = "text/plain; charset=utf-8"
@@ -242,27 +247,53 @@ def _read_log_once(job_prefix: str, wanted: ByteRange | None) -> LogReply:
     key = job_log_key(job_prefix)
     finished = _size_of(key)
     if finished is not None and finished > MAX_INLINE_LOG:
-        url = aws.client("s3").generate_presigned_url(
-            "get_object",
-            Params={"Bucket": settings().bucket, "Key": key, "ResponseContentType": CONTENT_TYPE},
-            ExpiresIn=REDIRECT_SECONDS,
-        )
-        return LogReply(None, url)
+        return LogReply(None, _download_url(key))
     pieces = [_Chunk(key, finished)] if finished is not None else _list_chunks(job_prefix)
     total = sum(piece.size for piece in pieces)
     if wanted is not None:
-        return _part(pieces, total, wanted)
+        return _fitting(lambda budget: _part(pieces, total, wanted, budget))
     if total <= MAX_INLINE_LOG:
-        return LogReply(_read_span(pieces, 0, total), None)
-    return LogReply(_running_tail(pieces, total), None)
+        whole = _read_span(pieces, 0, total)
+        if fits_a_response(whole):
+            return LogReply(whole, None)
+        if finished is not None:
+            return LogReply(None, _download_url(key))
+    return _fitting(lambda budget: LogReply(_running_tail(pieces, total, budget), None))
 
 
-def _part(pieces: list[_Chunk], total: int, wanted: ByteRange) -> LogReply:
-    """The bytes ``wanted`` of the log, at most MAX_INLINE_LOG of them, widened to whole characters."""
+def fits_a_response(text: bytes) -> bool:
+    """Whether the log text, JSON-escaped as Lambda sends it, fits in MAX_RESPONSE_BODY."""
+    if len(text) * 6 <= MAX_RESPONSE_BODY:  # escaping makes at most six characters of a byte
+        return True
+    return len(json.dumps(text.decode("utf-8", errors="replace"))) <= MAX_RESPONSE_BODY
+
+
+def _fitting(reply_within: Callable[[int], LogReply]) -> LogReply:
+    """The reply of at most MAX_INLINE_LOG bytes, or of half as many, and so on, until it fits a response (a log
+    of colour codes or other escaped characters takes several times its size in one)."""
+    budget = MAX_INLINE_LOG
+    while True:
+        reply = reply_within(budget)
+        if reply.text is None or fits_a_response(reply.text):
+            return reply
+        budget //= 2
+
+
+def _download_url(key: str) -> str:
+    """A short-lived presigned GET of the finished log."""
+    return aws.client("s3").generate_presigned_url(
+        "get_object",
+        Params={"Bucket": settings().bucket, "Key": key, "ResponseContentType": CONTENT_TYPE},
+        ExpiresIn=REDIRECT_SECONDS,
+    )
+
+
+def _part(pieces: list[_Chunk], total: int, wanted: ByteRange, budget: int) -> LogReply:
+    """The bytes ``wanted`` of the log, at most ``budget`` of them, widened to whole characters."""
     span = wanted.within(total)
     if span is None:
         return LogReply(None, None, LogPart(total, total, total))
-    start, end = span[0], min(span[1], span[0] + MAX_INLINE_LOG)
+    start, end = span[0], min(span[1], span[0] + budget)
     # a UTF-8 character is at most 4 bytes: a start or end inside one moves by 3 at most to take it whole
     read_from, read_to = max(start - 3, 0), min(end + 3, total)
     data = _read_span(pieces, read_from, read_to)
@@ -273,9 +304,11 @@ def _part(pieces: list[_Chunk], total: int, wanted: ByteRange) -> LogReply:
     return LogReply(data[start - read_from : end - read_from], None, LogPart(start, end, total))
 
 
-def _running_tail(chunks: list[_Chunk], total: int) -> bytes:
-    """The last lines of a running log that fit in MAX_INLINE_LOG, after a note saying what is left out."""
-    budget = MAX_INLINE_LOG - len(TRUNCATION_NOTE.format(skipped=total))
+def _running_tail(chunks: list[_Chunk], total: int, budget: int) -> bytes:
+    """The last lines of a running log that fit in ``budget`` bytes, after a note saying what is left out."""
+    budget -= len(TRUNCATION_NOTE.format(skipped=total))
+    if total <= budget:
+        return _read_span(chunks, 0, total)
     tail = _read_span(chunks, total - budget - 1, total)  # one byte more, to see whether the tail starts a line
     newline = tail.find(b"\n")
     tail = tail[newline + 1 :] if newline >= 0 else tail[1:].lstrip(bytes(range(0x80, 0xC0)))

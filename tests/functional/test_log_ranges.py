@@ -3,6 +3,7 @@ requests the endpoint cannot serve as ranges answered whole."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -88,3 +89,70 @@ def test_range_the_endpoint_cannot_serve_is_ignored_and_the_log_sent_whole(
 
     assert reply.status == 200 and reply.body == b"Build success\n"
     assert "Content-Range" not in reply.headers
+
+
+# Lambda's response carries the log JSON-escaped: colour codes take six characters a byte there.
+COLOURED = "\x1b[31m\x1b[1m!\x1b[0m\x1b[0m"
+
+
+def escaped_size(body: bytes) -> int:
+    return len(json.dumps(body.decode()))
+
+
+@pytest.fixture
+def small_responses(monkeypatch: pytest.MonkeyPatch) -> int:
+    """Logs of a few KB stand in for logs of a few MB: inline up to 4,000 bytes, responses up to 6,000."""
+    monkeypatch.setattr(logs, "MAX_INLINE_LOG", 4000)
+    monkeypatch.setattr(logs, "MAX_RESPONSE_BODY", 6000)
+    return 6000
+
+
+def coloured_log(stream: LogStream, count: int) -> bytes:
+    lines = [f"{number:03d} {COLOURED}" for number in range(count)]
+    for line in lines:
+        stream.write(line)
+    stream.flush()
+    return "".join(line + "\n" for line in lines).encode()
+
+
+def test_a_running_log_of_colour_codes_too_big_once_escaped_is_answered_by_its_tail(
+    account: Account, git_server: GitServer, small_responses: int
+) -> None:
+    api, job_id, stream = queued_job(account, git_server)
+    written = coloured_log(stream, 150)
+    assert len(written) <= 4000 and escaped_size(written) > small_responses  # small in bytes, not once escaped
+
+    reply = api.get(LOG.format(job_id))
+
+    assert reply.status == 200, reply.body
+    assert escaped_size(reply.body) <= small_responses
+    note, tail = reply.body.split(b"\n", 1)
+    assert note.startswith(b"[The first ") and written.endswith(tail) and len(tail) > 1000
+    stream.close()
+
+
+def test_a_finished_log_too_big_once_escaped_is_a_redirect(
+    account: Account, git_server: GitServer, small_responses: int
+) -> None:
+    api, job_id, stream = queued_job(account, git_server)
+    coloured_log(stream, 150)
+    stream.close()
+
+    reply = api.get(LOG.format(job_id))
+
+    assert reply.status == 302 and reply.headers["Location"], reply.body
+
+
+def test_ranges_of_a_log_of_colour_codes_fit_a_response_and_follow_it_whole(
+    account: Account, git_server: GitServer, small_responses: int
+) -> None:
+    api, job_id, stream = queued_job(account, git_server)
+    written = coloured_log(stream, 150)
+
+    first = api.get(LOG.format(job_id), headers={"Range": "bytes=0-"})
+    read, _, end = follow(api, job_id, 0)
+
+    assert first.status == 206 and escaped_size(first.body) <= small_responses
+    assert written.startswith(first.body) and len(first.body) > 1000
+    assert read == written and end == f"bytes */{len(written)}"
+    stream.close()
