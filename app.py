@@ -14,6 +14,7 @@ from chalicelib.api import (
     openapi,
     projects,
     roles,
+    sessions,
     users,
     webhooks,
 )
@@ -30,7 +31,8 @@ app.register_blueprint(openapi.blueprint)
 app.register_blueprint(agents.blueprint)
 app.register_blueprint(webhooks.blueprint)
 app.register_blueprint(badges.blueprint)
-for resource in (users, collaborators, roles, projects, builds, environments, deployments):
+app.register_blueprint(sessions.blueprint)
+for resource in (users, collaborators, roles, projects, builds, environments, deployments, sessions):
     app.register_blueprint(resource.api.blueprint)
 
 # Queue names are per stage; Chalice needs them when the handlers are declared.

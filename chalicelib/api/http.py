@@ -17,6 +17,7 @@ from typing import Any
 from chalice import Blueprint, Response
 from chalice.app import Request
 
+from chalicelib.api.cookies import require_csrf_header, session_token
 from chalicelib.config import settings
 from chalicelib.domain.auth import Caller, authenticate
 from chalicelib.domain.permissions import Permission
@@ -111,7 +112,8 @@ View = Callable[..., Any]
 
 
 class ApiBlueprint:
-    """A Chalice Blueprint whose routes authenticate, check a permission and translate errors."""
+    """A Chalice Blueprint whose routes authenticate (an API key, or the dashboard's session cookie), check a
+    permission and translate errors."""
 
     def __init__(self, import_name: str) -> None:
         self.blueprint = Blueprint(import_name)
@@ -136,7 +138,13 @@ class ApiBlueprint:
         prefix_account = params.pop("prefixAccountName", None)
         try:
             check_parameters(request, {**params, "account": prefix_account})
-            caller = authenticate(request.headers.get("authorization"), prefix_account, params.get("accountName"))
+            require_csrf_header(request.method, request.headers)
+            caller = authenticate(
+                request.headers.get("authorization"),
+                prefix_account,
+                params.get("accountName"),
+                session_token(request.headers),
+            )
             if permission is not None:
                 caller.require(permission)
             return respond(view(Call(caller, request), **params))

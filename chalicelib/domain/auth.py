@@ -1,8 +1,10 @@
-"""Who is calling: an API key resolved to one user acting in one account, with that user's role."""
+"""Who is calling: an API key, or a dashboard session's cookie, resolved to one user acting in one account, with
+that user's role."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from chalicelib.domain.permissions import ADMINISTRATOR, Permission
 from chalicelib.domain.warm import WarmCache
@@ -11,6 +13,7 @@ from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.members import Member, get_member
 from chalicelib.store.roles import Role, get_role
+from chalicelib.store.sessions import get_session, token_hash
 
 ACCOUNT_NOT_ACCESSIBLE = "Account not found or access denied."
 
@@ -44,14 +47,23 @@ def bearer_token(authorization: str | None) -> str:
     return token.strip()
 
 
-def authenticate(authorization: str | None, account_name: str | None, resource_account: str | None = None) -> Caller:
+def authenticate(
+    authorization: str | None,
+    account_name: str | None,
+    resource_account: str | None = None,
+    session_token: str | None = None,
+) -> Caller:
     """Resolve the caller of a request (reusing what a warm function resolved moments ago: see domain/warm.py).
 
     ``account_name`` is the account the URL prefix ``/api/account/{name}`` names, if any; ``resource_account``
-    the account a resource path names (``/projects/{accountName}/...``). An account-level key acts on its own
+    the account a resource path names (``/projects/{accountName}/...``). A request without an Authorization
+    header may carry ``session_token``, a dashboard session's cookie, which acts as an account-level key of its
+    user does. An account-level key acts on its own
     account only, and a resource of another account is simply not found by the domain. A user-level (``v2.``)
     key acts on any account its user belongs to, so the URL must name one, in the prefix or the resource path.
     """
+    if session_token is not None and not (authorization or "").strip():
+        return _session_caller(session_token, account_name)
     key = bearer_token(authorization)
     names = tuple(name.lower() if name is not None else None for name in (account_name, resource_account))
     return _callers.get((key_hash(key), *names), lambda: _resolve(key, account_name, resource_account))
@@ -79,6 +91,28 @@ def _resolve(key: str, account_name: str | None, resource_account: str | None) -
 
 
 _callers: WarmCache[Caller] = WarmCache()
+_session_callers: WarmCache[tuple[Caller, datetime]] = WarmCache()
+
+
+def _session_caller(token: str, account_name: str | None) -> Caller:
+    """The caller of a session: expired, signed out or of a removed user, it names nobody."""
+    names = (token_hash(token), None if account_name is None else account_name.lower())
+    caller, expires = _session_callers.get(names, lambda: _resolve_session(token, account_name))
+    if expires <= datetime.now(UTC):  # checked on every use: a kept caller outlives no session
+        raise Unauthorized()
+    return caller
+
+
+def _resolve_session(token: str, account_name: str | None) -> tuple[Caller, datetime]:
+    session = get_session(token)
+    if session is None:
+        raise Unauthorized()
+    if account_name is not None and account_name.lower() != session.account_name.lower():
+        raise NotFound(ACCOUNT_NOT_ACCESSIBLE)
+    member = get_member(session.account_id, session.user_id)
+    if member is None:
+        raise Unauthorized()
+    return caller_of(member, get_role(member.account_id, member.role_id)), session.expires
 
 
 def caller_of(member: Member, role: Role | None) -> Caller:

@@ -84,6 +84,15 @@ def memberships_of_email(email: str) -> list[Member]:
     return [_member(model) for model in MemberModel.by_email.query(email_key(email))]
 
 
+def passwords_of_email(email: str) -> list[tuple[Member, str]]:
+    """The e-mail address's memberships that have a password, each with its stored hash (for signing in)."""
+    return [
+        (_member(model), model.password_hash)
+        for model in MemberModel.by_email.query(email_key(email))
+        if model.password_hash
+    ]
+
+
 def stage_new_member(transaction: TransactWrite, member: Member, password_hash: str | None) -> None:
     """Add to ``transaction`` a new member with its e-mail claim, counting it on its role."""
     model = MemberModel(

@@ -139,6 +139,21 @@ class ApiKeyModel(Model):
     created = UTCDateTimeAttribute()
 
 
+class SessionModel(Model):
+    """A dashboard sign-in, stored only as the SHA-256 of its cookie's token; DynamoDB's TTL removes it some time
+    after ``expires`` (reads check ``expires`` themselves, since that removal can lag by days)."""
+
+    class Meta:
+        table_name = _TableName("sessions")
+
+    token_hash = UnicodeAttribute(hash_key=True)
+    account_id = NumberAttribute()
+    account_name = UnicodeAttribute()
+    user_id = NumberAttribute()
+    created = UTCDateTimeAttribute()
+    expires = TTLAttribute()
+
+
 class ProjectByIdIndex(GlobalSecondaryIndex["ProjectModel"]):
     """A project by its id (ids are unique across accounts; callers still check the account)."""
 
@@ -420,6 +435,7 @@ ALL_MODELS: tuple[type[Model], ...] = (
     MemberModel,
     RoleModel,
     ApiKeyModel,
+    SessionModel,
     ProjectModel,
     BuildModel,
     JobModel,

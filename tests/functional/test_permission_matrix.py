@@ -45,6 +45,7 @@ UNPREFIXED = (
     "/gitlab/",
     "/bitbucket/",
     "/git/",
+    "/session",
 )
 
 # The status each caller gets. A cell marked "!" is the designed status where the service answers otherwise: its
@@ -52,6 +53,8 @@ UNPREFIXED = (
 # Another account's POST /users and /collaborators name home's role in the body: an unknown roleId is a bad field.
 # Agents authenticate with an environment's access key, which no API key is; health and the API document take none.
 # A badge's id and a webhook's id are their own credentials: whatever key comes with them, the answer is the same.
+# Signing in takes an e-mail address and password (a home user's, whoever sends them), signing out a session cookie
+# (none here): neither takes a key, so a key changes nothing.
 MATRIX = """
 endpoint                                                           admin user nothing collaborator other anonymous
 # users
@@ -112,6 +115,8 @@ GET    /buildjobs/{jobId}/artifacts/{part1}                         302   302  3
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}                 302   302  302     302          404   401
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}/{part3}         302   302  302     302          404   401
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}/{part3}/{part4} 302   302  302     302          404   401
+# who a key or the dashboard's session cookie acts for
+GET    /caller                                                      200   200  200     200          200   401
 # served at /api only
 GET    /health                                                      200   200  200     200          200   200
 GET    /openapi.json                                                200   200  200     200          200   200
@@ -125,6 +130,8 @@ POST   /github/webhook                                              200   200  2
 POST   /gitlab/webhook                                              200   200  200     200          200   200
 POST   /bitbucket/webhook                                           200   200  200     200          200   200
 POST   /git/webhook                                                 200   200  200     200          200   200
+POST   /session                                                     204   204  204     204          204   204
+DELETE /session                                                     204   204  204     204          204   204
 """
 
 # "<endpoint> as <caller>" -> why the service's answer differs from the designed one in MATRIX, and where.
@@ -292,6 +299,25 @@ def _deployment_ids(world: World, _: Params) -> list[int]:
     return [entry["deployment"]["deploymentId"] for entry in deployments]
 
 
+def _sign_in(world: World, _: Params) -> dict[str, Any]:
+    """A home user's e-mail address and password (the user is added on first use)."""
+    if "signer" not in world.bystanders:
+        email, password = f"{unique('signer')}@team.example", "matrix-password"
+        added = world.home.api.post(
+            "/users",
+            {
+                "fullName": "Signer",
+                "email": email,
+                "roleId": world.user_role_id,
+                "password": password,
+                "confirmPassword": password,
+            },
+        )
+        assert added.status == 204, added.body
+        world.bystanders["signer"] = {"email": email, "password": password}
+    return world.bystanders["signer"]
+
+
 def _drop_started_build(world: World, _: Params, reply: Reply) -> None:
     """A build a row started would run while later rows are timed: deleting it cancels it before it runs."""
     if reply.status == 200:
@@ -317,6 +343,7 @@ class Request:
     target: Callable[[World], Params] | None = None  # path parameters of a throwaway target, made per caller
     probe: Callable[[World, Params], Any] | None = None
     cleanup: Callable[[World, Params, Reply], None] | None = None  # spares later rows the work a request left
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 PROJECT = "/projects/{accountName}/{projectSlug}"
@@ -438,6 +465,8 @@ REQUESTS: dict[str, Request] = {
         body=lambda world, _: {"ref": f"refs/heads/{world.build['branch']}"},
         cleanup=_drop_started_build,
     ),
+    "POST /session": Request(body=_sign_in, headers={"X-Requested-With": "matrix"}),
+    "DELETE /session": Request(headers={"X-Requested-With": "matrix"}),
 }
 
 
@@ -510,7 +539,7 @@ def send(world: World, entry: Row, caller: Caller, params: Params) -> Reply:
     body = entry.request.body(world, params) if entry.request.body else None
     if isinstance(body, str):
         return caller.call(entry.method, path, raw=body.encode(), headers={"Content-Type": "text/plain"})
-    return caller.call(entry.method, path, body)
+    return caller.call(entry.method, path, body, headers=entry.request.headers)
 
 
 def assert_answers(world: World, entry: Row, caller: Caller, expected: int, watched: bool, targeted: bool) -> Reply:

@@ -1,0 +1,63 @@
+"""/api/session: the dashboard's sign-in (a session cookie) and sign-out; /api/caller: who a request acts for.
+
+POST   /api/session {"email", "password", "accountName"?}  -> 204, Set-Cookie: the session
+DELETE /api/session                                          -> 204, the cookie cleared and its session ended
+GET    /api/caller                                           -> the user, account and permissions of the key or cookie
+
+Signing in takes no key; the session cookie then authenticates every ``/api`` route as an account-level key of
+its user does (chalicelib/api/cookies.py says how writes signed by it are kept safe from other sites).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chalice import Blueprint, Response
+
+from chalicelib.api.cookies import cleared_cookie, require_header, session_cookie, session_token
+from chalicelib.api.http import ApiBlueprint, Call, check_parameters, error_response, json_body
+from chalicelib.domain import sessions
+from chalicelib.errors import ConveyorError
+from chalicelib.wire.sessions import caller_json, parse_sign_in
+
+blueprint = Blueprint(__name__)
+api = ApiBlueprint(__name__)
+_ANY = ["*/*"]
+
+
+def _session_call(answer: Callable[[], str]) -> Response:
+    """204 with the ``Set-Cookie`` that ``answer`` returns, or the error it raised."""
+    request = blueprint.current_request
+    try:
+        check_parameters(request, {})
+        require_header(request.headers)
+        return Response(body="", status_code=204, headers={"Set-Cookie": answer(), "Cache-Control": "no-store"})
+    except ConveyorError as error:
+        return error_response(error)
+
+
+@blueprint.route("/api/session", methods=["POST"], content_types=_ANY)
+def sign_in() -> Response:
+    def answer() -> str:
+        email, password, account_name = parse_sign_in(json_body(blueprint.current_request))
+        token, session = sessions.sign_in(email, password, account_name)
+        return session_cookie(token, session.expires, sessions.SESSION_SECONDS)
+
+    return _session_call(answer)
+
+
+@blueprint.route("/api/session", methods=["DELETE"], content_types=_ANY)
+def sign_out() -> Response:
+    def answer() -> str:
+        token = session_token(blueprint.current_request.headers)
+        if token is not None:
+            sessions.sign_out(token)
+        return cleared_cookie()
+
+    return _session_call(answer)
+
+
+@api.route("/caller")
+def get_caller(call: Call) -> dict[str, Any]:
+    return caller_json(call.caller, sessions.whoami(call.caller))

@@ -1,0 +1,72 @@
+"""Signing in to the dashboard with an e-mail address and a password, and out again.
+
+A session is an opaque random token in a cookie, stored as its SHA-256 with its account, user and expiry. It
+acts for its user in its account exactly as an account-level API key of that user does (domain/auth.py).
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import UTC, datetime, timedelta
+from functools import cache
+
+from chalicelib.domain import credentials
+from chalicelib.domain.auth import Caller
+from chalicelib.domain.roles import get_role
+from chalicelib.domain.users import TeamMember
+from chalicelib.domain.warm import forget_everything
+from chalicelib.errors import Unauthorized
+from chalicelib.store import sessions as store
+from chalicelib.store.members import get_member, passwords_of_email
+from chalicelib.store.sessions import Session
+
+SESSION_SECONDS = 12 * 3600
+WRONG_CREDENTIALS = "The e-mail address or the password is not right."
+
+
+@cache
+def _unusable_hash() -> str:
+    """Checked when the address has no password anywhere, so that an unknown address takes as long as a wrong
+    password: the time of an answer says nothing about which part was wrong (made once, on first use)."""
+    return credentials.hash_password(secrets.token_urlsafe(18))
+
+
+def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, Session]:
+    """A new session (its token and what it stores) for the user with that e-mail address and password, in
+    ``account_name`` or, without one, the first account (by id) where both are right; Unauthorized otherwise."""
+    holders = [
+        (member, stored)
+        for member, stored in passwords_of_email(email)
+        if not member.is_collaborator and (account_name is None or member.account_name.lower() == account_name.lower())
+    ]
+    if not holders:
+        credentials.password_matches(password, _unusable_hash())
+        raise Unauthorized(WRONG_CREDENTIALS)
+    member = next((member for member, stored in holders if credentials.password_matches(password, stored)), None)
+    if member is None:
+        raise Unauthorized(WRONG_CREDENTIALS)
+    now = datetime.now(UTC)
+    session = Session(
+        account_id=member.account_id,
+        account_name=member.account_name,
+        user_id=member.user_id,
+        created=now,
+        expires=now + timedelta(seconds=SESSION_SECONDS),
+    )
+    token = secrets.token_urlsafe(32)
+    store.add_session(token, session)
+    return token, session
+
+
+def sign_out(token: str) -> None:
+    """End the session: its cookie names nobody from now on, in every warm function within seconds."""
+    store.delete_session(token)
+    forget_everything()
+
+
+def whoami(caller: Caller) -> TeamMember:
+    """The user a request acts for, with the name of its role."""
+    member = get_member(caller.account_id, caller.user_id)
+    if member is None:
+        raise Unauthorized()
+    return TeamMember(member, get_role(caller, member.role_id).name)

@@ -1,0 +1,55 @@
+"""Dashboard sessions, found by the SHA-256 of their cookie's token; the token itself is never stored."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from datetime import datetime
+
+from chalicelib.store.models import SessionModel
+
+
+@dataclass(frozen=True)
+class Session:
+    account_id: int
+    account_name: str
+    user_id: int
+    created: datetime
+    expires: datetime
+
+
+def token_hash(token: str) -> str:
+    """The stored form of a token: tokens are long random strings, so a plain SHA-256 is enough."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def add_session(token: str, session: Session) -> None:
+    """Store a new session under its token's hash."""
+    SessionModel(
+        token_hash(token),
+        account_id=session.account_id,
+        account_name=session.account_name,
+        user_id=session.user_id,
+        created=session.created,
+        expires=session.expires,
+    ).save(condition=SessionModel.token_hash.does_not_exist())
+
+
+def get_session(token: str) -> Session | None:
+    """The session of the token, expired or not, or None when there is none."""
+    try:
+        model = SessionModel.get(token_hash(token))
+    except SessionModel.DoesNotExist:
+        return None
+    return Session(
+        account_id=int(model.account_id),
+        account_name=model.account_name,
+        user_id=int(model.user_id),
+        created=model.created,
+        expires=model.expires,
+    )
+
+
+def delete_session(token: str) -> None:
+    """Forget the session (signing out); nothing happens when there is none."""
+    SessionModel(token_hash(token)).delete()

@@ -1,0 +1,256 @@
+"""Signing in to the dashboard: the session cookie, its flags, its end, and the same permission checks as a key."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from chalice.test import Client
+
+from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
+from chalicelib.store.models import SessionModel
+from chalicelib.store.sessions import Session, add_session, token_hash
+from tests.support import Account, Caller, Reply, member_of_role, unique
+
+PASSWORD = "correct horse battery staple"
+CSRF = {"X-Requested-With": "conveyor-dashboard"}
+
+
+def add_user_with_password(account: Account, role: str = "User") -> str:
+    email = f"{unique('signer')}@team.example"
+    reply = account.api.post(
+        "/users",
+        {
+            "fullName": "Signer",
+            "email": email,
+            "roleId": account.role_id(role),
+            "password": PASSWORD,
+            "confirmPassword": PASSWORD,
+        },
+    )
+    assert reply.status == 204, reply.body
+    return email
+
+
+def sign_in(client: Client, email: str, password: str = PASSWORD, **extra: str) -> Reply:
+    return Caller(client, None).post("/session", {"email": email, "password": password, **extra}, headers=CSRF)
+
+
+def cookie_attributes(reply: Reply) -> tuple[str, dict[str, str]]:
+    """The session cookie's value and its attributes (lower-cased names; flags map to "")."""
+    first, *rest = [part.strip() for part in reply.headers["Set-Cookie"].split(";")]
+    name, _, value = first.partition("=")
+    assert name == SESSION_COOKIE
+    attributes = {}
+    for part in rest:
+        key, _, attribute = part.partition("=")
+        attributes[key.lower()] = attribute
+    return value, attributes
+
+
+def cookie_caller(client: Client, token: str, prefix: str = "/api") -> Caller:
+    """Calls with the session cookie only, as the dashboard's page does."""
+    return CookieCaller(client, None, prefix, token)
+
+
+class CookieCaller(Caller):
+    def __init__(self, client: Client, key: None, prefix: str, token: str) -> None:
+        super().__init__(client, key, prefix)
+        self.token = token
+
+    def call(self, method: str, path: str, body: object = None, raw: bytes | None = None,
+             headers: dict[str, str] | None = None) -> Reply:  # fmt: skip
+        return super().call(method, path, body, raw, {"Cookie": f"{SESSION_COOKIE}={self.token}", **(headers or {})})
+
+
+def signed_in(client: Client, email: str) -> Caller:
+    reply = sign_in(client, email)
+    assert reply.status == 204, reply.body
+    return cookie_caller(client, cookie_attributes(reply)[0])
+
+
+def test_sign_in_sets_an_httponly_samesite_cookie_for_the_api_that_expires(account: Account, client: Client) -> None:
+    reply = sign_in(client, add_user_with_password(account))
+
+    assert reply.status == 204, reply.body
+    token, attributes = cookie_attributes(reply)
+    assert len(token) >= 40
+    assert attributes["httponly"] == "" and attributes["samesite"] == "Strict" and attributes["path"] == "/api"
+    assert attributes["max-age"] == str(12 * 3600)
+    expires = datetime.strptime(attributes["expires"], "%a, %d %b %Y %H:%M:%S GMT").replace(tzinfo=UTC)
+    assert timedelta(hours=11) < expires - datetime.now(UTC) <= timedelta(hours=12)
+    assert "secure" not in attributes  # the local stage serves plain HTTP on loopback
+    assert reply.headers["Cache-Control"] == "no-store"
+
+
+def test_the_cookie_is_secure_outside_the_local_stage(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONVEYOR_STAGE", "prod")
+
+    assert "; Secure" in session_cookie("token", datetime.now(UTC), 60)
+
+
+def test_the_session_is_stored_as_the_hash_of_its_token_only(account: Account, client: Client) -> None:
+    token, _ = cookie_attributes(sign_in(client, add_user_with_password(account)))
+
+    stored = SessionModel.get(token_hash(token))
+
+    assert token not in str(stored.attribute_values)
+    assert stored.expires > datetime.now(UTC)
+
+
+def test_the_cookie_acts_as_its_user_in_its_account(account: Account, client: Client) -> None:
+    email = add_user_with_password(account)
+    caller = signed_in(client, email)
+
+    me = caller.get("/caller")
+
+    assert me.status == 200, me.body
+    assert (me.json["email"], me.json["accountName"], me.json["roleName"]) == (email, account.name, "User")
+    assert caller.get("/roles").status == 200
+    own_prefix = cookie_caller(client, caller.token, f"/api/account/{account.name}")  # type: ignore[attr-defined]
+    assert own_prefix.get("/roles").status == 200
+
+
+def test_the_cookie_finds_nothing_under_another_accounts_prefix(
+    account: Account, other_account: Account, client: Client
+) -> None:
+    caller = signed_in(client, add_user_with_password(account))
+
+    reply = cookie_caller(client, caller.token, f"/api/account/{other_account.name}").get("/roles")  # type: ignore[attr-defined]
+
+    assert reply.status == 404, reply.body
+
+
+@pytest.mark.parametrize("wrong", ["password", "email", "account"])
+def test_a_wrong_email_password_or_account_is_401_without_saying_which(
+    account: Account, client: Client, wrong: str
+) -> None:
+    email = add_user_with_password(account)
+    body = {"email": email, "password": PASSWORD, "accountName": account.name}
+    body[{"password": "password", "email": "email", "account": "accountName"}[wrong]] = "not-it-at-all"
+
+    reply = Caller(client, None).post("/session", body, headers=CSRF)
+
+    assert reply.status == 401, reply.body
+    assert reply.json == {"message": "The e-mail address or the password is not right."}
+    assert "Set-Cookie" not in reply.headers
+
+
+def test_an_owner_without_a_password_cannot_sign_in(account: Account, client: Client) -> None:
+    assert sign_in(client, account.owner_email, "").status == 401
+    assert sign_in(client, account.owner_email, PASSWORD).status == 401
+
+
+def test_signing_in_needs_the_csrf_header(account: Account, client: Client) -> None:
+    email = add_user_with_password(account)
+
+    reply = Caller(client, None).post("/session", {"email": email, "password": PASSWORD})
+
+    assert reply.status == 403, reply.body
+    assert "X-Requested-With" in reply.json["message"]
+
+
+def test_a_signed_out_cookie_is_refused(account: Account, client: Client) -> None:
+    caller = signed_in(client, add_user_with_password(account))
+    assert caller.get("/roles").status == 200
+
+    out = caller.delete("/session", headers=CSRF)
+
+    assert out.status == 204, out.body
+    assert cookie_attributes(out)[1]["max-age"] == "0"
+    refused = caller.get("/roles")
+    assert refused.status == 401
+    assert refused.json == {"message": "Authorization required"}
+
+
+def test_signing_out_by_cookie_needs_the_csrf_header(account: Account, client: Client) -> None:
+    caller = signed_in(client, add_user_with_password(account))
+
+    assert caller.delete("/session").status == 403
+    assert caller.get("/roles").status == 200
+
+
+def test_an_expired_session_is_refused(account: Account, client: Client) -> None:
+    user_id = next(user["userId"] for user in account.api.get("/users").json if user["isOwner"])
+    account_id = account.api.get("/users").json[0]["accountId"]
+    now = datetime.now(UTC)
+    token = unique("expired-token")
+    add_session(
+        token, Session(account_id, account.name, user_id, now - timedelta(hours=13), now - timedelta(seconds=1))
+    )
+
+    reply = cookie_caller(client, token).get("/roles")
+
+    assert reply.status == 401, reply.body
+
+
+def test_an_unknown_cookie_is_refused(client: Client) -> None:
+    assert cookie_caller(client, "no-such-session").get("/roles").status == 401
+
+
+def test_a_deleted_users_session_is_refused(account: Account, client: Client) -> None:
+    email = add_user_with_password(account)
+    caller = signed_in(client, email)
+    user_id = next(user["userId"] for user in account.api.get("/users").json if user["email"] == email)
+
+    assert account.api.delete(f"/users/{user_id}").status == 204
+
+    assert caller.get("/roles").status == 401
+
+
+def test_a_write_by_cookie_needs_the_csrf_header(account: Account, client: Client) -> None:
+    caller = signed_in(client, add_user_with_password(account, role="Administrator"))
+
+    refused = caller.post("/roles", {"name": unique("role")})
+    allowed = caller.post("/roles", {"name": unique("role")}, headers=CSRF)
+
+    assert refused.status == 403, refused.body
+    assert "X-Requested-With" in refused.json["message"]
+    assert allowed.status == 200, allowed.body
+
+
+def test_a_write_with_a_key_needs_no_csrf_header_even_beside_a_cookie(account: Account, client: Client) -> None:
+    caller = signed_in(client, add_user_with_password(account))
+    headers = {"Cookie": f"{SESSION_COOKIE}={caller.token}"}  # type: ignore[attr-defined]
+
+    assert account.api.post("/roles", {"name": unique("role")}, headers=headers).status == 200
+
+
+def test_a_user_roles_cookie_gets_the_same_403_as_its_key(account: Account, client: Client) -> None:
+    email = add_user_with_password(account)
+    by_cookie = signed_in(client, email)
+    by_key = account.caller_for(email)
+
+    replies = [caller.post("/roles", {"name": unique("role")}, headers=CSRF) for caller in (by_cookie, by_key)]
+
+    assert [reply.status for reply in replies] == [403, 403]
+    assert replies[0].json == replies[1].json
+    assert [role["name"] for role in by_cookie.get("/roles").json] == ["Administrator", "User"]
+
+
+def test_the_caller_of_a_key_is_its_user(account: Account) -> None:
+    me = account.api.get("/caller")
+
+    assert me.status == 200, me.body
+    assert me.json["email"] == account.owner_email
+    assert me.json["roleName"] == "Administrator"
+    assert "AddUser" in me.json["permissions"]
+
+
+def test_member_of_user_role_sees_its_permissions(account: Account) -> None:
+    me = member_of_role(account, "User").get("/caller").json
+
+    assert me["roleName"] == "User"
+    assert "AddUser" not in me["permissions"]
+
+
+def test_session_responses_match_their_documented_shapes(account: Account, client: Client) -> None:
+    from tests.functional.test_openapi import assert_conforms
+
+    email = add_user_with_password(account)
+    assert_conforms(sign_in(client, email), "POST /session")
+    assert_conforms(sign_in(client, email, "wrong password"), "POST /session")  # 401
+    assert_conforms(Caller(client, None).post("/session", {"email": email}), "POST /session")  # 403
+    assert_conforms(signed_in(client, email).get("/caller"), "GET /caller")
+    assert_conforms(Caller(client, None).get("/caller"), "GET /caller")  # 401
+    assert_conforms(Caller(client, None).delete("/session", headers=CSRF), "DELETE /session")
