@@ -8,6 +8,7 @@ from chalicelib.api import (
     badges,
     builds,
     collaborators,
+    dashboard,
     deployments,
     environments,
     health,
@@ -32,6 +33,7 @@ app.register_blueprint(agents.blueprint)
 app.register_blueprint(webhooks.blueprint)
 app.register_blueprint(badges.blueprint)
 app.register_blueprint(sessions.blueprint)
+app.register_blueprint(dashboard.blueprint)
 for resource in (users, collaborators, roles, projects, builds, environments, deployments, sessions):
     app.register_blueprint(resource.api.blueprint)
 

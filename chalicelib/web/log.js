@@ -1,0 +1,53 @@
+// Following a job's log while it runs: a Range read from where the last one ended, every second, appended
+// with its colours, and the box kept scrolled to the end unless its reader scrolled up.
+
+import { call } from "./api.js";
+import { AnsiWriter } from "./ansi.js";
+import { h } from "./dom.js";
+
+const CONTENT_RANGE = /bytes (\d+)-(\d+)\/(\d+)/;
+
+export class LogFollower {
+  constructor(jobId) {
+    this.jobId = jobId;
+    this.offset = 0;
+    this.code = h("code");
+    this.element = h("pre", { class: "log", "data-job": jobId, tabindex: "0" }, this.code);
+    this.writer = new AnsiWriter(this.code);
+    this.busy = false;
+  }
+
+  /** Read what the log gained since the last read (nothing happens while a read is under way). */
+  async poll() {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      const response = await call("GET", `/buildjobs/${encodeURIComponent(this.jobId)}/log`, {
+        headers: { Range: `bytes=${this.offset}-` },
+        accept: [404, 416],
+      });
+      if (response.status === 206) {
+        const range = CONTENT_RANGE.exec(response.headers.get("Content-Range") || "");
+        const text = await response.text();
+        if (range) this.offset = Number(range[2]) + 1;
+        this.append(text);
+      } else if (response.status === 200) {  // the whole log (a server that ignored the range)
+        const text = await response.text();
+        this.code.replaceChildren();
+        this.writer = new AnsiWriter(this.code);
+        this.offset = new TextEncoder().encode(text).length;
+        this.append(text);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  append(text) {
+    if (!text) return;
+    const box = this.element;
+    const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+    this.writer.write(text);
+    if (atEnd) box.scrollTop = box.scrollHeight;
+  }
+}
