@@ -26,14 +26,14 @@ export async function environmentView(page, environmentId) {
     h("p", { class: "sub" }, environment.provider),
     deployments.length
       ? h("table", { class: "table", id: "environment-deployments" },
-        h("thead", {}, h("tr", {}, h("th", {}, "Deployment"), h("th", {}, "Project"), h("th", {}, "Build"),
-          h("th", {}, "Status"), h("th", {}, "Created"))),
+        h("thead", {}, h("tr", {}, h("th", {}, "Deployment"), h("th", {}, "Project"), h("th", { class: "wide" }, "Build"),
+          h("th", {}, "Status"), h("th", { class: "wide" }, "Created"))),
         h("tbody", {}, deployments.map(({ project, deployment }) => h("tr", { class: `status-row ${deployment.status}` },
           h("td", {}, h("a", { href: route("deployments", deployment.deploymentId) }, `#${deployment.deploymentId}`)),
           h("td", {}, project.name),
-          h("td", {}, deployment.build ? deployment.build.version : ""),
+          h("td", { class: "wide" }, deployment.build ? deployment.build.version : ""),
           h("td", {}, statusBadge(deployment.status)),
-          h("td", {}, age(deployment.created))))))
+          h("td", { class: "wide" }, age(deployment.created))))))
       : h("p", { class: "empty" }, "No deployments yet."));
 }
 

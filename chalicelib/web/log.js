@@ -15,6 +15,18 @@ export class LogFollower {
     this.element = h("pre", { class: "log", "data-job": jobId, tabindex: "0" }, this.code);
     this.writer = new AnsiWriter(this.code);
     this.busy = false;
+    // Following the end until the reader scrolls up, and again once they scroll back down; a box that changes
+    // size (a narrower window wraps more lines) stays at the end it was at.
+    this.following = true;
+    const box = this.element;
+    box.addEventListener("scroll", () => {
+      this.following = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
+    });
+    new ResizeObserver(() => this.keepAtEnd()).observe(box);
+  }
+
+  keepAtEnd() {
+    if (this.following) this.element.scrollTop = this.element.scrollHeight;
   }
 
   /** Read what the log gained since the last read (nothing happens while a read is under way). */
@@ -45,9 +57,7 @@ export class LogFollower {
 
   append(text) {
     if (!text) return;
-    const box = this.element;
-    const atEnd = box.scrollTop + box.clientHeight >= box.scrollHeight - 8;
     this.writer.write(text);
-    if (atEnd) box.scrollTop = box.scrollHeight;
+    this.keepAtEnd();
   }
 }

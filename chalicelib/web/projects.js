@@ -128,15 +128,15 @@ async function deploymentsTable(path) {
   if (!deployments.length) return h("p", { class: "empty", id: "deployments" }, "No deployments.");
   return h("table", { class: "table", id: "deployments" },
     h("thead", {}, h("tr", {},
-      h("th", {}, "Deployment"), h("th", {}, "Environment"), h("th", {}, "Build"), h("th", {}, "Status"),
-      h("th", {}, "Created"))),
+      h("th", {}, "Deployment"), h("th", {}, "Environment"), h("th", { class: "wide" }, "Build"), h("th", {}, "Status"),
+      h("th", { class: "wide" }, "Created"))),
     h("tbody", {}, deployments.map(({ environment, deployment }) =>
       h("tr", { class: `status-row ${deployment.status}` },
         h("td", {}, h("a", { href: route("deployments", deployment.deploymentId) }, `#${deployment.deploymentId}`)),
         h("td", {}, environment.name),
-        h("td", {}, deployment.build ? deployment.build.version : ""),
+        h("td", { class: "wide" }, deployment.build ? deployment.build.version : ""),
         h("td", {}, statusBadge(deployment.status)),
-        h("td", {}, age(deployment.created))))));
+        h("td", { class: "wide" }, age(deployment.created))))));
 }
 
 async function yamlEditor(path) {
