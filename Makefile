@@ -9,13 +9,21 @@ AZURITE_VERSION := 3.37.0
 AZURITE := .azurite
 AZURITE_STAMP := $(AZURITE)/.installed-$(AZURITE_VERSION)
 
-.PHONY: run test check fuzz bench package clean
+.PHONY: run test check fuzz bench package clean chromium
 
 run: $(STAMP)
 	$(BIN)/conveyor local
 
-test: $(STAMP) $(AZURITE_STAMP)
+test: $(STAMP) $(AZURITE_STAMP) chromium
 	$(BIN)/pytest -q -n 2 --dist loadfile
+
+# The dashboard's browser tests (tests/browser/) drive Debian's chromium through its chromedriver; nothing is
+# downloaded at test time. As root (CI) they are installed with apt-get; otherwise the tests are skipped, saying why.
+chromium:
+	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+	else echo "chromium or chromedriver missing (apt-get install chromium chromium-driver): browser tests will be skipped"; fi
 
 # A longer fuzz run than make test's: FUZZ_EXAMPLES cases per operation, a new seed each time (it prints it).
 FUZZ_EXAMPLES ?= 100

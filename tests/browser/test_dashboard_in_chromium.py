@@ -1,0 +1,360 @@
+"""The dashboard in a real headless Chromium against ``conveyor local``: signing in both ways, adding a project of
+a local git repository, a build's log followed live to its success, a slow build cancelled, a deployment to a
+webhook on loopback, and bad YAML refused in place. Each page is photographed at 360 px and at desktop width
+into tests/artifacts/browser/."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+import requests
+from selenium.common.exceptions import NoSuchElementException, StaleElementReferenceException
+from selenium.webdriver.common.by import By
+from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.remote.webelement import WebElement
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+from tests.browser.conftest import SCREENSHOTS
+from tests.e2e.test_local_stack import KNOWN_KEY, LocalStack, finished
+from tests.gitserver import GitServer, Repository
+from tests.peers import WebhookReceiver
+from tests.support import unique
+
+PASSWORD = "dashboard-password"
+WIDTHS = (360, 1280)
+STREAMING_YML = (
+    "build_script:\n"
+    "  - printf '\\033[32mcolour green\\033[0m plain\\n'\n"
+    '  - for i in $(seq 1 40); do echo "line $i"; sleep 0.2; done\n'
+    "  - echo made > out.txt\n"
+    "artifacts:\n"
+    "  - path: out.txt\n"
+)
+SLOW_YML = "build_script:\n  - echo started slowly\n  - sleep 120\n"
+QUICK_YML = "build_script:\n  - echo quick > site.txt\nartifacts:\n  - path: site.txt\n"
+
+
+class Api:
+    """The stack's API with the bootstrap key, for what a test sets up rather than tests."""
+
+    def __init__(self, stack: LocalStack) -> None:
+        self.stack = stack
+        self.session = requests.Session()
+        self.session.headers["Authorization"] = f"Bearer {KNOWN_KEY}"
+
+    def call(self, method: str, path: str, **kwargs: Any) -> requests.Response:
+        return self.session.request(method, f"{self.stack.base_url}/api{path}", timeout=30, **kwargs)
+
+    def add_project(self, server: GitServer, root: Any, yml: str) -> str:
+        name = f"{unique('repo')}.git"
+        Repository.create(root, name).commit({"appveyor.yml": yml})
+        reply = self.call(
+            "POST", "/projects", json={"repositoryProvider": "git", "repositoryName": server.url_of(name)}
+        )
+        assert reply.status_code == 200, reply.text
+        slug: str = reply.json()["slug"]
+        return slug
+
+
+@pytest.fixture(scope="module")
+def api(stack: LocalStack) -> Api:
+    return Api(stack)
+
+
+@pytest.fixture(scope="module")
+def user(api: Api) -> str:
+    """An administrator of the stack's account with a password, added through the API."""
+    roles = api.call("GET", "/roles").json()
+    email = f"{unique('dashboard')}@team.example"
+    reply = api.call(
+        "POST",
+        "/users",
+        json={
+            "fullName": "Dash Board",
+            "email": email,
+            "roleId": next(role["roleId"] for role in roles if role["name"] == "Administrator"),
+            "password": PASSWORD,
+            "confirmPassword": PASSWORD,
+        },
+    )
+    assert reply.status_code == 204, reply.text
+    return email
+
+
+@pytest.fixture
+def driver(browser: WebDriver, stack: LocalStack, request: pytest.FixtureRequest) -> Iterator[WebDriver]:
+    """The browser on a blank page of the stack's origin, signed out, and its console checked afterwards (a failed
+    test's page is photographed, and its console printed)."""
+    browser.get(f"{stack.base_url}/#/signin")
+    browser.execute_cdp_cmd("Network.clearBrowserCookies", {})
+    browser.execute_script("sessionStorage.clear(); localStorage.clear();")
+    browser.get_log("browser")  # what earlier tests left
+    yield browser
+    report = getattr(request.node, "report_call", None)
+    if report is not None and report.failed:
+        browser.save_screenshot(str(SCREENSHOTS / f"FAILED-{request.node.name}.png"))
+        print("browser console:", *[entry["message"] for entry in browser.get_log("browser")], sep="\n")
+        return
+    problems = [
+        entry["message"]
+        for entry in browser.get_log("browser")
+        if "Content Security Policy" in entry["message"] or "Uncaught" in entry["message"]
+    ]
+    assert not problems, problems
+
+
+def wait(driver: WebDriver, condition: Callable[[WebDriver], Any], seconds: float = 30) -> Any:
+    """``condition``'s first truthy answer; a page re-rendered meanwhile (a stale element) is asked again."""
+    ignored = (NoSuchElementException, StaleElementReferenceException)
+    return WebDriverWait(driver, seconds, poll_frequency=0.1, ignored_exceptions=ignored).until(condition)
+
+
+def element(driver: WebDriver, css: str, seconds: float = 30) -> WebElement:
+    found: WebElement = wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, css), seconds)
+    return found
+
+
+def text_of(driver: WebDriver, css: str, text: str, seconds: float = 30) -> WebElement:
+    """The element matching ``css`` once its text contains ``text``."""
+
+    def found(d: WebDriver) -> WebElement | bool:
+        for candidate in d.find_elements(By.CSS_SELECTOR, css):
+            if text in candidate.text:
+                return candidate
+        return False
+
+    matched: WebElement = wait(driver, found, seconds)
+    return matched
+
+
+def status_becomes(driver: WebDriver, css: str, status: str, seconds: float = 60) -> None:
+    element(driver, f'{css} [data-status="{status}"]', seconds)
+
+
+def screenshots(driver: WebDriver, name: str, dark: bool = False) -> None:
+    """The page at each width, as tests/artifacts/browser/{name}-{width}.png (and -dark, in the dark scheme), none
+    of them wider than the window."""
+    for scheme in ("light", "dark") if dark else ("light",):
+        features = [{"name": "prefers-color-scheme", "value": scheme}]
+        driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": features})
+        for width in WIDTHS:
+            driver.set_window_size(width, 900)
+            time.sleep(0.3)  # one layout pass
+            overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+            assert overflow <= 1, f"{name} is wider than {width} px by {overflow} px"
+            suffix = "-dark" if scheme == "dark" else ""
+            driver.save_screenshot(str(SCREENSHOTS / f"{name}-{width}{suffix}.png"))
+    driver.execute_cdp_cmd(
+        "Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]}
+    )
+    driver.set_window_size(WIDTHS[-1], 900)
+
+
+def api_cookies(driver: WebDriver, stack: LocalStack) -> list[dict[str, Any]]:
+    """The session cookies the browser holds for /api (WebDriver's own call sees only the page's path's)."""
+    cookies = driver.execute_cdp_cmd("Network.getCookies", {"urls": [f"{stack.base_url}/api/caller"]})["cookies"]
+    return [cookie for cookie in cookies if cookie["name"] == "conveyor_session"]
+
+
+def sign_in(driver: WebDriver, stack: LocalStack, email: str) -> None:
+    driver.get(f"{stack.base_url}/#/signin")
+    form = element(driver, "#sign-in-password")
+    form.find_element(By.NAME, "email").send_keys(email)
+    form.find_element(By.NAME, "password").send_keys(PASSWORD)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    text_of(driver, "h1", "Projects")
+
+
+def test_signing_in_with_email_and_password_sets_a_cookie_script_cannot_read(
+    driver: WebDriver, stack: LocalStack, user: str
+) -> None:
+    driver.get(f"{stack.base_url}/")
+    element(driver, "#sign-in-password")  # no session: the page asks to sign in
+    screenshots(driver, "sign-in")
+    form = element(driver, "#sign-in-password")
+    form.find_element(By.NAME, "email").send_keys(user)
+    form.find_element(By.NAME, "password").send_keys("not the password")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    text_of(driver, "#sign-in-password .message.error", "not right")
+    form.find_element(By.NAME, "password").clear()
+    form.find_element(By.NAME, "password").send_keys(PASSWORD)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+    text_of(driver, "h1", "Projects")
+    assert user in driver.find_element(By.ID, "who").text or "Dash Board" in driver.find_element(By.ID, "who").text
+    (cookie,) = api_cookies(driver, stack)
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and cookie["path"] == "/api"
+    assert 11 * 3600 < cookie["expires"] - time.time() <= 12 * 3600
+    assert "conveyor_session" not in driver.execute_script("return document.cookie")
+    assert driver.execute_script("return sessionStorage.length + localStorage.length") == 0
+
+    driver.find_element(By.ID, "sign-out").click()
+    element(driver, "#sign-in-password")
+    assert api_cookies(driver, stack) == []
+
+
+def test_signing_in_with_an_api_key_keeps_it_in_session_storage_only(driver: WebDriver, stack: LocalStack) -> None:
+    driver.get(f"{stack.base_url}/#/signin")
+    form = element(driver, "#sign-in-key")
+    form.find_element(By.NAME, "key").send_keys("not-a-key")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    text_of(driver, "#sign-in-key .message.error", "Authorization required")
+    form.find_element(By.NAME, "key").clear()
+    form.find_element(By.NAME, "key").send_keys(KNOWN_KEY)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+    text_of(driver, "h1", "Projects")
+    assert "API key" in driver.find_element(By.ID, "who").text
+    assert driver.execute_script("return sessionStorage.getItem('conveyor.apiKey')") == KNOWN_KEY
+    assert driver.execute_script("return localStorage.length") == 0
+    assert api_cookies(driver, stack) == []
+    driver.find_element(By.ID, "sign-out").click()
+    element(driver, "#sign-in-key")
+    assert driver.execute_script("return sessionStorage.length") == 0
+
+
+def test_a_project_added_and_built_in_the_browser_shows_its_log_growing_in_colour_until_success(
+    driver: WebDriver, stack: LocalStack, user: str, git_server: GitServer, tmp_path: Any
+) -> None:
+    name = f"{unique('watched')}.git"
+    Repository.create(git_server.root, name).commit({"appveyor.yml": STREAMING_YML})
+    sign_in(driver, stack, user)
+
+    form = element(driver, "#add-project")
+    Select(form.find_element(By.NAME, "provider")).select_by_value("git")
+    form.find_element(By.NAME, "repository").send_keys(git_server.url_of(name))
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    start = element(driver, "#start-build")
+    screenshots(driver, "project-new")
+    start.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+    status_becomes(driver, "#build-status", "running")
+    log = element(driver, "pre.log code")
+    lengths, heights = [], set()
+    deadline = time.monotonic() + 90
+    while not driver.find_elements(By.CSS_SELECTOR, '#build-status [data-status="success"]'):
+        assert time.monotonic() < deadline, "the build did not succeed in time"
+        assert not driver.find_elements(By.CSS_SELECTOR, '#build-status [data-status="failed"]'), log.text
+        lengths.append(len(log.get_attribute("textContent") or ""))
+        heights.add(driver.execute_script("return document.querySelector('pre.log').getBoundingClientRect().height"))
+        if len(lengths) == 10:
+            screenshots(driver, "build-running")
+        time.sleep(0.3)
+
+    growth = sorted(set(lengths))
+    assert len([length for length in growth if length > 0]) >= 3, f"the log did not grow while running: {growth}"
+    assert lengths == sorted(lengths), "the log lost text while it grew"
+    assert len(heights) == 1, f"the log box changed height while streaming: {heights}"
+    text_of(driver, "pre.log", "line 40")
+    green = driver.find_element(By.CSS_SELECTOR, "pre.log span.ansi-fg-2")
+    assert green.text == "colour green"
+    assert "\x1b" not in (log.get_attribute("textContent") or "")
+    assert driver.execute_script(
+        "const box = document.querySelector('pre.log'); return box.scrollHeight > box.clientHeight"
+        " && box.scrollTop + box.clientHeight >= box.scrollHeight - 8"
+    ), "the log is not scrolled to its end"
+    link = element(driver, '.artifacts a[href*="/artifacts/out.txt"]')
+    redirect = driver.execute_script(
+        "return fetch(arguments[0], {redirect: 'manual'}).then(r => r.type)", link.get_attribute("href")
+    )
+    assert redirect == "opaqueredirect"  # 302 to the file: the cookie opens the link
+    assert driver.find_elements(By.ID, "rerun-build") and not driver.find_elements(By.ID, "cancel-build")
+    screenshots(driver, "build-success", dark=True)
+
+    driver.get(f"{stack.base_url}/#/projects")
+    row = element(driver, "#projects tr.status-row.success")
+    assert "success" in row.text
+    screenshots(driver, "projects", dark=True)
+
+
+def test_a_slow_build_is_cancelled_from_its_page(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, SLOW_YML)
+    sign_in(driver, stack, user)
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}")
+    element(driver, "#start-build button[type=submit]").click()
+    status_becomes(driver, "#build-status", "running")
+    text_of(driver, "pre.log", "started slowly")
+
+    element(driver, "#cancel-build").click()
+
+    status_becomes(driver, "#build-status", "cancelled", seconds=30)
+    element(driver, "#rerun-incomplete")
+    screenshots(driver, "build-cancelled")
+    history = api.call("GET", f"/projects/local/{slug}/history?recordsNumber=5").json()["builds"]
+    assert [build["status"] for build in history] == ["cancelled"]
+
+
+def test_a_successful_build_is_deployed_to_a_webhook_and_its_deployment_log_shown(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, QUICK_YML)
+    version = api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug}).json()["version"]
+    assert finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")["status"] == "success"
+    with WebhookReceiver() as receiver:
+        environment = unique("hook")
+        added = api.call(
+            "POST",
+            "/environments",
+            json={
+                "name": environment,
+                "provider": "Webhook",
+                "settings": {
+                    "providerSettings": [
+                        {"name": "url", "value": {"isEncrypted": False, "value": f"{receiver.url}/hook"}}
+                    ],
+                    "environmentVariables": [],
+                },
+            },
+        )
+        assert added.status_code == 200, added.text
+        sign_in(driver, stack, user)
+        driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
+        form = element(driver, "#deploy-build")
+        Select(form.find_element(By.NAME, "environment")).select_by_value(environment)
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+        status_becomes(driver, "#deployment-status", "success")
+        element(driver, "pre.log")
+        wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, "pre.log").text.strip())
+        screenshots(driver, "deployment")
+        assert [request.path for request in receiver.requests] == ["/hook"]
+        assert receiver.requests[0].json["build"]["version"] == version
+
+    driver.get(f"{stack.base_url}/#/environments")
+    text_of(driver, "#environments", environment).find_element(By.LINK_TEXT, environment).click()
+    text_of(driver, "#environment-deployments", slug.split("-")[0])
+    screenshots(driver, "environment")
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}")
+    text_of(driver, "#deployments", environment)
+
+
+def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, QUICK_YML)
+    sign_in(driver, stack, user)
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}")
+    editor = element(driver, "#settings-yaml textarea")
+    before = api.call("GET", f"/projects/local/{slug}/settings/yaml").text
+
+    editor.clear()
+    editor.send_keys("build_script: [unclosed\n")
+    element(driver, "#settings-yaml button[type=submit]").click()
+
+    error = element(driver, ".message.error")
+    expected = api.call("PUT", f"/projects/local/{slug}/settings/yaml", data=b"build_script: [unclosed\n").json()
+    wait(driver, lambda d: error.text == expected["message"])
+    assert api.call("GET", f"/projects/local/{slug}/settings/yaml").text == before
+    driver.execute_script("document.querySelector('#settings-yaml').scrollIntoView()")
+    screenshots(driver, "settings-bad-yaml")
+
+    editor.clear()
+    editor.send_keys("build_script:\n  - echo from the dashboard\n")
+    element(driver, "#settings-yaml button[type=submit]").click()
+    text_of(driver, ".message.info", "Saved.")
+    assert "echo from the dashboard" in api.call("GET", f"/projects/local/{slug}/settings/yaml").text
