@@ -35,10 +35,12 @@ def aws_endpoint() -> str:
 def fresh_resources(aws_endpoint: str) -> None:
     """An empty emulator with every table, queue, bucket and key of the app, for each test module."""
     from app import app
+    from chalicelib.domain.warm import forget_everything
     from chalicelib.local.resources import ensure_resources
 
     requests.post(f"{aws_endpoint}/moto-api/reset", timeout=30).raise_for_status()
     ensure_resources(app)
+    forget_everything()  # ids start again after a reset: what the last module's accounts resolved to is not theirs
 
 
 @pytest.fixture(scope="session")

@@ -36,7 +36,7 @@ def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, S
     ``account_name`` or, without one, the first account (by id) where both are right; Unauthorized otherwise."""
     holders = [
         (member, stored)
-        for member, stored in passwords_of_email(email)
+        for member, stored in (passwords_of_email(email) if email.strip() else [])  # no key is empty
         if not member.is_collaborator and (account_name is None or member.account_name.lower() == account_name.lower())
     ]
     if not holders:

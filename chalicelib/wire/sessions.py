@@ -16,7 +16,7 @@ def parse_sign_in(body: Any) -> tuple[str, str, str | None]:
     return (
         fields.text("email", MAX_EMAIL_LENGTH),
         fields.text("password", MAX_PASSWORD_LENGTH),
-        fields.optional_text("accountName"),
+        fields.optional_text("accountName") or None,
     )
 
 

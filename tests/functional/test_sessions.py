@@ -136,6 +136,13 @@ def test_a_wrong_email_password_or_account_is_401_without_saying_which(
     assert "Set-Cookie" not in reply.headers
 
 
+@pytest.mark.parametrize("email", ["", " ", "not an address"])
+def test_an_empty_or_malformed_email_is_a_401_like_any_wrong_one(client: Client, email: str) -> None:
+    reply = Caller(client, None).post("/session", {"email": email, "password": "x", "accountName": ""}, headers=CSRF)
+
+    assert reply.status == 401, reply.body  # found by the fuzzer: an empty e-mail was a 500 (an empty index key)
+
+
 def test_an_owner_without_a_password_cannot_sign_in(account: Account, client: Client) -> None:
     assert sign_in(client, account.owner_email, "").status == 401
     assert sign_in(client, account.owner_email, PASSWORD).status == 401
