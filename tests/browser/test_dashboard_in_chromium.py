@@ -331,6 +331,14 @@ def test_a_successful_build_is_deployed_to_a_webhook_and_its_deployment_log_show
     screenshots(driver, "environment")
     driver.get(f"{stack.base_url}/#/projects/local/{slug}")
     text_of(driver, "#deployments", environment)
+    filter_form = element(driver, "#branch-filter")
+    filter_form.find_element(By.NAME, "branch").send_keys("no-such-branch")
+    filter_form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    text_of(driver, "#history", "No builds.")
+    filter_form.find_element(By.NAME, "branch").clear()
+    filter_form.find_element(By.NAME, "branch").send_keys("master")
+    filter_form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    element(driver, f'#history tr[data-version="{version}"]')
 
 
 def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
@@ -350,7 +358,7 @@ def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
     expected = api.call("PUT", f"/projects/local/{slug}/settings/yaml", data=b"build_script: [unclosed\n").json()
     wait(driver, lambda d: error.text == expected["message"])
     assert api.call("GET", f"/projects/local/{slug}/settings/yaml").text == before
-    driver.execute_script("document.querySelector('#settings-yaml').scrollIntoView()")
+    driver.execute_script("window.scrollTo(0, document.body.scrollHeight)")  # the message under the editor
     screenshots(driver, "settings-bad-yaml")
 
     editor.clear()
