@@ -48,19 +48,19 @@ def require_header(headers: Mapping[str, str]) -> None:
         raise Forbidden(CSRF_REFUSAL)
 
 
-def session_cookie(token: str, expires: datetime, max_age: int) -> str:
-    """``Set-Cookie`` for a new session: script cannot read it, it goes to /api only, and never over plain HTTP
-    outside the local stage."""
-    return _cookie(token, max_age, format_datetime(expires, usegmt=True))
+def session_cookie(token: str, expires: datetime, max_age: int, prefix: str = "") -> str:
+    """``Set-Cookie`` for a new session: script cannot read it, it goes to {prefix}/api only (``prefix``: the
+    stage's, at API Gateway's stage URL), and never over plain HTTP outside the local stage."""
+    return _cookie(token, max_age, format_datetime(expires, usegmt=True), prefix)
 
 
-def cleared_cookie() -> str:
+def cleared_cookie(prefix: str = "") -> str:
     """``Set-Cookie`` that removes the session cookie from the browser."""
-    return _cookie("", 0, "Thu, 01 Jan 1970 00:00:00 GMT")
+    return _cookie("", 0, "Thu, 01 Jan 1970 00:00:00 GMT", prefix)
 
 
-def _cookie(value: str, max_age: int, expires: str) -> str:
-    attributes = [f"{SESSION_COOKIE}={value}", "Path=/api", f"Max-Age={max_age}", f"Expires={expires}"]
+def _cookie(value: str, max_age: int, expires: str, prefix: str) -> str:
+    attributes = [f"{SESSION_COOKIE}={value}", f"Path={prefix}/api", f"Max-Age={max_age}", f"Expires={expires}"]
     attributes += ["HttpOnly", "SameSite=Strict"]
     if settings().stage != "local":
         attributes.append("Secure")

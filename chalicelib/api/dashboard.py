@@ -12,17 +12,19 @@ Content-Security-Policy that allows scripts and styles of this origin only, and 
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
+import html
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
 from chalice import Blueprint, Response
 
-from chalicelib.api.http import error_response
+from chalicelib.api.http import error_response, mount_prefix
 from chalicelib.errors import NotFound
 
 WEB = Path(__file__).resolve().parent.parent / "web"
 PAGE = "index.html"
+BASE = '<base href="/">'  # in the page: where its links and the API are, replaced as it is served
 MEDIA_TYPES = {
     ".html": "text/html; charset=utf-8",
     ".js": "text/javascript; charset=utf-8",
@@ -36,7 +38,7 @@ CONTENT_SECURITY_POLICY = "; ".join(
         "style-src 'self'",
         "img-src 'self' data:",
         "connect-src 'self'",
-        "base-uri 'none'",
+        "base-uri 'self'",
         "form-action 'self'",
         "frame-ancestors 'none'",
     ]
@@ -67,13 +69,15 @@ def assets() -> dict[str, Asset]:
         media_type = MEDIA_TYPES.get(path.suffix)
         if path.is_file() and media_type is not None:
             body = path.read_text(encoding="utf-8")
-            etag = '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
-            found[path.name] = Asset(body, media_type, etag)
+            found[path.name] = Asset(body, media_type, _etag(body))
     return found
 
 
-def _serve(name: str) -> Response:
-    asset = assets().get(name)
+def _etag(body: str) -> str:
+    return '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
+
+
+def _serve(name: str, asset: Asset | None) -> Response:
     if asset is None:
         return error_response(NotFound(f"The dashboard has no file named '{name[:100]}'."))
     headers: dict[str, str | list[str]] = {**SECURITY_HEADERS, "Content-Type": asset.media_type, "ETag": asset.etag}
@@ -82,14 +86,21 @@ def _serve(name: str) -> Response:
     return Response(body=asset.body, status_code=200, headers=headers)
 
 
+def page(prefix: str) -> Asset:
+    """The page, its links relative to ``prefix``/ (its <base>): the stage's path at API Gateway's stage URL."""
+    template = assets()[PAGE]
+    body = template.body.replace(BASE, f'<base href="{html.escape(prefix, quote=True)}/">', 1)
+    return replace(template, body=body, etag=_etag(body))
+
+
 @blueprint.route("/", methods=["GET"])
 def dashboard_page() -> Response:
-    return _serve(PAGE)
+    return _serve(PAGE, page(mount_prefix(blueprint.current_request.context)))
 
 
 @blueprint.route("/dashboard/{asset}", methods=["GET"])
 def dashboard_asset(asset: str) -> Response:
-    return _serve(asset)
+    return _serve(asset, assets().get(asset))
 
 
 ROUTES = frozenset({("GET", "/"), ("GET", "/dashboard/{asset}")})  # not /api: outside the API's document

@@ -10,7 +10,7 @@ segments and query parameters (README, "Limits").
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -58,6 +58,19 @@ class Call:
     def json(self) -> Any:
         """The request body parsed as JSON; a 400 when it is missing or malformed."""
         return json_body(self.request)
+
+
+def mount_prefix(context: Mapping[str, Any]) -> str:
+    """What comes before the app's own routes in the URL of a request (of its API Gateway ``context``): ``/prod``
+    at the stage URL (``.../prod/api/...``), ``""`` at a custom domain's root or in the local stack. Links and
+    cookie paths the service gives a browser start with it."""
+    path = str(context.get("path") or "")
+    route = str(context.get("resourcePath") or "")
+    if route == "/":
+        return path.rstrip("/")
+    if "{" in route or not path.endswith(route):
+        return ""
+    return path.removesuffix(route)
 
 
 def raw_body(request: Request) -> bytes | str:

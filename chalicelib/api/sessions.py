@@ -16,7 +16,7 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from chalicelib.api.cookies import cleared_cookie, require_header, session_cookie, session_token
-from chalicelib.api.http import ApiBlueprint, Call, check_parameters, error_response, json_body
+from chalicelib.api.http import ApiBlueprint, Call, check_parameters, error_response, json_body, mount_prefix
 from chalicelib.domain import sessions
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.sessions import caller_json, parse_sign_in
@@ -42,7 +42,9 @@ def sign_in() -> Response:
     def answer() -> str:
         email, password, account_name = parse_sign_in(json_body(blueprint.current_request))
         token, session = sessions.sign_in(email, password, account_name)
-        return session_cookie(token, session.expires, sessions.SESSION_SECONDS)
+        return session_cookie(
+            token, session.expires, sessions.SESSION_SECONDS, mount_prefix(blueprint.current_request.context)
+        )
 
     return _session_call(answer)
 
@@ -53,7 +55,7 @@ def sign_out() -> Response:
         token = session_token(blueprint.current_request.headers)
         if token is not None:
             sessions.sign_out(token)
-        return cleared_cookie()
+        return cleared_cookie(mount_prefix(blueprint.current_request.context))
 
     return _session_call(answer)
 

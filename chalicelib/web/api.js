@@ -27,9 +27,12 @@ export const auth = {
   },
 };
 
+// The service's /api, under the page's <base>: the stage's path at API Gateway's stage URL (/prod/api), else /api.
+const API = new URL("api", document.baseURI).pathname;
+
 /** Where the account's routes are: under /api/account/{name} when the user named one (user-level keys need it). */
 function base() {
-  return auth.account ? `/api/account/${encodeURIComponent(auth.account)}` : "/api";
+  return auth.account ? `${API}/account/${encodeURIComponent(auth.account)}` : API;
 }
 
 export function apiUrl(path) {
@@ -48,7 +51,7 @@ export async function call(method, path, { json, text, headers = {}, accept = []
     body = text;
     sent["Content-Type"] = "text/plain; charset=utf-8";
   }
-  const response = await fetch((root ? "/api" : base()) + path, {
+  const response = await fetch((root ? API : base()) + path, {
     method, headers: sent, body, credentials: "same-origin", cache: "no-store",
   });
   if (response.ok || accept.includes(response.status)) return response;

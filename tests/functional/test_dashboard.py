@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC, datetime
 
 import pytest
 from chalice.test import Client
 
-from chalicelib.api.dashboard import WEB, assets
+from chalicelib.api.cookies import session_cookie
+from chalicelib.api.dashboard import WEB, assets, page
+from chalicelib.api.http import mount_prefix
 from tests.support import Account
 
 
@@ -28,7 +31,32 @@ def test_the_page_is_served_without_a_key_with_a_strict_content_security_policy(
     assert policy["frame-ancestors"] == "'none'"
     assert headers["X-Content-Type-Options"] == "nosniff"
     assert headers["Cache-Control"] == "no-cache"
-    assert '<script type="module" src="/dashboard/app.js"></script>' in body
+    assert '<base href="/">' in body and '<script type="module" src="dashboard/app.js"></script>' in body
+
+
+@pytest.mark.parametrize(
+    ("path", "route", "prefix"),
+    [
+        ("/prod/", "/", "/prod"),  # the page at API Gateway's stage URL
+        ("/prod", "/", "/prod"),
+        ("/", "/", ""),  # at a custom domain's root, or in the local stack
+        ("/prod/api/session", "/api/session", "/prod"),
+        ("/api/session", "/api/session", ""),
+        ("/prod/dashboard/app.js", "/dashboard/{asset}", ""),  # not needed there: links are relative
+        ("", "", ""),
+    ],
+)
+def test_the_mount_prefix_is_the_stage_path_before_the_apps_routes(path: str, route: str, prefix: str) -> None:
+    assert mount_prefix({"path": path, "resourcePath": route}) == prefix
+
+
+def test_at_a_stage_url_the_page_links_and_calls_under_the_stage_and_the_cookie_goes_there() -> None:
+    staged = page("/prod")
+
+    assert '<base href="/prod/">' in staged.body and '<base href="/">' not in staged.body
+    assert staged.etag != page("").etag
+    assert "; Path=/prod/api;" in session_cookie("token", datetime.now(UTC), 60, "/prod")
+    assert "; Path=/api;" in session_cookie("token", datetime.now(UTC), 60)
 
 
 def test_the_page_has_no_inline_script_or_style(client: Client) -> None:
