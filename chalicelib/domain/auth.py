@@ -110,7 +110,7 @@ def _resolve_session(token: str, account_name: str | None) -> tuple[Caller, date
     if account_name is not None and account_name.lower() != session.account_name.lower():
         raise NotFound(ACCOUNT_NOT_ACCESSIBLE)
     member = get_member(session.account_id, session.user_id)
-    if member is None:
+    if member is None or member.password_stamp != session.password_stamp:  # removed, or its password changed
         raise Unauthorized()
     return caller_of(member, get_role(member.account_id, member.role_id)), session.expires
 

@@ -52,6 +52,7 @@ def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, S
         user_id=member.user_id,
         created=now,
         expires=now + timedelta(seconds=SESSION_SECONDS),
+        password_stamp=member.password_stamp,
     )
     token = secrets.token_urlsafe(32)
     store.add_session(token, session)

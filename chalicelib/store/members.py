@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
@@ -36,6 +37,14 @@ class Member:
     notifications: Notifications = field(default_factory=Notifications)
     updated: datetime | None = None
     revision: int = 1
+    password_stamp: str | None = (
+        None  # changes whenever the password does (a dashboard session keeps the one it began with)
+    )
+
+
+def password_stamp(password_hash: str | None) -> str | None:
+    """A short digest of the stored (salted) password hash: equal while the password is unchanged."""
+    return hashlib.sha256(password_hash.encode()).hexdigest()[:32] if password_hash else None
 
 
 def email_key(email: str) -> str:
@@ -56,6 +65,7 @@ def _member(model: MemberModel) -> Member:
         created=model.created,
         updated=model.updated,
         revision=int(model.revision or 0),
+        password_stamp=password_stamp(model.password_hash),
         notifications=Notifications(
             successful_build=model.successful_build_notification,
             failed_build=model.failed_build_notification,

@@ -152,6 +152,7 @@ class SessionModel(Model):
     user_id = NumberAttribute()
     created = UTCDateTimeAttribute()
     expires = TTLAttribute()
+    password_stamp = UnicodeAttribute(null=True)  # the user's password when signing in (store/members.py)
 
 
 class ProjectByIdIndex(GlobalSecondaryIndex["ProjectModel"]):

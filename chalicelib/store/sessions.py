@@ -16,6 +16,7 @@ class Session:
     user_id: int
     created: datetime
     expires: datetime
+    password_stamp: str | None = None  # the user's password it was begun with: a new password ends it
 
 
 def token_hash(token: str) -> str:
@@ -32,6 +33,7 @@ def add_session(token: str, session: Session) -> None:
         user_id=session.user_id,
         created=session.created,
         expires=session.expires,
+        password_stamp=session.password_stamp,
     ).save(condition=SessionModel.token_hash.does_not_exist())
 
 
@@ -47,6 +49,7 @@ def get_session(token: str) -> Session | None:
         user_id=int(model.user_id),
         created=model.created,
         expires=model.expires,
+        password_stamp=model.password_stamp,
     )
 
 

@@ -8,11 +8,13 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
+from chalicelib.domain.warm import forget_everything
 from chalicelib.store.models import SessionModel
 from chalicelib.store.sessions import Session, add_session, token_hash
 from tests.support import Account, Caller, Reply, member_of_role, unique
 
 PASSWORD = "correct horse battery staple"
+NEW_PASSWORD = "a new one, quite long"
 CSRF = {"X-Requested-With": "conveyor-dashboard"}
 
 
@@ -261,3 +263,19 @@ def test_session_responses_match_their_documented_shapes(account: Account, clien
     assert_conforms(signed_in(client, email).get("/caller"), "GET /caller")
     assert_conforms(Caller(client, None).get("/caller"), "GET /caller")  # 401
     assert_conforms(Caller(client, None).delete("/session", headers=CSRF), "DELETE /session")
+
+
+def test_a_new_password_ends_the_sessions_begun_with_the_old_one(account: Account, client: Client) -> None:
+    email = add_user_with_password(account)
+    caller = signed_in(client, email)
+    user = next(user for user in account.api.get("/users").json if user["email"] == email)
+    kept = {name: user[name] for name in ("userId", "fullName", "email", "roleId")}
+    assert account.api.put("/users", {**kept, "fullName": "Renamed"}).status == 204
+    assert caller.get("/roles").status == 200  # other changes to the user keep the session
+
+    changed = account.api.put("/users", {**kept, "password": NEW_PASSWORD})
+
+    assert changed.status == 204, changed.body
+    forget_everything()  # as another warm function would have, within seconds
+    assert caller.get("/roles").status == 401
+    assert sign_in(client, email, NEW_PASSWORD).status == 204
