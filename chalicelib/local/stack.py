@@ -81,6 +81,7 @@ def run_local(options: LocalOptions) -> None:
     print(f"Conveyor is serving on http://127.0.0.1:{options.port}/api", flush=True)
     print(f"API key ({options.admin_email}, account {options.account}): {key}", flush=True)
     print(f"AWS endpoint: {os.environ['AWS_ENDPOINT_URL']}", flush=True)
+    print(f"Dashboard: http://127.0.0.1:{options.port}/ (sign in with the key above)", flush=True)
     print("Press Ctrl-C to stop.", flush=True)
 
     stop = threading.Event()

@@ -248,7 +248,7 @@ def test_stack_prints_its_banner_once_and_logs_only_api_requests(stack: LocalSta
 
     stdout, stderr = stack.stdout, stack.stderr
     assert stdout.count("Conveyor is serving on") == 1
-    assert [line.split(" ")[0] for line in stdout.splitlines()] == ["Conveyor", "API", "AWS", "Press"]
+    assert [line.split(" ")[0] for line in stdout.splitlines()] == ["Conveyor", "API", "AWS", "Dashboard:", "Press"]
     request_paths = [found.group(2) for found in ACCESS_LOG_LINE.finditer(stdout + stderr)]
     assert request_paths, stderr
     assert [path for path in request_paths if not path.startswith("/api")] == []
