@@ -48,3 +48,9 @@ class Conflict(ConveyorError):
     """The request contradicts the current state: a duplicate, a thing in use, a lost race."""
 
     status = 409
+
+
+class TooManyRequests(ConveyorError):
+    """Too many attempts in a while (failed sign-ins): the caller must wait before trying again."""
+
+    status = 429

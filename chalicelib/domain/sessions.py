@@ -15,12 +15,15 @@ from chalicelib.domain.auth import Caller
 from chalicelib.domain.roles import get_role
 from chalicelib.domain.users import TeamMember
 from chalicelib.domain.warm import forget_everything
-from chalicelib.errors import Unauthorized
+from chalicelib.errors import TooManyRequests, Unauthorized
 from chalicelib.store import sessions as store
-from chalicelib.store.members import get_member, passwords_of_email
+from chalicelib.store.members import email_key, get_member, passwords_of_email
 from chalicelib.store.sessions import Session
 
 SESSION_SECONDS = 12 * 3600
+# Guessing passwords: at most this many failed sign-ins with one address per window, then 429 until it ends.
+MAX_FAILED_SIGN_INS = 10
+FAILURE_WINDOW_SECONDS = 15 * 60
 WRONG_CREDENTIALS = "The e-mail address or the password is not right."
 
 
@@ -34,6 +37,11 @@ def _unusable_hash() -> str:
 def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, Session]:
     """A new session (its token and what it stores) for the user with that e-mail address and password, in
     ``account_name`` or, without one, the first account (by id) where both are right; Unauthorized otherwise."""
+    window, window_ends = failure_window()
+    address = email_key(email)
+    if store.failed_sign_ins(address, window) >= MAX_FAILED_SIGN_INS:
+        minutes = max(1, round((window_ends - datetime.now(UTC)).total_seconds() / 60))
+        raise TooManyRequests(f"Too many failed sign-ins with this address: try again in {minutes} minutes.")
     holders = [
         (member, stored)
         for member, stored in (passwords_of_email(email) if email.strip() else [])  # no key is empty
@@ -41,9 +49,9 @@ def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, S
     ]
     if not holders:
         credentials.password_matches(password, _unusable_hash())
-        raise Unauthorized(WRONG_CREDENTIALS)
     member = next((member for member, stored in holders if credentials.password_matches(password, stored)), None)
     if member is None:
+        store.count_failed_sign_in(address, window, window_ends)  # known address or not: a 429 tells nothing
         raise Unauthorized(WRONG_CREDENTIALS)
     now = datetime.now(UTC)
     session = Session(
@@ -57,6 +65,12 @@ def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, S
     token = secrets.token_urlsafe(32)
     store.add_session(token, session)
     return token, session
+
+
+def failure_window() -> tuple[int, datetime]:
+    """The number of the current window of failed sign-ins, and when it ends."""
+    window = int(datetime.now(UTC).timestamp()) // FAILURE_WINDOW_SECONDS
+    return window, datetime.fromtimestamp((window + 1) * FAILURE_WINDOW_SECONDS, UTC)
 
 
 def sign_out(token: str) -> None:

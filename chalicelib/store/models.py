@@ -36,13 +36,14 @@ class _TableName:
 
 
 class CounterModel(Model):
-    """Atomic sequences: ids of users and roles, accounts, and later projects and builds."""
+    """Atomic sequences: ids of users and roles, accounts, projects and builds; and counts of failed sign-ins."""
 
     class Meta:
         table_name = _TableName("counters")
 
     name = UnicodeAttribute(hash_key=True)
     value = NumberAttribute(default=0)
+    expires = TTLAttribute(null=True)  # counts of a time window (failed sign-ins) go with the window
 
 
 class UniqueModel(Model):

@@ -6,7 +6,7 @@ import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
-from chalicelib.store.models import SessionModel
+from chalicelib.store.models import CounterModel, SessionModel
 
 
 @dataclass(frozen=True)
@@ -56,3 +56,21 @@ def get_session(token: str) -> Session | None:
 def delete_session(token: str) -> None:
     """Forget the session (signing out); nothing happens when there is none."""
     SessionModel(token_hash(token)).delete()
+
+
+def _failures_key(email_key: str, window: int) -> str:
+    return f"sign-in-failures#{window}#{email_key}"
+
+
+def failed_sign_ins(email_key: str, window: int) -> int:
+    """How many sign-ins with the address failed in the time window numbered ``window``."""
+    try:
+        return int(CounterModel.get(_failures_key(email_key, window)).value or 0)
+    except CounterModel.DoesNotExist:
+        return 0
+
+
+def count_failed_sign_in(email_key: str, window: int, window_ends: datetime) -> None:
+    """One more failed sign-in with the address in the window; the count goes (TTL) some time after it ends."""
+    counter = CounterModel(_failures_key(email_key, window))
+    counter.update(actions=[CounterModel.value.add(1), CounterModel.expires.set(window_ends)])

@@ -8,6 +8,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
+from chalicelib.domain import sessions
 from chalicelib.domain.warm import forget_everything
 from chalicelib.store.models import SessionModel
 from chalicelib.store.sessions import Session, add_session, token_hash
@@ -279,3 +280,24 @@ def test_a_new_password_ends_the_sessions_begun_with_the_old_one(account: Accoun
     forget_everything()  # as another warm function would have, within seconds
     assert caller.get("/roles").status == 401
     assert sign_in(client, email, NEW_PASSWORD).status == 204
+
+
+def test_ten_failed_sign_ins_with_an_address_refuse_it_with_429_until_the_window_ends(
+    account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    email, other = add_user_with_password(account), add_user_with_password(account)
+    unknown = f"{unique('nobody')}@team.example"
+    for address in (email, unknown):
+        for _ in range(sessions.MAX_FAILED_SIGN_INS):
+            assert sign_in(client, address, "a wrong guess").status == 401
+
+    refused, refused_unknown = sign_in(client, email), sign_in(client, unknown)
+
+    assert refused.status == 429, refused.body
+    assert refused.json["message"].startswith("Too many failed sign-ins with this address: try again in")
+    assert "Set-Cookie" not in refused.headers
+    assert refused_unknown.status == 429 and refused_unknown.json == refused.json  # an unknown address alike
+    assert sign_in(client, other).status == 204  # other addresses are not held back
+    window, ends = sessions.failure_window()
+    monkeypatch.setattr(sessions, "failure_window", lambda: (window + 1, ends + timedelta(minutes=15)))
+    assert sign_in(client, email).status == 204
