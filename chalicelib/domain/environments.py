@@ -14,6 +14,7 @@ import hashlib
 import json
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
+from functools import partial
 from secrets import token_urlsafe
 from typing import Any
 
@@ -22,6 +23,7 @@ from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import valid_named_values
 from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid, valid_name
+from chalicelib.domain.warm import WarmCache
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import counters
 from chalicelib.store import environments as store
@@ -133,6 +135,11 @@ def delete_environment(caller: Caller, environment_id: int) -> None:
     store.delete_environment(get_environment(caller, environment_id))
 
 
+# An agent reports its log every second or so, and each report masks the environment's secrets: their plain values
+# are kept a few seconds (a token always decrypts to the same value) rather than asked of KMS each time.
+_decrypted: WarmCache[str] = WarmCache()
+
+
 def environment_values(environment: Environment) -> tuple[dict[str, str], dict[str, str], list[str]]:
     """Provider settings and environment variables by name, secrets decrypted, and the secrets (to mask)."""
     secret_values: list[str] = []
@@ -142,7 +149,9 @@ def environment_values(environment: Environment) -> tuple[dict[str, str], dict[s
         for entry in values:
             value = entry["value"].get("value") or ""
             if entry["value"].get("isEncrypted") and value:
-                value = secrets.decrypt(environment.account_id, value)
+                value = _decrypted.get(
+                    (environment.account_id, value), partial(secrets.decrypt, environment.account_id, value)
+                )
                 if value not in secret_values:
                     secret_values.append(value)
             found[entry["name"]] = value

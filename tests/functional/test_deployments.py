@@ -9,7 +9,9 @@ from typing import Any
 
 import pytest
 
+from chalicelib import aws
 from chalicelib.agent import Agent
+from chalicelib.domain.warm import forget_everything
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
@@ -296,3 +298,33 @@ def test_an_agent_result_while_a_log_report_is_in_flight_is_a_409_and_a_retry_fi
     assert retried.status == 204, retried.body
     assert wait_for_deployment(project.account, deployment["deploymentId"])["status"] == "success"
     assert project.account.api.get(f"/buildjobs/{job_id}/log").body == b"deployed\n"
+
+
+def test_an_agents_log_reports_mask_its_secrets_without_asking_kms_each_time(
+    built: tuple[BuildProject, dict[str, Any]],
+) -> None:
+    project, build = built
+    environment = add_environment(
+        project.account, "Agent", {"agents_timeout": "60", "token": "s3cr3t-one", "key": "s3cr3t-two"}, {"token", "key"}
+    )
+    deploy(project, environment, build["version"])
+    agent = Caller(project.account.client, environment["environmentAccessKey"])
+    job_id = agent.post("/agent/jobs/next", {"name": "web-01"}).json["jobId"]
+    decrypted: list[str] = []
+
+    def count(**_: Any) -> None:
+        decrypted.append("Decrypt")
+
+    kms = aws.client("kms")
+    kms.meta.events.register("before-call.kms.Decrypt", count)
+    try:
+        forget_everything()
+        for line in ("using s3cr3t-one", "and s3cr3t-two", "done"):
+            assert agent.post(f"/agent/jobs/{job_id}/log", {"lines": [line]}).status == 204
+    finally:
+        kms.meta.events.unregister("before-call.kms.Decrypt", count)
+    assert agent.post(f"/agent/jobs/{job_id}/result", {"success": True}).status == 204
+
+    assert len(decrypted) == 2  # once per secret, not once per secret per report
+    log = project.account.api.get(f"/buildjobs/{job_id}/log").body.decode()
+    assert log == "using [secure]\nand [secure]\ndone\n"
