@@ -262,13 +262,21 @@ def test_deleting_the_project_removes_its_deployments_and_their_jobs(
     assert listed["deployments"] == []
 
 
+def agent_deployment(
+    built: tuple[BuildProject, dict[str, Any]], settings: dict[str, str] | None = None, secure: set[str] = frozenset()
+) -> tuple[dict[str, Any], Caller]:
+    """A queued deployment of the built project to a new Agent environment, and an agent of that environment."""
+    project, build = built
+    environment = add_environment(project.account, "Agent", {"agents_timeout": "60", **(settings or {})}, secure)
+    deployment = deploy(project, environment, build["version"]).json
+    return deployment, Caller(project.account.client, environment["environmentAccessKey"])
+
+
 def test_an_agent_result_for_a_job_it_never_took_is_a_409_and_the_job_stays_queued(
     built: tuple[BuildProject, dict[str, Any]],
 ) -> None:
-    project, build = built
-    environment = add_environment(project.account, "Agent", {"agents_timeout": "60"})
-    job_id = deploy(project, environment, build["version"]).json["jobs"][0]["jobId"]
-    agent = Caller(project.account.client, environment["environmentAccessKey"])
+    deployment, agent = agent_deployment(built)
+    job_id = deployment["jobs"][0]["jobId"]
 
     reply = agent.post(f"/agent/jobs/{job_id}/result", {"success": True})
 
@@ -280,10 +288,8 @@ def test_an_agent_result_for_a_job_it_never_took_is_a_409_and_the_job_stays_queu
 def test_an_agent_result_while_a_log_report_is_in_flight_is_a_409_and_a_retry_finishes(
     built: tuple[BuildProject, dict[str, Any]],
 ) -> None:
-    project, build = built
-    environment = add_environment(project.account, "Agent", {"agents_timeout": "60"})
-    deployment = deploy(project, environment, build["version"]).json
-    agent = Caller(project.account.client, environment["environmentAccessKey"])
+    project, _ = built
+    deployment, agent = agent_deployment(built)
     job_id = agent.post("/agent/jobs/next", {"name": "web-01"}).json["jobId"]
     in_flight = build_store.next_log_chunk(job_id)  # a report has its chunk number, its lines are not stored yet
 
@@ -303,12 +309,8 @@ def test_an_agent_result_while_a_log_report_is_in_flight_is_a_409_and_a_retry_fi
 def test_an_agents_log_reports_mask_its_secrets_without_asking_kms_each_time(
     built: tuple[BuildProject, dict[str, Any]],
 ) -> None:
-    project, build = built
-    environment = add_environment(
-        project.account, "Agent", {"agents_timeout": "60", "token": "s3cr3t-one", "key": "s3cr3t-two"}, {"token", "key"}
-    )
-    deploy(project, environment, build["version"])
-    agent = Caller(project.account.client, environment["environmentAccessKey"])
+    project, _ = built
+    _, agent = agent_deployment(built, {"token": "s3cr3t-one", "key": "s3cr3t-two"}, {"token", "key"})
     job_id = agent.post("/agent/jobs/next", {"name": "web-01"}).json["jobId"]
     decrypted: list[str] = []
 
