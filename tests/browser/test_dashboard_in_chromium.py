@@ -25,6 +25,7 @@ from tests.support import unique
 
 PASSWORD = "dashboard-password"
 WIDTHS = (360, 1280)
+HISTORY_PAGE = 20  # builds per page of a project's history (PAGE_SIZE in chalicelib/web/projects.js)
 STREAMING_YML = (
     "build_script:\n"
     "  - printf '\\033[32mcolour green\\033[0m plain\\n'\n"
@@ -366,3 +367,28 @@ def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
     element(driver, "#settings-yaml button[type=submit]").click()
     text_of(driver, ".message.info", "Saved.")
     assert "echo from the dashboard" in api.call("GET", f"/projects/local/{slug}/settings/yaml").text
+
+
+def test_a_projects_history_shows_a_page_of_builds_and_the_older_ones_on_request(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, QUICK_YML)
+    started = [
+        api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug, "branch": "master"}).json()
+        for _ in range(HISTORY_PAGE + 5)
+    ]
+    sign_in(driver, stack, user)
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}")
+
+    def shown() -> list[str]:
+        rows = driver.find_elements(By.CSS_SELECTOR, "tr.status-row[data-version]")
+        return [row.get_attribute("data-version") or "" for row in rows]
+
+    wait(driver, lambda d: len(shown()) == HISTORY_PAGE)
+    newest_first = [build["version"] for build in reversed(started)]
+    assert shown() == newest_first[:HISTORY_PAGE]
+    element(driver, "#older-builds").click()
+
+    wait(driver, lambda d: len(shown()) == len(started))
+    assert shown() == newest_first
+    assert not element(driver, "#older-builds").is_displayed()  # nothing older to ask for
