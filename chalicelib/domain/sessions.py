@@ -36,7 +36,8 @@ def _unusable_hash() -> str:
 
 def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, Session]:
     """A new session (its token and what it stores) for the user with that e-mail address and password, in
-    ``account_name`` or, without one, the first account (by id) where both are right; Unauthorized otherwise."""
+    ``account_name`` or, without one, the first account (by id) where both are right; Unauthorized otherwise, and
+    TooManyRequests once the address has failed MAX_FAILED_SIGN_INS times in the current window."""
     window, window_ends = failure_window()
     address = email_key(email)
     if store.failed_sign_ins(address, window) >= MAX_FAILED_SIGN_INS:
