@@ -21,9 +21,10 @@ from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
 from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
+from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Job
 from chalicelib.store.environments import Environment
+from chalicelib.store.jobs import Job
 
 MAX_LINES = 1000  # lines per log report
 MAX_MESSAGE_LENGTH = 4096  # the result's message, kept with the job
@@ -54,9 +55,9 @@ def next_job(environment: Environment, agent_name: str) -> AgentJob | None:
     for deployment in reversed(deployment_store.list_environment_deployments(environment.environment_id, 20)):
         if Status(deployment.status).finished:
             continue
-        for job in build_store.get_jobs(deployment.job_ids):
-            if job.status == Status.QUEUED and build_store.claim_job(job.job_id, _lease()):
-                build_store.name_agent(job.job_id, agent_name)
+        for job in job_store.get_jobs(deployment.job_ids):
+            if job.status == Status.QUEUED and job_store.claim_job(job.job_id, _lease()):
+                job_store.name_agent(job.job_id, agent_name)
                 progress.refresh_deployment(job.project_id, deployment.deployment_id)
                 return _assignment(environment, job)
     return None
@@ -65,7 +66,7 @@ def next_job(environment: Environment, agent_name: str) -> AgentJob | None:
 def heartbeat(environment: Environment, job_id: str) -> str:
     """Renew the job's lease; the job's status says whether to go on (``running``) or stop (``cancelling``)."""
     job = _own_job(environment, job_id)
-    status = build_store.renew_lease(job.job_id, _lease())
+    status = job_store.renew_lease(job.job_id, _lease())
     if status is None:
         raise Conflict("The job is no longer running.")
     return status
@@ -82,7 +83,7 @@ def append_log(environment: Environment, job_id: str, lines: list[str]) -> None:
 
     mask = SecretMask(environment_values(environment)[2])
     body = b"".join(piece + b"\n" for line in lines for piece in split_line(mask(line)))
-    logs.put_chunk(_job_prefix(job), build_store.next_log_chunk(job.job_id), body)
+    logs.put_chunk(_job_prefix(job), job_store.next_log_chunk(job.job_id), body)
 
 
 def finish(environment: Environment, job_id: str, succeeded: bool, message: str | None) -> None:
@@ -92,9 +93,9 @@ def finish(environment: Environment, job_id: str, succeeded: bool, message: str 
         return
     if Status(job.status) is Status.QUEUED:
         raise Conflict("The job was never taken: an agent takes it with POST /api/agent/jobs/next first.")
-    fresh = build_store.get_job(job.job_id) or job
+    fresh = job_store.get_job(job.job_id) or job
     try:
-        logs.seal_log(_job_prefix(job), build_store.log_chunk_count(job.job_id))
+        logs.seal_log(_job_prefix(job), job_store.log_chunk_count(job.job_id))
     except logs.LogIncomplete as error:  # a log report still in flight, or lost: the result must wait for it
         raise Conflict(
             "The job's log is not all stored yet (a log report is in flight); send the result again."
@@ -126,7 +127,7 @@ def _assignment(environment: Environment, job: Job) -> AgentJob:
 
 
 def _own_job(environment: Environment, job_id: str) -> Job:
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     if job is None or job.deployment_id is None or job.account_id != environment.account_id:
         raise NotFound("Job not found.")
     deployment = deployment_store.get_deployment(job.project_id, job.deployment_id)

@@ -22,8 +22,10 @@ from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.store import blobs, counters, queues
 from chalicelib.store import builds as store
+from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build, Job
+from chalicelib.store.builds import Build
+from chalicelib.store.jobs import Job
 from chalicelib.store.projects import Project
 
 if TYPE_CHECKING:
@@ -60,11 +62,11 @@ def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build,
         pull_request_id = int(build.pull_request["pullRequestId"]) if build.pull_request else None
         revision = _resolve(project, build.branch, build.commit["commitId"], None, ref=build.ref)
         return _create(project, revision, pull_request_id, build.request_variables, {"reBuild": True})
-    jobs = store.get_jobs(build.job_ids)
+    jobs = job_store.get_jobs(build.job_ids)
     again = [job for job in jobs if job.status in (Status.FAILED, Status.CANCELLED)]
     if not again:
         raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
-    requeued = [job.job_id for job in again if store.requeue_job(job.job_id)]
+    requeued = [job.job_id for job in again if job_store.requeue_job(job.job_id)]
     if not requeued:
         raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
     for job_id in requeued:
@@ -110,7 +112,7 @@ def find_build_by_id(caller: Caller, build_id: int, right: Right) -> tuple[Build
 
 def find_job(caller: Caller, job_id: str) -> tuple[Job, Build]:
     """A job the caller may view, with its build."""
-    job = store.get_job(job_id)
+    job = job_store.get_job(job_id)
     if job is None or job.account_id != caller.account_id:
         raise NotFound("Job not found or access denied.")
     build = store.get_build(job.project_id, job.build_id)
@@ -151,7 +153,7 @@ def history(
 
 
 def jobs_of(build: Build) -> list[Job]:
-    return store.get_jobs(build.job_ids)
+    return job_store.get_jobs(build.job_ids)
 
 
 # Starting.
@@ -329,4 +331,4 @@ def _reread(build: Build) -> tuple[Build, list[Job]]:
     fresh = store.get_build(build.project_id, build.build_id)
     if fresh is None:
         raise NotFound(BUILD_NOT_FOUND)
-    return fresh, store.get_jobs(fresh.job_ids)
+    return fresh, job_store.get_jobs(fresh.job_ids)

@@ -19,9 +19,10 @@ from chalicelib.store import counters, queues
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build, Job
+from chalicelib.store.builds import Build
 from chalicelib.store.deployments import Deployment, Shown
 from chalicelib.store.environments import Environment
+from chalicelib.store.jobs import Job
 from chalicelib.store.projects import Project
 from chalicelib.wire.time import timestamp
 

@@ -38,6 +38,7 @@ from chalicelib.notify import messages
 from chalicelib.notify.email import send_email
 from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, send_webhook, shown
 from chalicelib.store import builds as build_store
+from chalicelib.store import jobs as job_store
 from chalicelib.store import members as member_store
 from chalicelib.store import notifications as store
 from chalicelib.store import projects as project_store
@@ -156,7 +157,7 @@ def _configured(project: Project, build: Build, status: Status, changed: bool) -
             log.warning("build %s: notification %s (%s) skipped: %s", build.build_id, index, provider, error)
             continue
         if event is None:
-            event = messages.build_event(project, build, build_store.get_jobs(build.job_ids))
+            event = messages.build_event(project, build, job_store.get_jobs(build.job_ids))
         if provider == "email":
             notices += _entry_emails(values, event, project, build)
         else:

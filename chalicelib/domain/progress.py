@@ -16,8 +16,10 @@ from typing import Any
 from chalicelib.domain.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
-from chalicelib.store.builds import Build, Job
+from chalicelib.store import jobs as job_store
+from chalicelib.store.builds import Build
 from chalicelib.store.deployments import Deployment
+from chalicelib.store.jobs import Job
 
 log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20
@@ -46,14 +48,14 @@ def move(job: Job, event: Event, message: str | None = None, **finished: Any) ->
             return None
         before = [str(current)]
         if target.finished:
-            moved = store.finish_job(job.job_id, before, str(target), message=message, **finished)
+            moved = job_store.finish_job(job.job_id, before, str(target), message=message, **finished)
         elif target is Status.QUEUED:
-            moved = store.requeue_job(job.job_id)
+            moved = job_store.requeue_job(job.job_id)
         else:
-            moved = store.move_job(job.job_id, before, str(target))
+            moved = job_store.move_job(job.job_id, before, str(target))
         if moved:
             return target
-        fresh = store.get_job(job.job_id)
+        fresh = job_store.get_job(job.job_id)
         if fresh is None:
             return None
         job = fresh
@@ -76,7 +78,7 @@ def finish_job(job: Job, succeeded: bool, message: str | None = None, **finished
 
 def cancel_jobs(build: Build, message: str) -> None:
     """Queued jobs become cancelled at once; running ones cancelling (their runner stops them)."""
-    for job in store.get_jobs(build.job_ids):
+    for job in job_store.get_jobs(build.job_ids):
         if not Status(job.status).finished:
             move(job, Event.CANCEL, message)
     refresh_build(build.project_id, build.build_id)
@@ -98,7 +100,7 @@ def refresh_build(project_id: int, build_id: int) -> Build | None:
         build = store.get_build(project_id, build_id)
         if build is None:
             return None
-        status, started, finished = _derived(store.get_jobs(build.job_ids))
+        status, started, finished = _derived(job_store.get_jobs(build.job_ids))
         if (build.status, build.started, build.finished) == (status, started, finished):
             return build
         after = replace(build, status=str(status), started=started, finished=finished)
@@ -119,7 +121,7 @@ def refresh_deployment(project_id: int, deployment_id: int) -> Deployment | None
         deployment = deployment_store.get_deployment(project_id, deployment_id)
         if deployment is None:
             return None
-        status, started, finished = _derived(store.get_jobs(deployment.job_ids))
+        status, started, finished = _derived(job_store.get_jobs(deployment.job_ids))
         if (deployment.status, deployment.started, deployment.finished) == (status, started, finished):
             return deployment
         if deployment_store.save_deployment_state(deployment, str(status), started, finished):
@@ -141,7 +143,7 @@ def refresh(job: Job) -> None:
 
 def cancel_deployment_jobs(deployment: Deployment, message: str) -> None:
     """Queued deployment jobs become cancelled at once; running ones cancelling."""
-    for job in store.get_jobs(deployment.job_ids):
+    for job in job_store.get_jobs(deployment.job_ids):
         if not Status(job.status).finished:
             move(job, Event.CANCEL, message)
     refresh_deployment(deployment.project_id, deployment.deployment_id)
@@ -150,7 +152,7 @@ def cancel_deployment_jobs(deployment: Deployment, message: str) -> None:
 def expire_leases(now: int | None = None) -> int:
     """End as failed every running job whose runner stopped renewing its lease; returns how many."""
     ended = 0
-    for job in store.expired_leases(int(now if now is not None else time.time())):
+    for job in job_store.expired_leases(int(now if now is not None else time.time())):
         if (
             move(job, Event.FAIL, "The job's runner stopped responding (its lease expired); the job failed.")
             is not None
@@ -162,7 +164,7 @@ def expire_leases(now: int | None = None) -> int:
 
 def abandon_job(job_id: str, reason: str) -> None:
     """A job whose message could not be handled (dead-letter queue): it ends failed if still open."""
-    job = store.get_job(job_id)
+    job = job_store.get_job(job_id)
     if job is None or Status(job.status).finished:
         return
     if move(job, Event.FAIL, reason) is None and Status(job.status) is Status.CANCELLING:

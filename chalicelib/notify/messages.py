@@ -9,8 +9,9 @@ from urllib.parse import quote
 from chalicelib.config import settings
 from chalicelib.store import blobs
 from chalicelib.store.artifacts import artifact_url
-from chalicelib.store.builds import Build, Job
+from chalicelib.store.builds import Build
 from chalicelib.store.deployments import Deployment
+from chalicelib.store.jobs import Job
 from chalicelib.store.projects import Project
 from chalicelib.wire.builds import COUNTS
 from chalicelib.wire.time import timestamp

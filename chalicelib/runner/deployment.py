@@ -28,10 +28,12 @@ from chalicelib.store import blobs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
+from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build, Job
+from chalicelib.store.builds import Build
 from chalicelib.store.deployments import Deployment
 from chalicelib.store.environments import Environment
+from chalicelib.store.jobs import Job
 from chalicelib.store.projects import Project
 from chalicelib.wire.builds import build_json, job_json
 
@@ -47,10 +49,10 @@ def substitute(text: str, variables: Mapping[str, str]) -> str:
 def run_deployment_job(job_id: str) -> None:
     """Deliver the job's deployment if this delivery wins the claim; a duplicate returns at once."""
     config = settings()
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     if job is None or job.deployment_id is None:
         return
-    if not build_store.claim_job(job_id, int(time.time()) + config.lease_seconds):
+    if not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds):
         return
     deployment = store.get_deployment(job.project_id, job.deployment_id)
     build = build_store.get_build(job.project_id, job.build_id)
@@ -86,7 +88,7 @@ def deployment_inputs(
 ) -> DeploymentInputs:
     """The artifacts, variables and settings of a deployment job; ``folder`` is its APPVEYOR_BUILD_FOLDER."""
     provider_settings, environment_variables, secrets = environment_values(environment)
-    chosen = [job for job in build_store.get_jobs(build.job_ids) if deployment.build_job_id in (None, job.job_id)]
+    chosen = [job for job in job_store.get_jobs(build.job_ids) if deployment.build_job_id in (None, job.job_id)]
     variables = {
         **appveyor_variables(project, build, chosen[0], folder),
         **environment_variables,
@@ -165,7 +167,7 @@ def _context(project: Project, build: Build, job: Job) -> dict[str, Any]:
 
 def agent_deadline(job_id: str) -> None:
     """An agent's time to take the job is up: a job still queued fails, saying so."""
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     if job is None or job.status != "queued":
         return
     progress.move(job, Event.FAIL, "No deployment agent of the environment took the deployment in time.")

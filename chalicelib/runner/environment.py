@@ -15,7 +15,8 @@ from typing import Any
 from chalicelib.config import settings
 from chalicelib.domain import secrets
 from chalicelib.errors import Invalid
-from chalicelib.store.builds import Build, Job
+from chalicelib.store.builds import Build
+from chalicelib.store.jobs import Job
 from chalicelib.store.projects import Project
 
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")

@@ -27,8 +27,10 @@ from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.scm import git
 from chalicelib.store import blobs
 from chalicelib.store import builds as store
+from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build, Job
+from chalicelib.store.builds import Build
+from chalicelib.store.jobs import Job
 from chalicelib.store.projects import Project
 from chalicelib.wire.time import timestamp
 
@@ -77,8 +79,8 @@ class Run:
 def run_job(job_id: str, remaining_seconds: float | None = None) -> None:
     """Run the job if this delivery wins its claim; a duplicate or a cancelled job returns at once."""
     config = settings()
-    job = store.get_job(job_id)
-    if job is None or not store.claim_job(job_id, int(time.time()) + config.lease_seconds):
+    job = job_store.get_job(job_id)
+    if job is None or not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds):
         return
     build = store.get_build(job.project_id, job.build_id)
     project = project_store.get_project_by_id(job.account_id, job.project_id)
@@ -148,11 +150,11 @@ def end_job(
     if reason == LEASE_LOST:
         return  # the sweeper ended the job already
     if reason == CANCELLED:
-        fresh = store.get_job(job.job_id) or job
+        fresh = job_store.get_job(job.job_id) or job
         progress.move(fresh, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=artifacts)
         progress.refresh(job)
         return
-    progress.finish_job(store.get_job(job.job_id) or job, succeeded, message, counts=counts, artifacts=artifacts)
+    progress.finish_job(job_store.get_job(job.job_id) or job, succeeded, message, counts=counts, artifacts=artifacts)
 
 
 def heartbeat(run: Run) -> None:
@@ -163,7 +165,7 @@ def heartbeat(run: Run) -> None:
         if run.stop_reason is not None:
             return
         try:
-            status = store.renew_lease(run.job.job_id, int(time.time()) + config.lease_seconds)
+            status = job_store.renew_lease(run.job.job_id, int(time.time()) + config.lease_seconds)
         except Exception:  # a blip of DynamoDB: try again at the next beat; the lease has room for it
             log.warning("job %s: renewing the lease failed", run.job.job_id, exc_info=True)
             continue

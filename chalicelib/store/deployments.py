@@ -10,7 +10,8 @@ from typing import Any
 from pynamodb.exceptions import UpdateError
 
 from chalicelib.store import batch
-from chalicelib.store.builds import Build, Job, build_from_model, job_from_model, job_model
+from chalicelib.store.builds import Build, build_from_model
+from chalicelib.store.jobs import Job, job_from_model, job_model
 from chalicelib.store.models import BuildModel, DeploymentModel, JobModel, ProjectModel
 from chalicelib.store.projects import Project, project_from_model
 from chalicelib.store.transactions import atomically, is_condition_failure

@@ -8,7 +8,8 @@ from urllib.parse import parse_qsl
 
 from chalicelib.domain.builds import StartRequest
 from chalicelib.domain.validation import invalid
-from chalicelib.store.builds import Build, Job
+from chalicelib.store.builds import Build
+from chalicelib.store.jobs import Job
 from chalicelib.wire.fields import Fields, bounded_variables
 from chalicelib.wire.time import optional_timestamps, timestamp
 

@@ -13,6 +13,7 @@ import pytest
 from chalicelib.domain import progress
 from chalicelib.runner.job import run_job
 from chalicelib.store import builds as build_store
+from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account, in_parallel, member_of_role
@@ -241,20 +242,20 @@ def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
     queued = project.start()  # no pump in this module: the two deliveries below are the only ones
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
     both_claiming = threading.Barrier(2, timeout=10)
-    claim = build_store.claim_job
+    claim = job_store.claim_job
 
     def claim_together(*args: Any, **kwargs: Any) -> bool:
         both_claiming.wait()  # each delivery has read the job as queued: now both claim it
         return claim(*args, **kwargs)
 
-    monkeypatch.setattr(build_store, "claim_job", claim_together)
+    monkeypatch.setattr(job_store, "claim_job", claim_together)
     deliveries = [threading.Thread(target=run_job, args=(job_id,)) for _ in range(2)]
     for delivery in deliveries:
         delivery.start()
     for delivery in deliveries:
         delivery.join(timeout=60)
 
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     assert job is not None and job.attempts == 1
     assert runs.read_text() == "ran\n"
     assert project.build(queued["version"])["status"] == "success"
@@ -263,14 +264,14 @@ def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
 def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:
     queued = project.start()  # no runner here: the job stays queued until "its runner" claims it
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
-    assert build_store.claim_job(job_id, lease_expires=int(time.time()) - 1)  # a runner claims it, then dies
+    assert job_store.claim_job(job_id, lease_expires=int(time.time()) - 1)  # a runner claims it, then dies
 
     assert progress.expire_leases() >= 1
 
     build = project.build(queued["version"])
     assert build["status"] == "failed"
     assert build["jobs"][0]["status"] == "failed"
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     assert job is not None and "lease expired" in (job.message or "")
 
 

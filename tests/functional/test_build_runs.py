@@ -13,7 +13,7 @@ import requests
 from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.local.pump import SqsPump
-from chalicelib.store import builds as build_store
+from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account
@@ -355,7 +355,7 @@ def test_duplicate_delivery_of_a_job_message_runs_the_job_once(make_project) -> 
     sqs.send_message(QueueUrl=url, MessageBody=json.dumps({"jobId": job_id}))
     wait_until_empty(url)
 
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     assert job is not None and job.attempts == 1
     assert project.build(build["version"])["status"] == "success"
     assert project.log(job_id).count("Build started") == 1

@@ -14,8 +14,8 @@ from chalicelib.agent import Agent
 from chalicelib.domain.warm import forget_everything
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import blobs, logs
-from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
+from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, serving_api, wait_for_deployment
 from tests.gitserver import GitServer
@@ -257,7 +257,7 @@ def test_deleting_the_project_removes_its_deployments_and_their_jobs(
 
     assert project.account.api.get(f"/deployments/{deployment['deploymentId']}").status == 404
     assert deployment_store.list_project_deployments(project_id, None, 20) == []
-    assert build_store.get_job(deployment["jobs"][0]["jobId"]) is None
+    assert job_store.get_job(deployment["jobs"][0]["jobId"]) is None
     listed = project.account.api.get(f"/environments/{environment['deploymentEnvironmentId']}/deployments").json
     assert listed["deployments"] == []
 
@@ -282,7 +282,7 @@ def test_an_agent_result_for_a_job_it_never_took_is_a_409_and_the_job_stays_queu
 
     assert reply.status == 409, reply.body
     assert "jobs/next" in reply.json["message"]
-    assert build_store.get_job(job_id).status == "queued"  # type: ignore[union-attr]
+    assert job_store.get_job(job_id).status == "queued"  # type: ignore[union-attr]
 
 
 def test_an_agent_result_while_a_log_report_is_in_flight_is_a_409_and_a_retry_finishes(
@@ -291,10 +291,10 @@ def test_an_agent_result_while_a_log_report_is_in_flight_is_a_409_and_a_retry_fi
     project, _ = built
     deployment, agent = agent_deployment(built)
     job_id = agent.post("/agent/jobs/next", {"name": "web-01"}).json["jobId"]
-    in_flight = build_store.next_log_chunk(job_id)  # a report has its chunk number, its lines are not stored yet
+    in_flight = job_store.next_log_chunk(job_id)  # a report has its chunk number, its lines are not stored yet
 
     early = agent.post(f"/agent/jobs/{job_id}/result", {"success": True})
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     assert job is not None
     logs.put_chunk(blobs.job_prefix(job.account_id, job.project_id, job.build_id, job_id), in_flight, b"deployed\n")
     retried = agent.post(f"/agent/jobs/{job_id}/result", {"success": True})

@@ -10,7 +10,7 @@ import pytest
 
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.store import blobs, logs
-from chalicelib.store import builds as build_store
+from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account, Caller
@@ -22,7 +22,7 @@ def queued_job(account: Account, git_server: GitServer) -> tuple[Caller, str, Lo
     """A build's job left queued (no runner here), and a log stream writing that job's log."""
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")})
     job_id = project.build(project.start()["version"])["jobs"][0]["jobId"]
-    job = build_store.get_job(job_id)
+    job = job_store.get_job(job_id)
     assert job is not None
     prefix = blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
     return account.api, job_id, LogStream(prefix, SecretMask([]), flush_seconds=60, chunk_bytes=700)

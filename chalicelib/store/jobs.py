@@ -1,0 +1,209 @@
+"""Jobs of builds and deployments: read by id, moved between statuses by conditional writes, leased while they run."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from pynamodb.exceptions import UpdateError
+
+from chalicelib.store.models import JobModel
+from chalicelib.store.transactions import is_condition_failure
+
+LEASED = "running"  # the one partition of the lease index: jobs that hold a lease
+
+
+@dataclass(frozen=True)
+class Job:
+    job_id: str
+    build_id: int
+    project_id: int
+    account_id: int
+    number: int
+    name: str
+    spec: dict[str, Any]
+    allow_failure: bool
+    status: str
+    created: datetime
+    message: str | None = None
+    counts: dict[str, int] = field(default_factory=dict)
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    attempts: int = 0
+    lease_expires: int | None = None
+    deployment_id: int | None = None
+    agent: str | None = None
+    started: datetime | None = None
+    finished: datetime | None = None
+    updated: datetime | None = None
+
+
+def job_from_model(model: JobModel) -> Job:
+    return Job(
+        job_id=model.job_id,
+        build_id=int(model.build_id),
+        project_id=int(model.project_id),
+        account_id=int(model.account_id),
+        number=int(model.number),
+        name=model.name,
+        spec=model.spec,
+        allow_failure=bool(model.allow_failure),
+        status=model.status,
+        created=model.created,
+        message=model.message,
+        counts=model.counts or {},
+        artifacts=model.artifacts or [],
+        attempts=int(model.attempts or 0),
+        lease_expires=None if model.lease_expires is None else int(model.lease_expires),
+        deployment_id=None if model.deployment_id is None else int(model.deployment_id),
+        agent=model.agent,
+        started=model.started,
+        finished=model.finished,
+        updated=model.updated,
+    )
+
+
+def job_model(job: Job) -> JobModel:
+    return JobModel(
+        job.job_id,
+        build_id=job.build_id,
+        project_id=job.project_id,
+        account_id=job.account_id,
+        number=job.number,
+        name=job.name,
+        spec=job.spec,
+        allow_failure=job.allow_failure,
+        status=job.status,
+        message=job.message,
+        deployment_id=job.deployment_id,
+        created=job.created,
+    )
+
+
+def get_job(job_id: str) -> Job | None:
+    if not job_id:  # DynamoDB refuses an empty key rather than finding nothing
+        return None
+    try:
+        return job_from_model(JobModel.get(job_id, consistent_read=True))
+    except JobModel.DoesNotExist:
+        return None
+
+
+def get_jobs(job_ids: list[str]) -> list[Job]:
+    """Jobs by id, read consistently (a build's status is derived from them), in the order given."""
+    found = {model.job_id: job_from_model(model) for model in JobModel.batch_get(job_ids, consistent_read=True)}
+    return [found[job_id] for job_id in job_ids if job_id in found]
+
+
+def expired_leases(now: int, limit: int = 100) -> list[Job]:
+    """Running jobs whose runner stopped renewing its lease before ``now`` (epoch seconds)."""
+    return [job_from_model(m) for m in JobModel.by_lease.query(LEASED, JobModel.lease_expires < now, limit=limit)]
+
+
+def move_job(
+    job_id: str, before: Iterable[str], after: str, *, extra: Iterable[Any] = (), condition: Any = None
+) -> bool:
+    """Move a job from one of the ``before`` statuses to ``after``; False when it was not in one of them."""
+    now = datetime.now(UTC)
+    actions = [JobModel.status.set(after), JobModel.updated.set(now), *extra]
+    guard = JobModel.status.is_in(*before)
+    if condition is not None:
+        guard = guard & condition
+    try:
+        JobModel(job_id).update(actions=actions, condition=guard)
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
+def claim_job(job_id: str, lease_expires: int) -> bool:
+    """queued -> running for the runner that wins; a duplicate delivery loses and gets False."""
+    now = datetime.now(UTC)
+    return move_job(
+        job_id,
+        ["queued"],
+        "running",
+        extra=[
+            JobModel.started.set(now),
+            JobModel.attempts.add(1),
+            JobModel.leased.set(LEASED),
+            JobModel.lease_expires.set(lease_expires),
+        ],
+    )
+
+
+def name_agent(job_id: str, agent: str) -> None:
+    """The deployment agent that took the job: the job is named after it, as AppVeyor names agent jobs."""
+    JobModel(job_id).update(actions=[JobModel.agent.set(agent), JobModel.name.set(agent)])
+
+
+def next_log_chunk(job_id: str) -> int:
+    """The index of the next log chunk an agent sends (an atomic counter: reports never overwrite each other)."""
+    job = JobModel(job_id)
+    job.update(actions=[JobModel.log_chunks.add(1)])
+    return int(job.log_chunks) - 1
+
+
+def log_chunk_count(job_id: str) -> int:
+    """How many log chunks an agent has sent for the job."""
+    try:
+        return int(JobModel.get(job_id, consistent_read=True).log_chunks or 0)
+    except JobModel.DoesNotExist:
+        return 0
+
+
+def renew_lease(job_id: str, lease_expires: int) -> str | None:
+    """Extend a running job's lease; returns the job's status now (None when it is no longer leased)."""
+    job = JobModel(job_id)
+    try:
+        job.update(
+            actions=[JobModel.lease_expires.set(lease_expires)],
+            condition=JobModel.leased.exists() & JobModel.status.is_in("running", "cancelling"),
+        )
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return None
+        raise
+    return str(job.status)
+
+
+def finish_job(
+    job_id: str,
+    before: Iterable[str],
+    after: str,
+    message: str | None = None,
+    counts: dict[str, int] | None = None,
+    artifacts: list[dict[str, Any]] | None = None,
+) -> bool:
+    """End a job in ``after`` (a final status), dropping its lease; False when it was not in ``before``."""
+    extra: list[Any] = [
+        JobModel.finished.set(datetime.now(UTC)),
+        JobModel.leased.remove(),
+        JobModel.lease_expires.remove(),
+    ]
+    if message is not None:
+        extra.append(JobModel.message.set(message))
+    if counts is not None:
+        extra.append(JobModel.counts.set(counts))
+    if artifacts is not None:
+        extra.append(JobModel.artifacts.set(artifacts))
+    return move_job(job_id, before, after, extra=extra)
+
+
+def requeue_job(job_id: str) -> bool:
+    """failed/cancelled -> queued for a re-run of the incomplete jobs: its last run is forgotten."""
+    return move_job(
+        job_id,
+        ["failed", "cancelled"],
+        "queued",
+        extra=[
+            JobModel.started.remove(),
+            JobModel.finished.remove(),
+            JobModel.message.remove(),
+            JobModel.counts.remove(),
+            JobModel.artifacts.remove(),
+        ],
+    )
