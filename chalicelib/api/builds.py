@@ -14,8 +14,7 @@ from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
 from chalicelib.errors import NotFound
 from chalicelib.store import artifacts as artifact_store
-from chalicelib.store import blobs
-from chalicelib.store import logs as log_store
+from chalicelib.store import blobs, log_reads
 from chalicelib.store.builds import Build
 from chalicelib.store.projects import Project
 from chalicelib.wire.builds import artifact_json, build_json, form_body, parse_start_request
@@ -60,7 +59,7 @@ def delete_build(call: Call, buildId: str) -> None:
 def get_job_log(call: Call, jobId: str) -> Response:
     job, build = builds.find_job(call.caller, jobId)
     job_prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id)
-    reply = log_store.read_log(job_prefix, _byte_range(call.request.headers.get("range", "")))
+    reply = log_reads.read_log(job_prefix, _byte_range(call.request.headers.get("range", "")))
     if reply.redirect_url:
         return Response(body="", status_code=302, headers={"Location": reply.redirect_url})
     part = reply.part
@@ -76,7 +75,7 @@ def get_job_log(call: Call, jobId: str) -> Response:
     return Response(body=text, status_code=200 if part is None else 206, headers=headers)
 
 
-def _byte_range(header: str) -> log_store.ByteRange | None:
+def _byte_range(header: str) -> log_reads.ByteRange | None:
     """``Range: bytes=first-[last]`` or ``bytes=-count``; None for anything else (ignored, as HTTP allows)."""
     match = re.fullmatch(r"\s*bytes\s*=\s*([0-9]{0,18})\s*-\s*([0-9]{0,18})\s*", header)
     if match is None or match.group(1) == match.group(2) == "":
@@ -84,7 +83,7 @@ def _byte_range(header: str) -> log_store.ByteRange | None:
     first, last = (int(group) if group else None for group in match.groups())
     if first is not None and last is not None and last < first:
         return None
-    return log_store.ByteRange(first, last)
+    return log_reads.ByteRange(first, last)
 
 
 @api.route("/buildjobs/{jobId}/artifacts")

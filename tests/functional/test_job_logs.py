@@ -15,8 +15,9 @@ from botocore.exceptions import ClientError
 from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.runner.logstream import MAX_LINE_BYTES, LogStream, SecretMask
-from chalicelib.store import blobs, logs
-from chalicelib.store.logs import LogReply, delete_log, read_log
+from chalicelib.store import blobs, log_reads, logs
+from chalicelib.store.log_reads import LogReply, read_log
+from chalicelib.store.logs import delete_log
 from tests.support import unique
 
 MIB = 1024 * 1024
@@ -151,7 +152,7 @@ def test_running_log_of_many_chunks_reads_back_whole_and_in_order() -> None:
 
 
 def test_running_log_too_big_to_send_gives_its_last_lines_after_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(logs, "MAX_INLINE_LOG", 1000)
+    monkeypatch.setattr(log_reads, "MAX_INLINE_LOG", 1000)
     prefix = new_job_prefix()
     stream = LogStream(prefix, NO_SECRETS, chunk_bytes=256)
     expected = write_lines(stream, 200, width=29)
@@ -320,12 +321,12 @@ def test_a_range_of_the_log_is_those_bytes_and_says_which(finished: bool) -> Non
     log = write_lines(stream, 100)
     stream.close() if finished else stream.flush()
 
-    first = read_log(prefix, logs.ByteRange(20, 39))
-    last = read_log(prefix, logs.ByteRange(None, 21))
-    rest = read_log(prefix, logs.ByteRange(len(log) - 5, None))
+    first = read_log(prefix, log_reads.ByteRange(20, 39))
+    last = read_log(prefix, log_reads.ByteRange(None, 21))
+    rest = read_log(prefix, log_reads.ByteRange(len(log) - 5, None))
 
-    assert (first.text, first.part) == (log[20:40], logs.LogPart(20, 40, len(log)))
-    assert (last.text, last.part) == (log[-21:], logs.LogPart(len(log) - 21, len(log), len(log)))
+    assert (first.text, first.part) == (log[20:40], log_reads.LogPart(20, 40, len(log)))
+    assert (last.text, last.part) == (log[-21:], log_reads.LogPart(len(log) - 21, len(log), len(log)))
     assert rest.text == log[-5:]
 
 
@@ -335,9 +336,9 @@ def test_a_range_past_the_end_of_the_log_has_nothing_and_gives_the_size() -> Non
     log = write_lines(stream, 10)
     stream.flush()
 
-    reply = read_log(prefix, logs.ByteRange(len(log), None))
+    reply = read_log(prefix, log_reads.ByteRange(len(log), None))
 
-    assert reply.part == logs.LogPart(len(log), len(log), len(log))
+    assert reply.part == log_reads.LogPart(len(log), len(log), len(log))
     assert not reply.text
 
 
@@ -347,6 +348,6 @@ def test_a_range_never_cuts_a_character_in_two() -> None:
     stream.write("ééé")  # two bytes each
     stream.close()
 
-    reply = read_log(prefix, logs.ByteRange(1, 2))
+    reply = read_log(prefix, log_reads.ByteRange(1, 2))
 
     assert reply.text is not None and reply.text.decode() == "éé"

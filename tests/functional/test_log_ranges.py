@@ -9,7 +9,7 @@ import re
 import pytest
 
 from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.store import blobs, logs
+from chalicelib.store import blobs, log_reads
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
@@ -47,7 +47,7 @@ def follow(api: Caller, job_id: str, offset: int) -> tuple[bytes, int, str]:
 def test_client_follows_a_running_log_by_ranges_and_reads_each_byte_once(
     account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(logs, "MAX_INLINE_LOG", 1000)  # several answers per read
+    monkeypatch.setattr(log_reads, "MAX_INLINE_LOG", 1000)  # several answers per read
     api, job_id, stream = queued_job(account, git_server)
     first = "".join(f"line {number:04d} of the build\n" for number in range(120)).encode()
     for line in first.decode().splitlines():
@@ -102,8 +102,8 @@ def escaped_size(body: bytes) -> int:
 @pytest.fixture
 def small_responses(monkeypatch: pytest.MonkeyPatch) -> int:
     """Logs of a few KB stand in for logs of a few MB: inline up to 4,000 bytes, responses up to 6,000."""
-    monkeypatch.setattr(logs, "MAX_INLINE_LOG", 4000)
-    monkeypatch.setattr(logs, "MAX_RESPONSE_BODY", 6000)
+    monkeypatch.setattr(log_reads, "MAX_INLINE_LOG", 4000)
+    monkeypatch.setattr(log_reads, "MAX_RESPONSE_BODY", 6000)
     return 6000
 
 
