@@ -38,6 +38,7 @@ from chalicelib.notify import messages
 from chalicelib.notify.email import send_email
 from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, send_webhook, shown
 from chalicelib.store import builds as build_store
+from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import members as member_store
 from chalicelib.store import notifications as store
@@ -52,6 +53,10 @@ from chalicelib.store.projects import Project
 log = logging.getLogger(__name__)
 MAX_NOTICES = 100  # per build or deployment: the handler's time is bounded
 MIN_SECONDS_TO_SEND = 1.0
+# A change of status is against the branch's newest older build that succeeded or failed (a cancel decides nothing),
+# among its PREVIOUS_WINDOW newest older builds.
+DECIDED = ("success", "failed")
+PREVIOUS_WINDOW = 20
 
 
 @dataclass(frozen=True)
@@ -86,15 +91,16 @@ def _announce(body: dict[str, int]) -> None:
 
 def notify_build(project_id: int, build_id: int, revision: int, deadline: float) -> int:
     """Send the notifications of a finished build once, by ``deadline`` (monotonic); returns how many went out."""
-    build = store.finished_build(project_id, build_id)
+    build = build_store.get_build(project_id, build_id, consistent=True)  # the message was sent after its last write
     if build is None or build.revision != revision or not Status(build.status).finished:
         return 0  # deleted, or moved on (a re-run): a newer message speaks for it
     project = project_store.get_project_by_id(build.account_id, project_id)
     if project is None:
         return 0
     status = Status(build.status)
-    previous = store.previous_finished_build_on_branch(project_id, build.branch, build_id)
-    changed = status_changed(status, previous.status if previous else None)
+    older = build_store.list_builds(project_id, build_id, PREVIOUS_WINDOW, build.branch)
+    previous = next((older_build.status for older_build in older if older_build.status in DECIDED), None)
+    changed = status_changed(status, previous)
     subject, body = messages.build_subject(project, build), messages.build_body(project, build)
     notices = [
         _email(member.email, subject, body)
@@ -109,7 +115,7 @@ def notify_build(project_id: int, build_id: int, revision: int, deadline: float)
 
 def notify_deployment(project_id: int, deployment_id: int, revision: int, deadline: float) -> int:
     """Send the e-mails of a finished deployment once, by ``deadline``; returns how many went out."""
-    deployment = store.finished_deployment(project_id, deployment_id)
+    deployment = deployment_store.get_deployment(project_id, deployment_id)
     if deployment is None or deployment.revision != revision or not Status(deployment.status).finished:
         return 0
     project = project_store.get_project_by_id(deployment.account_id, project_id)

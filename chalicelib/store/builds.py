@@ -114,9 +114,10 @@ def take_build_number(account_id: int, slug: str) -> int | None:
     return int(project.next_build_number) - 1
 
 
-def get_build(project_id: int, build_id: int) -> Build | None:
+def get_build(project_id: int, build_id: int, consistent: bool = False) -> Build | None:
+    """The build, or None; ``consistent`` when the read must see every write made before it."""
     try:
-        return build_from_model(BuildModel.get(project_id, build_id))
+        return build_from_model(BuildModel.get(project_id, build_id, consistent_read=consistent))
     except BuildModel.DoesNotExist:
         return None
 
