@@ -32,7 +32,7 @@ def _receive(provider: str) -> Response:
         delivery = webhooks.Delivery(provider, query.get("id", ""), request.headers, body)
         project = webhooks.find_hook_project(delivery.webhook_id)
         webhooks.authenticate(project, delivery)
-        outcome = webhooks.receive(delivery, _payload(request, body))
+        outcome = webhooks.receive(project, delivery, _payload(request, body))
     except ConveyorError as error:
         return error_response(error)
     if outcome.build is None:

@@ -47,9 +47,8 @@ class Outcome:
     message: str | None = None
 
 
-def receive(delivery: Delivery, payload: Any) -> Outcome:
-    """Handle a delivery: ``payload`` is its body parsed (after the signature is checked: see authenticate)."""
-    project = find_hook_project(delivery.webhook_id)
+def receive(project: Project, delivery: Delivery, payload: Any) -> Outcome:
+    """Handle a delivery to the project's hook: ``payload`` is its body parsed, once ``authenticate`` passed it."""
     event = read_event(delivery.provider, delivery.headers, payload)
     delivered = delivery_id(delivery.provider, delivery.headers)
     if delivered and not store.claim_delivery(project.project_id, delivered):
