@@ -8,12 +8,11 @@ honours it) keep a badge half a minute and no longer, so a README shows a finish
 
 from __future__ import annotations
 
-import hashlib
 from urllib.parse import unquote
 
 from chalice import Blueprint, Response
 
-from chalicelib.api.http import check_parameters, error_response
+from chalicelib.api.http import check_parameters, error_response, etag_of, not_modified
 from chalicelib.domain import badges
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.badges import badge_svg, parse_badge_query
@@ -32,9 +31,9 @@ def _badge(badge_id: str, branch: str | None = None) -> Response:
     except ConveyorError as error:
         return error_response(error)
     svg = badge_svg(badges.badge_for_status(status, query.texts), query.retina)
-    etag = '"' + hashlib.sha256(svg.encode("utf-8")).hexdigest()[:32] + '"'
+    etag = etag_of(svg)
     headers: dict[str, str | list[str]] = {"Cache-Control": CACHE_CONTROL, "ETag": etag}
-    if etag in {tag.strip().removeprefix("W/") for tag in request.headers.get("if-none-match", "").split(",")}:
+    if not_modified(request, etag):
         return Response(body="", status_code=304, headers=headers)
     headers |= {"Content-Type": "image/svg+xml", "X-Content-Type-Options": "nosniff"}
     return Response(body=svg, status_code=200, headers=headers)

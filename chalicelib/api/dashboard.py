@@ -11,7 +11,6 @@ Content-Security-Policy that allows scripts and styles of this origin only, and 
 
 from __future__ import annotations
 
-import hashlib
 import html
 from dataclasses import dataclass, replace
 from functools import cache
@@ -19,7 +18,7 @@ from pathlib import Path
 
 from chalice import Blueprint, Response
 
-from chalicelib.api.http import error_response, mount_prefix
+from chalicelib.api.http import error_response, etag_of, mount_prefix, not_modified
 from chalicelib.errors import NotFound
 
 WEB = Path(__file__).resolve().parent.parent / "web"
@@ -69,19 +68,15 @@ def assets() -> dict[str, Asset]:
         media_type = MEDIA_TYPES.get(path.suffix)
         if path.is_file() and media_type is not None:
             body = path.read_text(encoding="utf-8")
-            found[path.name] = Asset(body, media_type, _etag(body))
+            found[path.name] = Asset(body, media_type, etag_of(body))
     return found
-
-
-def _etag(body: str) -> str:
-    return '"' + hashlib.sha256(body.encode()).hexdigest()[:32] + '"'
 
 
 def _serve(name: str, asset: Asset | None) -> Response:
     if asset is None:
         return error_response(NotFound(f"The dashboard has no file named '{name[:100]}'."))
     headers: dict[str, str | list[str]] = {**SECURITY_HEADERS, "Content-Type": asset.media_type, "ETag": asset.etag}
-    if blueprint.current_request.headers.get("if-none-match") == asset.etag:
+    if not_modified(blueprint.current_request, asset.etag):
         return Response(body="", status_code=304, headers=headers)
     return Response(body=asset.body, status_code=200, headers=headers)
 
@@ -90,7 +85,7 @@ def page(prefix: str) -> Asset:
     """The page, its links relative to ``prefix``/ (its <base>): the stage's path at API Gateway's stage URL."""
     template = assets()[PAGE]
     body = template.body.replace(BASE, f'<base href="{html.escape(prefix, quote=True)}/">', 1)
-    return replace(template, body=body, etag=_etag(body))
+    return replace(template, body=body, etag=etag_of(body))
 
 
 @blueprint.route("/", methods=["GET"])

@@ -9,6 +9,7 @@ segments and query parameters (README, "Limits").
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -71,6 +72,17 @@ def mount_prefix(context: Mapping[str, Any]) -> str:
     if "{" in route or not path.endswith(route):
         return ""
     return path.removesuffix(route)
+
+
+def etag_of(body: str) -> str:
+    """A strong ETag of a response body that depends on nothing else (a badge, a dashboard file)."""
+    return '"' + hashlib.sha256(body.encode("utf-8")).hexdigest()[:32] + '"'
+
+
+def not_modified(request: Request, etag: str) -> bool:
+    """Whether the request's ``If-None-Match`` names ``etag`` (weakly compared, as RFC 9110 says it is)."""
+    sent = request.headers.get("if-none-match", "")
+    return etag in {tag.strip().removeprefix("W/") for tag in sent.split(",")}
 
 
 def raw_body(request: Request) -> bytes | str:
