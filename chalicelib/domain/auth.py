@@ -13,7 +13,7 @@ from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.members import Member, get_member
 from chalicelib.store.roles import Role, get_role
-from chalicelib.store.sessions import get_session, token_hash
+from chalicelib.store.sessions import get_session
 
 ACCOUNT_NOT_ACCESSIBLE = "Account not found or access denied."
 
@@ -96,7 +96,7 @@ _session_callers: WarmCache[tuple[Caller, datetime]] = WarmCache()
 
 def _session_caller(token: str, account_name: str | None) -> Caller:
     """The caller of a session: expired, signed out or of a removed user, it names nobody."""
-    names = (token_hash(token), None if account_name is None else account_name.lower())
+    names = (key_hash(token), None if account_name is None else account_name.lower())
     caller, expires = _session_callers.get(names, lambda: _resolve_session(token, account_name))
     if expires <= datetime.now(UTC):  # checked on every use: a kept caller outlives no session
         raise Unauthorized()

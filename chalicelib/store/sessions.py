@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 from datetime import datetime
 
+from chalicelib.store.api_keys import key_hash  # a token is stored as a key is: its SHA-256
 from chalicelib.store.models import CounterModel, SessionModel
 
 
@@ -19,15 +19,10 @@ class Session:
     password_stamp: str | None = None  # the user's password it was begun with: a new password ends it
 
 
-def token_hash(token: str) -> str:
-    """The stored form of a token: tokens are long random strings, so a plain SHA-256 is enough."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
 def add_session(token: str, session: Session) -> None:
     """Store a new session under its token's hash."""
     SessionModel(
-        token_hash(token),
+        key_hash(token),
         account_id=session.account_id,
         account_name=session.account_name,
         user_id=session.user_id,
@@ -40,7 +35,7 @@ def add_session(token: str, session: Session) -> None:
 def get_session(token: str) -> Session | None:
     """The session of the token, expired or not, or None when there is none."""
     try:
-        model = SessionModel.get(token_hash(token))
+        model = SessionModel.get(key_hash(token))
     except SessionModel.DoesNotExist:
         return None
     return Session(
@@ -55,7 +50,7 @@ def get_session(token: str) -> Session | None:
 
 def delete_session(token: str) -> None:
     """Forget the session (signing out); nothing happens when there is none."""
-    SessionModel(token_hash(token)).delete()
+    SessionModel(key_hash(token)).delete()
 
 
 def _failures_key(email_key: str, window: int) -> str:

@@ -10,8 +10,9 @@ from chalice.test import Client
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
 from chalicelib.domain import sessions
 from chalicelib.domain.warm import forget_everything
+from chalicelib.store.api_keys import key_hash
 from chalicelib.store.models import SessionModel
-from chalicelib.store.sessions import Session, add_session, token_hash
+from chalicelib.store.sessions import Session, add_session
 from tests.support import Account, Caller, Reply, member_of_role, unique
 
 PASSWORD = "correct horse battery staple"
@@ -95,7 +96,7 @@ def test_the_cookie_is_secure_outside_the_local_stage(monkeypatch: pytest.Monkey
 def test_the_session_is_stored_as_the_hash_of_its_token_only(account: Account, client: Client) -> None:
     token, _ = cookie_attributes(sign_in(client, add_user_with_password(account)))
 
-    stored = SessionModel.get(token_hash(token))
+    stored = SessionModel.get(key_hash(token))
 
     assert token not in str(stored.attribute_values)
     assert stored.expires > datetime.now(UTC)
