@@ -8,6 +8,7 @@ from typing import Any
 import boto3
 import botocore.loaders
 import botocore.session
+from botocore.config import Config
 
 _clients: dict[str, Any] = {}
 _session: boto3.session.Session | None = None
@@ -23,7 +24,10 @@ def client(service: str) -> Any:
         if service not in _clients:
             if _session is None:
                 _session = boto3.session.Session(botocore_session=botocore_session())
-            _clients[service] = _session.client(service)  # under the lock: sessions are not thread-safe
+            # under the lock: sessions are not thread-safe. S3 URLs are presigned with Signature Version 4: the
+            # legacy form botocore may pick has no scope, and the local emulator accepts only SigV4.
+            config = Config(signature_version="s3v4") if service == "s3" else None
+            _clients[service] = _session.client(service, config=config)
         return _clients[service]
 
 

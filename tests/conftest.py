@@ -25,6 +25,11 @@ from chalicelib.cli import apply_stage_environment  # noqa: E402
 apply_stage_environment("local")
 
 
+def emulator_admin_headers() -> dict[str, str]:
+    """What resetting the emulator takes (nothing else may reset it: a build could otherwise wipe the stack)."""
+    return _emulator.admin_headers
+
+
 @pytest.fixture(scope="session")
 def aws_endpoint() -> str:
     """The emulator's URL."""
@@ -38,7 +43,7 @@ def fresh_resources(aws_endpoint: str) -> None:
     from chalicelib.domain.warm import forget_everything
     from chalicelib.local.resources import ensure_resources
 
-    requests.post(f"{aws_endpoint}/moto-api/reset", timeout=30).raise_for_status()
+    requests.post(f"{aws_endpoint}/moto-api/reset", headers=emulator_admin_headers(), timeout=30).raise_for_status()
     ensure_resources(app)
     forget_everything()  # ids start again after a reset: what the last module's accounts resolved to is not theirs
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+import secrets
 import threading
 from collections.abc import Callable, Iterable
 from typing import Any
@@ -12,11 +13,10 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
-FAKE_CREDENTIALS = {
-    "AWS_ACCESS_KEY_ID": "conveyor-local",
-    "AWS_SECRET_ACCESS_KEY": "conveyor-local",
-    "AWS_DEFAULT_REGION": "us-east-1",
-}
+from chalicelib.config import settings
+from chalicelib.local.signatures import ADMIN_HEADER, SignedRequestsOnly
+
+REGION = "us-east-1"
 
 
 class _OneDynamoDbRequestAtATime:
@@ -39,8 +39,11 @@ class _OneDynamoDbRequestAtATime:
 
 
 class _Server(ThreadedMotoServer):
-    def _server_entry(self) -> None:  # moto's own, with the middleware around its app
+    credentials: tuple[str, str] = ("", "")
+
+    def _server_entry(self) -> None:  # moto's own, with the middlewares around its app
         app = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
+        app = SignedRequestsOnly(app, *self.credentials, protected_buckets=lambda: {settings().bucket})  # type: ignore[assignment]
         self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
         self._server_ready_event.set()
         self._server.serve_forever()
@@ -56,19 +59,28 @@ class Emulator:
         self.endpoint = ""
 
     def start(self) -> str:
-        """Start serving and export AWS_ENDPOINT_URL (and fake credentials where none are set)."""
+        """Start serving and export AWS_ENDPOINT_URL; it answers only requests signed with this process's
+        credentials (the environment's, else new random ones)."""
+        use_fake_credentials()
+        self._server.credentials = (os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.endpoint = f"http://{host}:{port}"
         os.environ["AWS_ENDPOINT_URL"] = self.endpoint
-        use_fake_credentials()
         return self.endpoint
+
+    @property
+    def admin_headers(self) -> dict[str, str]:
+        """What a call to the emulator's own /moto-api/ (reset) must carry."""
+        return {ADMIN_HEADER: self._server.credentials[1]}
 
     def stop(self) -> None:
         self._server.stop()
 
 
 def use_fake_credentials() -> None:
-    """An emulator accepts any credentials, but boto3 refuses to sign without some."""
-    for name, value in FAKE_CREDENTIALS.items():
-        os.environ.setdefault(name, value)
+    """Credentials for an emulator where none are set: random ones, so that nothing else can sign as this stack."""
+    if not (os.environ.get("AWS_ACCESS_KEY_ID") and os.environ.get("AWS_SECRET_ACCESS_KEY")):
+        os.environ["AWS_ACCESS_KEY_ID"] = "CVY" + secrets.token_hex(8).upper()
+        os.environ["AWS_SECRET_ACCESS_KEY"] = secrets.token_urlsafe(30)
+    os.environ.setdefault("AWS_DEFAULT_REGION", REGION)

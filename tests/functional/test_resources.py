@@ -15,6 +15,7 @@ from chalicelib.domain.accounts import create_account
 from chalicelib.local.resources import MAX_RECEIVES, ensure_queue, ensure_resources, queue_names
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.models import ALL_MODELS
+from tests.conftest import emulator_admin_headers
 from tests.support import unique
 
 BUILDS_QUEUE = unique("resources-builds")
@@ -36,7 +37,7 @@ def on_job(event: Any) -> None:
 @pytest.fixture
 def empty_endpoint(aws_endpoint: str) -> str:
     """The emulator with nothing in it: no table, queue, bucket or key."""
-    requests.post(f"{aws_endpoint}/moto-api/reset", timeout=30).raise_for_status()
+    requests.post(f"{aws_endpoint}/moto-api/reset", headers=emulator_admin_headers(), timeout=30).raise_for_status()
     return aws_endpoint
 
 
