@@ -3,6 +3,7 @@
 Chalice's generated policy cannot be used: it finds boto3 calls by reading the code, does not see the clients of
 chalicelib/aws.py, and so grants only logs and SQS, on every queue. This one replaces it in the merge template.
 No action is a wildcard. Keep it in step with the code: a call it does not list fails with AccessDenied.
+The runner function, which runs the builds, has a role of its own that grants nothing but its logs.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ BUCKET_ACTIONS = ["s3:ListBucket"]  # listing prefixes; it also makes a missing 
 SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/secrets.py
 LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]  # the log groups are the template's
 EMAIL_ACTIONS = ["ses:SendEmail"]  # chalicelib/notify/email.py, from the stage's verified sender identity
+INVOKE_ACTIONS = ["lambda:InvokeFunction"]  # chalicelib/executors/aws_lambda.py: a job's ticket to the runner
 # The key's administrators are the account's IAM principals that IAM allows these (AWS's default key policy
 # grants kms:* to the account; this lists it out). The functions' role gets SECRET_ACTIONS through IAM.
 KEY_ADMIN_ACTIONS = [
@@ -72,6 +74,7 @@ class Resources:
     key: str
     log_groups: list[str]
     sender_identity: str | None = None  # the SES identity notification e-mails are sent from
+    runner: str | None = None  # the runner function build jobs are handed to
 
 
 def role_policies(used: Resources) -> list[dict[str, Any]]:
@@ -88,9 +91,26 @@ def role_policies(used: Resources) -> list[dict[str, Any]]:
         _allow("Secrets", SECRET_ACTIONS, [_arn(used.key)]),
         _allow("Logs", LOG_ACTIONS, [_arn(group) for group in used.log_groups]),  # a group's Arn ends in :*
         _allow("Email", EMAIL_ACTIONS, [_identity_arn(used.sender_identity)] if used.sender_identity else []),
+        _allow("InvokeRunner", INVOKE_ACTIONS, [_arn(used.runner)] if used.runner else []),
     ]
     document = {"Version": "2012-10-17", "Statement": [statement for statement in statements if statement["Resource"]]}
     return [{"PolicyName": "DefaultRolePolicy", "PolicyDocument": document}]
+
+
+def runner_role_policies(log_group: str) -> list[dict[str, Any]]:
+    """The ``Policies`` of the runner function's own role: its log group, nothing else.
+
+    Builds run arbitrary code in that function, and Lambda hands them its role's credentials (in the
+    environment), so the role must be worth nothing to a build: no table, queue, bucket, key or other function.
+    """
+    document = {"Version": "2012-10-17", "Statement": [_allow("Logs", LOG_ACTIONS, [_arn(log_group)])]}
+    return [{"PolicyName": "RunnerRolePolicy", "PolicyDocument": document}]
+
+
+def lambda_trust_policy() -> dict[str, Any]:
+    """Who may assume a function's role: Lambda, for the function."""
+    statement = {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
+    return {"Version": "2012-10-17", "Statement": [statement]}
 
 
 def secrets_key_policy() -> dict[str, Any]:

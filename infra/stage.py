@@ -38,6 +38,7 @@ class Stage:
     functions: tuple[Function, ...]
     custom_domain: dict[str, Any] | None  # api_gateway_custom_domain of the stage's config, if any
     endpoint_type: str  # api_gateway_endpoint_type: EDGE or REGIONAL
+    api_stage: str  # api_gateway_stage: the API's URL ends in /<api_stage>
 
     def consumer_of(self, queue: str) -> Function | None:
         """The function whose SQS event source is ``queue``."""
@@ -58,6 +59,7 @@ def load_stage(project_dir: str, stage: str) -> Stage:
         functions=_functions(app, config, stage),
         custom_domain=config.api_gateway_custom_domain,
         endpoint_type=config.api_gateway_endpoint_type,
+        api_stage=config.api_gateway_stage,
     )
 
 

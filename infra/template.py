@@ -5,6 +5,9 @@ every table of chalicelib/store/models.py, a queue and its ``-dlq`` dead-letter 
 local stack's chalicelib/local/resources.py makes them), the data bucket, the secrets key and its alias, and a
 log group per function; it names the functions, sets their runtime, and replaces the role's policy with
 infra/policy.py's. Chalice's merge is deep for objects and replaces anything else (a list, a string) whole.
+
+It also adds the runner function, which runs build jobs (the "lambda" executor of chalicelib/executors/): Chalice's
+code in the same package, with a handler of its own and a role of its own that grants nothing but its logs.
 """
 
 from __future__ import annotations
@@ -16,8 +19,8 @@ from chalice.utils import to_cfn_resource_name
 
 from chalicelib.local.resources import DEAD_LETTER_SUFFIX, MAX_RECEIVES
 from chalicelib.store.models import ALL_MODELS
-from infra.policy import Resources, role_policies, secrets_key_policy
-from infra.stage import Stage
+from infra.policy import Resources, lambda_trust_policy, role_policies, runner_role_policies, secrets_key_policy
+from infra.stage import API_HANDLER, Stage
 
 # Chalice writes the runtime of the Python that runs it, and the project's (3.11) is one Lambda no longer
 # creates; the functions' dependencies are installed for this one (see infra/package.py).
@@ -33,6 +36,14 @@ CACHE_OBJECT_DAYS = 30  # from its last upload: an entry kept unchanged that lon
 UNFINISHED_UPLOAD_DAYS = 1
 RETAIN = {"DeletionPolicy": "Retain", "UpdateReplacePolicy": "Retain"}  # deleting the stack keeps the data
 DELETE = {"DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete"}  # queues and logs go with the stack
+REST_API = "RestAPI"  # Chalice's logical id of the API
+DEPLOYMENT_PACKAGE = "./deployment.zip"  # where `chalice package` puts every function's code (its CodeUri)
+RUNNER = "Runner"  # the runner function's logical id
+RUNNER_HANDLER = "chalicelib.runner.aws_lambda.handler"
+RUNNER_TIMEOUT_SECONDS = 900  # Lambda's longest
+RUNNER_MEMORY_MB = 3008
+RUNNER_FINISH_SECONDS = 60  # of the runner's time, kept to report a job that reached its limit (log, artifacts)
+MIN_EVENT_AGE_SECONDS = 60  # the shortest MaximumEventAgeInSeconds Lambda accepts
 
 
 def merge_template(stage: Stage) -> dict[str, Any]:
@@ -41,11 +52,19 @@ def merge_template(stage: Stage) -> dict[str, Any]:
     tables = _tables(stage, resources)
     sent_to, consumed = _queues(stage, resources)
     log_groups = _functions(stage, resources, consumed)
+    _runner(stage, resources)
     resources["DataBucket"] = {"Type": "AWS::S3::Bucket", **RETAIN, "Properties": _bucket(stage)}
     resources.update(_secrets_key(stage))
     resources["NotificationSender"] = _sender_identity(stage)
     used = Resources(
-        tables, sent_to, sorted(set(consumed.values())), "DataBucket", "SecretsKey", log_groups, "NotificationSender"
+        tables,
+        sent_to,
+        sorted(set(consumed.values())),
+        "DataBucket",
+        "SecretsKey",
+        log_groups,
+        "NotificationSender",
+        RUNNER,
     )
     resources["DefaultRole"] = {"Properties": {"Policies": role_policies(used)}}
     outputs: dict[str, Any] = {}
@@ -138,20 +157,18 @@ def _queue(stage: Stage, name: str, **properties: Any) -> dict[str, Any]:
 
 
 def _functions(stage: Stage, resources: dict[str, Any], consumed: dict[str, str]) -> list[str]:
-    """Names, runtime and a log group for each of Chalice's functions; an SQS handler's event source refers to
-    its queue's resource, so the queue exists before Lambda polls it. Returns the log groups' logical ids."""
+    """Names, runtime, a log group and the runner's settings for each of Chalice's functions; an SQS handler's
+    event source refers to its queue's resource, so the queue exists before Lambda polls it. Returns the log
+    groups' logical ids."""
     log_groups = []
     for function in stage.functions:
         log_group = f"{function.logical_id}LogGroup"
-        resources[log_group] = {
-            "Type": "AWS::Logs::LogGroup",
-            **DELETE,
-            "Properties": {
-                "LogGroupName": f"/aws/lambda/{function.function_name}",
-                "RetentionInDays": LOG_RETENTION_DAYS,
-            },
+        resources[log_group] = _log_group(function.function_name)
+        properties: dict[str, Any] = {
+            "FunctionName": function.function_name,
+            "Runtime": LAMBDA_RUNTIME,
+            "Environment": {"Variables": _runner_settings(stage, function.name)},
         }
-        properties: dict[str, Any] = {"FunctionName": function.function_name, "Runtime": LAMBDA_RUNTIME}
         if function.queue in consumed:
             # A Fn::Sub, as Chalice's value is: the merge replaces its string, but would mix two intrinsics.
             queue_arn = {"Fn::Sub": f"${{{consumed[function.queue]}.Arn}}"}
@@ -160,6 +177,76 @@ def _functions(stage: Stage, resources: dict[str, Any], consumed: dict[str, str]
         resources[function.logical_id] = {"DependsOn": [log_group], "Properties": properties}
         log_groups.append(log_group)
     return log_groups
+
+
+def _log_group(function_name: str) -> dict[str, Any]:
+    return {
+        "Type": "AWS::Logs::LogGroup",
+        **DELETE,
+        "Properties": {"LogGroupName": f"/aws/lambda/{function_name}", "RetentionInDays": LOG_RETENTION_DAYS},
+    }
+
+
+def _runner_settings(stage: Stage, handler: str) -> dict[str, Any]:
+    """What the control plane's functions know of the runner function (merged into the stage's variables)."""
+    job_limit = min(stage.settings.job_timeout_seconds, RUNNER_TIMEOUT_SECONDS - RUNNER_FINISH_SECONDS)
+    variables: dict[str, Any] = {
+        "CONVEYOR_EXECUTOR": "lambda",
+        "CONVEYOR_RUNNER_FUNCTION": {"Ref": RUNNER},
+        # A job's spec carries its limit: one that outlasts the runner's would end in a killed runner, no report.
+        "CONVEYOR_JOB_TIMEOUT_SECONDS": str(job_limit),
+    }
+    if handler != API_HANDLER:  # the API refers to its handler: the handler cannot refer to the API's URL back
+        variables["CONVEYOR_RUNNER_API_URL"] = _runner_api_url(stage)
+    return variables
+
+
+def _runner_api_url(stage: Stage) -> Any:
+    """The URL runners call the API at: the stage's CONVEYOR_BASE_URL (its custom domain) when it sets one, else
+    API Gateway's URL of the stage (as Chalice's EndpointURL output, less its slash)."""
+    if stage.settings.base_url:
+        return stage.settings.base_url.rstrip("/")
+    return {"Fn::Sub": f"https://${{{REST_API}}}.execute-api.${{AWS::Region}}.${{AWS::URLSuffix}}/{stage.api_stage}"}
+
+
+def _runner(stage: Stage, resources: dict[str, Any]) -> None:
+    """The runner function: one build job per invocation, under a role that grants nothing but its own logs, and
+    no environment variable of the service (a build could read them). An invocation is never retried: the handler
+    ends its process on purpose, which Lambda counts as an error, and a retry would run the job again."""
+    function_name = f"{stage.app_name}-{stage.name}-runner"  # chalicelib/config.py's default runner_function
+    log_group, role = f"{RUNNER}LogGroup", f"{RUNNER}Role"
+    resources[log_group] = _log_group(function_name)
+    resources[role] = {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "AssumeRolePolicyDocument": lambda_trust_policy(),
+            "Policies": runner_role_policies(log_group),
+        },
+    }
+    resources[RUNNER] = {
+        "Type": "AWS::Serverless::Function",
+        "DependsOn": [log_group],  # as Chalice's functions: the role may write to the group but not create it
+        "Properties": {
+            "FunctionName": function_name,
+            "CodeUri": DEPLOYMENT_PACKAGE,
+            "Handler": RUNNER_HANDLER,
+            "Runtime": LAMBDA_RUNTIME,
+            "Architectures": ["x86_64"],  # the platform of the dependencies' wheels (infra/package.py)
+            "Timeout": RUNNER_TIMEOUT_SECONDS,
+            "MemorySize": RUNNER_MEMORY_MB,
+            "Role": {"Fn::GetAtt": [role, "Arn"]},
+        },
+    }
+    resources[f"{RUNNER}InvokeConfig"] = {
+        "Type": "AWS::Lambda::EventInvokeConfig",
+        "Properties": {
+            "FunctionName": {"Ref": RUNNER},
+            "Qualifier": "$LATEST",
+            "MaximumRetryAttempts": 0,
+            # An event that waited longer than its job's lease is for a job the lease sweeper ends failed.
+            "MaximumEventAgeInSeconds": max(MIN_EVENT_AGE_SECONDS, stage.settings.lease_seconds),
+        },
+    }
 
 
 def _bucket(stage: Stage) -> dict[str, Any]:

@@ -29,6 +29,9 @@ from infra.package import lambda_requirements
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 CONFIG = json.loads((PROJECT_DIR / ".chalice" / "config.json").read_text())
 STAGE = "prod"
+RUNNER_HANDLER = "chalicelib.runner.aws_lambda.handler"  # the runner function's: it runs the builds
+STORAGE_SERVICES = ("dynamodb:", "kms:", "sqs:", "ses:", "s3:")  # none of which a build may reach
+LOG_ACTIONS = {"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"}
 
 
 def package(out: Path, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
@@ -171,6 +174,155 @@ def as_list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else [value]
 
 
+def functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {**resources(template, "AWS::Serverless::Function"), **resources(template, "AWS::Lambda::Function")}
+
+
+def runner_functions(template: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """The functions that run build jobs: every one whose handler is the runner's."""
+    return {name: f for name, f in functions(template).items() if f["Properties"]["Handler"] == RUNNER_HANDLER}
+
+
+def role_of(function: dict[str, Any]) -> str:
+    return str(function["Properties"]["Role"]["Fn::GetAtt"][0])
+
+
+def test_the_runner_function_runs_the_runner_handler_from_the_apps_package(template: dict[str, Any]) -> None:
+    (runner,) = runner_functions(template).values()
+    properties, run_jobs = runner["Properties"], template["Resources"]["RunJobs"]["Properties"]
+    assert (properties["CodeUri"], properties["Runtime"]) == (run_jobs["CodeUri"], run_jobs["Runtime"])
+    assert (properties["Timeout"], properties["MemorySize"]) == (900, 3008)
+    variables = properties.get("Environment", {}).get("Variables", {})
+    assert not [name for name in variables if name.startswith("CONVEYOR_")]  # no table, bucket, key or queue
+
+
+def test_run_jobs_only_dispatches_so_it_is_short_and_small(template: dict[str, Any]) -> None:
+    run_jobs = template["Resources"]["RunJobs"]["Properties"]
+    assert (run_jobs["Timeout"], run_jobs["MemorySize"]) == (60, 128)  # 128 MB: Lambda's default
+
+
+def test_the_runner_functions_role_grants_nothing_but_its_own_logs(template: dict[str, Any]) -> None:
+    runners = runner_functions(template)
+    control_plane_roles = {role_of(f) for name, f in functions(template).items() if name not in runners}
+    log_groups = {
+        group["Properties"]["LogGroupName"]: name for name, group in resources(template, "AWS::Logs::LogGroup").items()
+    }
+    for runner in runners.values():
+        role = role_of(runner)
+        assert role not in control_plane_roles
+        assert template["Resources"][role]["Type"] == "AWS::IAM::Role"
+        own_logs = {"Fn::GetAtt": [log_groups[f"/aws/lambda/{runner['Properties']['FunctionName']}"], "Arn"]}
+        properties = template["Resources"][role]["Properties"]
+        assert not properties.get("ManagedPolicyArns")
+        granted = list(statements(properties["Policies"]))
+        assert granted
+        for statement in granted:
+            actions = as_list(statement["Action"])
+            assert statement["Effect"] == "Allow" and "NotResource" not in statement
+            assert not [action for action in actions if action.startswith(STORAGE_SERVICES) or "*" in action]
+            assert set(actions) <= LOG_ACTIONS, statement
+            assert as_list(statement["Resource"]) == [own_logs], statement
+        attached = [  # a policy of its own that names the role would grant more
+            name
+            for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+            for name, policy in resources(template, kind).items()
+            if {"Ref": role} in policy["Properties"].get("Roles", [])
+        ]
+        assert attached == []
+
+
+def test_the_runners_invocations_are_never_retried(template: dict[str, Any]) -> None:
+    configs = resources(template, "AWS::Lambda::EventInvokeConfig").values()
+    for name in runner_functions(template):
+        # The handler ends its process on purpose, which Lambda counts as a failure: a retry would rerun the job.
+        (config,) = [
+            config["Properties"] for config in configs if config["Properties"]["FunctionName"] == {"Ref": name}
+        ]
+        assert (config["Qualifier"], config["MaximumRetryAttempts"]) == ("$LATEST", 0)
+
+
+def test_the_control_plane_may_invoke_the_runner_and_knows_where_to_send_it(template: dict[str, Any]) -> None:
+    (runner,) = runner_functions(template)
+    run_jobs = template["Resources"]["RunJobs"]["Properties"]
+    invoking = [
+        statement
+        for statement in statements(template)
+        if any(action.startswith("lambda:") for action in as_list(statement["Action"]))
+    ]
+    assert invoking == [
+        {
+            "Sid": "InvokeRunner",
+            "Effect": "Allow",
+            "Action": ["lambda:InvokeFunction"],
+            "Resource": [{"Fn::GetAtt": [runner, "Arn"]}],
+        }
+    ]
+    assert invoking[0] in statements(template["Resources"][role_of(template["Resources"]["RunJobs"])])
+    for name, function in functions(template).items():
+        if name == runner:
+            continue
+        variables = function["Properties"]["Environment"]["Variables"]
+        assert variables["CONVEYOR_EXECUTOR"] == "lambda", name
+        assert variables["CONVEYOR_RUNNER_FUNCTION"] == {"Ref": runner}, name
+        # a job's limit leaves the runner time to report it
+        assert (
+            int(variables["CONVEYOR_JOB_TIMEOUT_SECONDS"]) < runner_functions(template)[runner]["Properties"]["Timeout"]
+        )
+    endpoint = template["Outputs"]["EndpointURL"]["Value"]["Fn::Sub"]  # Chalice's: the API's URL, with a slash
+    assert run_jobs["Environment"]["Variables"]["CONVEYOR_RUNNER_API_URL"] == {"Fn::Sub": endpoint.rstrip("/")}
+
+
+def test_no_resource_depends_on_itself(template: dict[str, Any]) -> None:
+    """CloudFormation refuses a cycle (the API's handler cannot name the API's URL: the API names the handler);
+    cfn-lint does not see one through SAM's resources."""
+    names = set(template["Resources"])
+    needs = {
+        name: (references(resource.get("Properties", {})) | set(as_list(resource.get("DependsOn", [])))) & names
+        for name, resource in template["Resources"].items()
+    }
+    assert cycle(needs) is None
+
+
+def references(value: Any) -> set[str]:
+    """The resources ``value`` refers to: by Ref, Fn::GetAtt, or a ${...} of an Fn::Sub."""
+    if isinstance(value, list):
+        return {name for item in value for name in references(item)}
+    if not isinstance(value, dict):
+        return set()
+    found: set[str] = set()
+    for key, item in value.items():
+        if key == "Ref":
+            found.add(item.split(".")[0])
+        elif key == "Fn::GetAtt":
+            found.add(item[0] if isinstance(item, list) else item.split(".")[0])
+        elif key == "Fn::Sub":
+            text, variables = (item[0], item[1]) if isinstance(item, list) else (item, {})
+            found |= {ref.split(".")[0] for ref in re.findall(r"\$\{([^}!]+)\}", text)} - set(variables)
+            found |= references(variables)
+        else:
+            found |= references(item)
+    return found
+
+
+def cycle(needs: dict[str, set[str]]) -> list[str] | None:
+    """A cycle of the graph, if it has one."""
+    done: set[str] = set()
+
+    def visit(name: str, path: list[str]) -> list[str] | None:
+        if name in path:
+            return path[path.index(name) :] + [name]
+        if name in done:
+            return None
+        for needed in sorted(needs[name]):
+            found = visit(needed, [*path, name])
+            if found:
+                return found
+        done.add(name)
+        return None
+
+    return next((found for name in sorted(needs) if (found := visit(name, []))), None)
+
+
 def test_the_bucket_key_and_schedule_are_the_stages(template: dict[str, Any], prod_settings: None) -> None:
     (bucket,) = resources(template, "AWS::S3::Bucket").values()
     assert bucket["Properties"]["BucketName"] == settings().bucket
@@ -203,6 +355,7 @@ def test_a_custom_domain_maps_the_apis_stage_at_the_root(tmp_path: Path) -> None
     shutil.copy2(PROJECT_DIR / "app.py", project / "app.py")
     config = json.loads(json.dumps(CONFIG))
     config["stages"][STAGE]["api_gateway_endpoint_type"] = "REGIONAL"
+    config["stages"][STAGE]["environment_variables"]["CONVEYOR_BASE_URL"] = "https://ci.example.com/"
     config["stages"][STAGE]["api_gateway_custom_domain"] = {
         "domain_name": "ci.example.com",
         "certificate_arn": "arn:aws:acm:us-east-1:123456789012:certificate/0a1b2c3d-4e5f-6789-abcd-ef0123456789",
@@ -215,4 +368,8 @@ def test_a_custom_domain_maps_the_apis_stage_at_the_root(tmp_path: Path) -> None
     mapping = template["Resources"]["ApiGatewayCustomDomainMapping"]["Properties"]
     assert mapping["BasePath"] == "(none)"  # so paths start with /api, without the stage's /prod
     assert mapping["Stage"] == {"Ref": "RestAPI.Stage"}  # SAM's reference: created after the stage
+    runner_api_url = template["Resources"]["RunJobs"]["Properties"]["Environment"]["Variables"][
+        "CONVEYOR_RUNNER_API_URL"
+    ]
+    assert runner_api_url == "https://ci.example.com"  # the stage's own base URL: runners call the custom domain
     assert lint_errors(tmp_path / "out" / "sam.json") == []
