@@ -8,13 +8,20 @@ STAMP := $(VENV)/.installed
 AZURITE_VERSION := 3.37.0
 AZURITE := .azurite
 AZURITE_STAMP := $(AZURITE)/.installed-$(AZURITE_VERSION)
+# mocha and mocha-appveyor-reporter, unmodified, report a real build's tests to the Build Worker API
+# (tests/functional/test_mocha_reporter.py); they come from npm too, and without npm that test is skipped. Builds run
+# as nobody, so the folder is made readable by all; it ignores itself (its own .gitignore), as a venv does.
+MOCHA_VERSION := 11.8.0
+MOCHA_REPORTER_VERSION := 0.4.2
+MOCHA := .mocha
+MOCHA_STAMP := $(MOCHA)/.installed-$(MOCHA_VERSION)-$(MOCHA_REPORTER_VERSION)
 
 .PHONY: run test check fuzz bench package clean chromium
 
 run: $(STAMP)
 	$(BIN)/conveyor local
 
-test: $(STAMP) $(AZURITE_STAMP) chromium
+test: $(STAMP) $(AZURITE_STAMP) $(MOCHA_STAMP) chromium
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # The dashboard's browser tests (tests/browser/) drive Debian's chromium through its chromedriver; nothing is
@@ -56,5 +63,11 @@ $(AZURITE_STAMP):
 		npm install --prefix $(AZURITE) azurite@$(AZURITE_VERSION) --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: Azurite is not installed, the Azure Blob deployment tests will be skipped"; fi
 
+$(MOCHA_STAMP):
+	@if command -v npm >/dev/null 2>&1; then \
+		npm install --prefix $(MOCHA) mocha@$(MOCHA_VERSION) mocha-appveyor-reporter@$(MOCHA_REPORTER_VERSION) \
+			--no-audit --no-fund --loglevel=error && echo '*' > $(MOCHA)/.gitignore && chmod -R a+rX $(MOCHA) && touch $@; \
+	else echo "npm not found: mocha is not installed, the mocha reporter test will be skipped"; fi
+
 clean:
-	rm -rf $(VENV) $(AZURITE)
+	rm -rf $(VENV) $(AZURITE) $(MOCHA)

@@ -15,6 +15,7 @@ from chalicelib.api import (
     openapi,
     projects,
     roles,
+    runner,
     sessions,
     users,
     webhooks,
@@ -30,6 +31,7 @@ app.register_middleware(error_bodies, "http")
 app.register_blueprint(health.blueprint)
 app.register_blueprint(openapi.blueprint)
 app.register_blueprint(agents.blueprint)
+app.register_blueprint(runner.blueprint)
 app.register_blueprint(webhooks.blueprint)
 app.register_blueprint(badges.blueprint)
 app.register_blueprint(sessions.blueprint)

@@ -28,6 +28,10 @@ class Settings:
     job_timeout_seconds: int  # a job's own limit; the function's remaining time caps it further
     lease_seconds: int  # a running job not heard from for this long is presumed dead
     heartbeat_seconds: float  # how often a runner renews its lease and looks for a cancel
+    executor: str  # where build jobs run: "local" (a sandboxed process here) or "lambda" (the runner function)
+    runner_api_url: str | None  # the API's URL as runners reach it (the job protocol)
+    runner_function: str  # the runner Lambda function's name, for the "lambda" executor
+    unsafe_no_sandbox: bool  # run local jobs without a sandbox when none can be made (a warning in every log)
 
     def table_name(self, table: str) -> str:
         """The DynamoDB table name for one of the service's tables in this stage."""
@@ -51,6 +55,10 @@ def settings() -> Settings:
         job_timeout_seconds=int(os.environ.get("CONVEYOR_JOB_TIMEOUT_SECONDS", "3600")),
         lease_seconds=int(os.environ.get("CONVEYOR_JOB_LEASE_SECONDS", "120")),
         heartbeat_seconds=float(os.environ.get("CONVEYOR_HEARTBEAT_SECONDS", "5")),
+        executor=os.environ.get("CONVEYOR_EXECUTOR") or ("local" if stage == "local" else "lambda"),
+        runner_api_url=os.environ.get("CONVEYOR_RUNNER_API_URL") or os.environ.get("CONVEYOR_BASE_URL") or None,
+        runner_function=os.environ.get("CONVEYOR_RUNNER_FUNCTION", f"conveyor-{stage}-runner"),
+        unsafe_no_sandbox=os.environ.get("CONVEYOR_UNSAFE_NO_SANDBOX", "").lower() == "true",
     )
 
 

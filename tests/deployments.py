@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-import socket
-import threading
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from tests.builds import BuildProject, appveyor_yml
@@ -76,25 +72,3 @@ def wait_for_deployment(
         if time.monotonic() > deadline:
             raise AssertionError(f"deployment {deployment_id} is still {deployment['status']} after {seconds} s")
         time.sleep(0.2)
-
-
-@contextmanager
-def serving_api() -> Iterator[str]:
-    """The app over real HTTP on loopback (as chalice local serves it), for clients that need a URL."""
-    from chalice.cli.factory import CLIFactory
-
-    from chalicelib.local.stack import PROJECT_DIR
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    factory = CLIFactory(str(PROJECT_DIR))
-    config = factory.create_config_obj(chalice_stage_name="local")
-    server = factory.create_local_server(config.chalice_app, config, "127.0.0.1", port)
-    thread = threading.Thread(target=server.server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.shutdown()
-        thread.join(timeout=5)

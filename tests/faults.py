@@ -1,13 +1,9 @@
 """Faults as AWS produces them, for tests: a proxy in front of the emulator that throttles DynamoDB and fails S3
-writes now and then, and a job runner in a process of its own that a test can kill."""
+writes now and then; and one in front of the API that answers 503 now and then, as a gateway does."""
 
 from __future__ import annotations
 
 import http.client
-import os
-import signal
-import subprocess
-import sys
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -63,7 +59,7 @@ class FlakyAws:
             self.faults[kind] += 1
         return error
 
-    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:  # noqa: C901 (one handler, its small helpers)
         proxy = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -115,28 +111,13 @@ class FlakyAws:
         return Handler
 
 
-class RunnerProcess:
-    """``run_job(job_id)`` in a process of its own (as a Lambda invocation is), which a test may kill outright."""
+class FlakyGateway(FlakyAws):
+    """A proxy to the API that answers every ``every``-th request with 503, as API Gateway does under load."""
 
-    def __init__(self, job_id: str, **environment: str) -> None:
-        code = "import sys; from chalicelib.runner.job import run_job; run_job(sys.argv[1])"
-        self.process = subprocess.Popen(
-            [sys.executable, "-c", code, job_id],
-            env={**os.environ, **environment},
-            start_new_session=True,  # its scripts die with it, as in a Lambda sandbox
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-
-    def kill(self) -> None:
-        """SIGKILL the runner and everything it started: no clean-up code runs."""
-        os.killpg(self.process.pid, signal.SIGKILL)
-        self.process.wait(timeout=10)
-
-    def wait(self, seconds: float) -> str:
-        """Its exit (a failure if it did not exit 0 within ``seconds``); returns what it printed."""
-        output, _ = self.process.communicate(timeout=seconds)
-        text = output.decode(errors="replace")
-        assert self.process.returncode == 0, text
-        return text
+    def _fault(self, method: str, headers: dict[str, str]) -> tuple[int, bytes, str] | None:
+        with self._lock:
+            self._seen["api"] += 1
+            if self._seen["api"] % self._every:
+                return None
+            self.faults["api"] += 1
+        return 503, b'{"message": "Service Unavailable"}', "application/json"

@@ -1,8 +1,8 @@
-"""A job run as Lambda runs it: its SQS message handed to the app's handler in a fresh Python process, which
-reports its own memory. For the tests and the benchmark of how the runner scales.
+"""A job run as an executor runs it: the runner of its ticket in a fresh Python process, which reports its own
+memory. For the tests and the benchmark of how the runner scales.
 
-The process imports what Lambda imports (``app``) and nothing of the caller's, so its memory is the runner's
-own; the script the job runs is its child and is not counted.
+The process imports the runner and nothing of the caller's, so its memory is the runner's own; the script the
+job runs is its child and is not counted.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+
+from chalicelib.runner.protocol import Ticket
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "conveyor-first-line"
@@ -43,41 +44,23 @@ def after_first_line(log: bytes) -> tuple[float, bytes]:
     return float(log[at + len(MARKER) : end]), log[end + 1 :]
 
 
-def job_event(job_id: str, seconds: float = 10.0) -> dict[str, Any]:
-    """The SQS event Lambda would hand the jobs handler for ``job_id``'s message, taken off the queue."""
-    from chalicelib import aws
-    from chalicelib.config import settings
-    from chalicelib.local.pump import sqs_event
-
-    sqs = aws.client("sqs")
-    url = sqs.get_queue_url(QueueName=settings().jobs_queue)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        for message in sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10, WaitTimeSeconds=1).get("Messages", []):
-            if json.loads(message["Body"]).get("jobId") == job_id:
-                sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
-                return sqs_event(arn, [message])
-    raise AssertionError(f"no message for job {job_id} on the jobs queue after {seconds} s")
-
-
-def start_handler(event: dict[str, Any]) -> subprocess.Popen[str]:
-    """The jobs handler on ``event`` in a fresh process (this process's environment: the same AWS endpoint)."""
+def start_runner(ticket: Ticket) -> subprocess.Popen[str]:
+    """The runner of ``ticket`` in a fresh process, which prints its memory when the job is done."""
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.jobprocess", json.dumps(event)],
+        [sys.executable, "-m", "tests.jobprocess", ticket.to_json()],
         stdout=subprocess.PIPE,
         text=True,
-        env=dict(os.environ),
+        env={name: os.environ[name] for name in ("PATH", "LANG") if name in os.environ},
         cwd=ROOT,
     )
 
 
-def handler_result(process: subprocess.Popen[str], seconds: float = 600) -> dict[str, float]:
-    """What the process reports once the handler returns: ``baselineBytes`` (its peak RSS after importing the app,
-    before the job), ``peakBytes`` (its peak RSS in all) and ``seconds`` (the handler's wall time)."""
+def runner_result(process: subprocess.Popen[str], seconds: float = 600) -> dict[str, float]:
+    """What the process reports once the runner returns: ``baselineBytes`` (its peak RSS after importing the runner,
+    before the job), ``peakBytes`` (its peak RSS in all) and ``seconds`` (the job's wall time)."""
     output, _ = process.communicate(timeout=seconds)
     if process.returncode != 0:
-        raise AssertionError(f"the handler's process failed ({process.returncode}): {output[-2000:]}")
+        raise AssertionError(f"the runner's process failed ({process.returncode}): {output[-2000:]}")
     result: dict[str, float] = json.loads(output.strip().splitlines()[-1])
     return result
 
@@ -94,16 +77,14 @@ def peak_rss() -> int:
     raise RuntimeError("no VmHWM in /proc/self/status")
 
 
-def _handle(event: dict[str, Any]) -> dict[str, float]:
-    from chalice.local import LambdaContext
-
-    from app import app
+def _run(ticket: Ticket) -> dict[str, float]:
+    from chalicelib.runner.job import run_ticket
 
     baseline = peak_rss()
     started = time.monotonic()
-    app.handler_map["run_jobs"](event, LambdaContext("run_jobs", memory_size=3008, max_runtime_ms=900_000))
+    run_ticket(ticket)
     return {"baselineBytes": baseline, "peakBytes": peak_rss(), "seconds": time.monotonic() - started}
 
 
 if __name__ == "__main__":
-    print(json.dumps(_handle(json.loads(sys.argv[1]))))
+    print(json.dumps(_run(Ticket.from_json(sys.argv[1]))))

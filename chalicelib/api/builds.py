@@ -1,4 +1,5 @@
-"""/api/builds and /api/buildjobs: start, re-run, cancel, delete; a job's log and artifacts; project build reads."""
+"""/api/builds and /api/buildjobs: start, re-run, cancel, delete; a job's log, artifacts, messages and tests;
+project build reads."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from urllib.parse import unquote
 from chalice import Response
 
 from chalicelib.api.http import ApiBlueprint, Call
-from chalicelib.domain import builds
+from chalicelib.domain import builds, job_reports
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
 from chalicelib.errors import NotFound
@@ -20,6 +21,7 @@ from chalicelib.store.projects import Project
 from chalicelib.wire.builds import artifact_json, build_json, form_body, parse_start_request
 from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json
+from chalicelib.wire.reports import message_json, reported_test_json
 
 api = ApiBlueprint(__name__)
 PROJECT = "/projects/{accountName}/{projectSlug}"
@@ -90,6 +92,16 @@ def _byte_range(header: str) -> log_reads.ByteRange | None:
 def list_job_artifacts(call: Call, jobId: str) -> list[dict[str, Any]]:
     job, _ = builds.find_job(call.caller, jobId)
     return [artifact_json(artifact) for artifact in job.artifacts]
+
+
+@api.route("/buildjobs/{jobId}/messages")
+def list_job_messages(call: Call, jobId: str) -> list[dict[str, Any]]:
+    return [message_json(report) for report in job_reports.job_messages(call.caller, jobId)]
+
+
+@api.route("/buildjobs/{jobId}/tests")
+def list_job_tests(call: Call, jobId: str) -> list[dict[str, Any]]:
+    return [reported_test_json(report) for report in job_reports.job_tests(call.caller, jobId)]
 
 
 def _download_artifact(call: Call, jobId: str, *segments: str) -> Response:

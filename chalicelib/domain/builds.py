@@ -20,7 +20,7 @@ from chalicelib.domain.status import Status
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
-from chalicelib.store import blobs, counters, queues
+from chalicelib.store import blobs, counters, queues, reports
 from chalicelib.store import builds as store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
@@ -69,8 +69,9 @@ def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build,
     requeued = [job.job_id for job in again if job_store.requeue_job(job.job_id)]
     if not requeued:
         raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
-    for job_id in requeued:
+    for job_id in requeued:  # the attempt starts afresh: its log, artifacts and reports are the new run's alone
         blobs.delete_prefix(blobs.job_prefix(build.account_id, build.project_id, build.build_id, job_id))
+    reports.delete_reports(requeued)
     store.set_flags(build, {**build.flags, "reRunIncomplete": True})
     progress.refresh_build(build.project_id, build.build_id)
     queues.send_jobs(requeued)

@@ -13,7 +13,10 @@ from typing import Any
 from chalice.cli.factory import CLIFactory
 from chalice.local import ChaliceRequestHandler, LocalDevServer
 
+from chalicelib import executors
+from chalicelib.config import settings
 from chalicelib.domain.accounts import ensure_account
+from chalicelib.executors import local as local_executor
 from chalicelib.local.emulator import Emulator, use_fake_credentials
 from chalicelib.local.pump import SqsPump
 from chalicelib.local.resources import ensure_resources
@@ -58,6 +61,35 @@ class LocalOptions:
         )
 
 
+class _RequestPerThread:
+    """``Chalice.current_request`` kept per thread. Chalice stores the request being handled on the app object, and
+    Lambda handles one at a time; this server handles several at once (a runner's heartbeat, log chunks and
+    reports overlap), and a view would otherwise read another thread's request: its body, its token."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def __get__(self, app: Any, owner: type) -> Any:
+        return self if app is None else getattr(self._local, "request", None)
+
+    def __set__(self, app: Any, request: Any) -> None:
+        self._local.request = request
+
+
+def serve_api(app: Any, config: Any, port: int) -> LocalDevServer:
+    """The API served over HTTP on 127.0.0.1:``port`` (0: any free port) from a thread, as chalice local does."""
+    if not isinstance(type(app).__dict__.get("current_request"), _RequestPerThread):
+        type(app).current_request = _RequestPerThread()
+    server = LocalDevServer(app, config, "127.0.0.1", port, handler_cls=_RequestHandler)
+    threading.Thread(target=server.server.serve_forever, name="chalice-local", daemon=True).start()
+    return server
+
+
+def local_config() -> Any:
+    """The chalice config of the local stage (importing app.py applies the stage's environment variables)."""
+    return CLIFactory(str(PROJECT_DIR), environ=os.environ).create_config_obj(chalice_stage_name="local")
+
+
 def run_local(options: LocalOptions) -> None:
     """Start emulator (unless AWS_ENDPOINT_URL names one), resources, API, pump; serve until signalled."""
     emulator = None
@@ -66,15 +98,14 @@ def run_local(options: LocalOptions) -> None:
     else:
         emulator = Emulator(options.emulator_port)
         emulator.start()
-    factory = CLIFactory(str(PROJECT_DIR), environ=os.environ)
-    config = factory.create_config_obj(chalice_stage_name="local")
+    config = local_config()
     app = config.chalice_app  # importing app.py applies the stage's environment variables
     ensure_resources(app)
     key, _ = ensure_account(options.account, options.admin_email, options.api_key)
+    os.environ.pop("CONVEYOR_API_KEY", None)  # the key is the stack's: nothing it starts may inherit it
+    os.environ.setdefault("CONVEYOR_RUNNER_API_URL", f"http://127.0.0.1:{options.port}")
 
-    server = LocalDevServer(app, config, "127.0.0.1", options.port, handler_cls=_RequestHandler)
-    serving = threading.Thread(target=server.server.serve_forever, name="chalice-local", daemon=True)
-    serving.start()
+    server = serve_api(app, config, options.port)
     pump = SqsPump(app, workers=options.workers)
     pump.start()
 
@@ -82,6 +113,11 @@ def run_local(options: LocalOptions) -> None:
     print(f"API key ({options.admin_email}, account {options.account}): {key}", flush=True)
     print(f"AWS endpoint: {os.environ['AWS_ENDPOINT_URL']}", flush=True)
     print(f"Dashboard: http://127.0.0.1:{options.port}/ (sign in with the key above)", flush=True)
+    refusal = executors.refusal()
+    if refusal is not None:
+        print(refusal, file=sys.stderr, flush=True)
+    elif settings().unsafe_no_sandbox and not isinstance(local_executor.sandbox(), local_executor.Sandbox):
+        print(local_executor.UNSAFE_WARNING, file=sys.stderr, flush=True)
     print("Press Ctrl-C to stop.", flush=True)
 
     stop = threading.Event()

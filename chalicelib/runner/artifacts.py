@@ -4,6 +4,7 @@ Paths are relative to the build folder; ``\\`` and ``/`` both separate, ``$(VAR)
 ``*``, ``?`` and ``**`` (any depth) match files as pathlib's glob does (case-sensitively, on this Linux runner);
 a wildcard matches files only, while a path naming a folder uploads the folder as one zip.
 Nothing outside the build folder is ever uploaded: ``..``, absolute paths and symlinks leading out are refused.
+Where a file goes is the caller's ``upload``: the job protocol's presigned URL for a runner.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from chalicelib.store.artifacts import put_artifact
+Upload = Callable[[str, Path], int]  # (file name, local file) -> its size once stored
 
 ARTIFACT_TYPES = (
     "Auto",
@@ -57,7 +58,7 @@ def collect_artifacts(
     build_folder: Path,
     entries: list[dict[str, Any]],
     variables: Mapping[str, str],
-    job_prefix: str,
+    upload: Upload,
     log: Callable[[str], None],
 ) -> list[Artifact]:
     """Find, store and describe the job's artifacts."""
@@ -73,7 +74,7 @@ def collect_artifacts(
                 continue
             stored.add(file_name)
             name = entry.get("name") or PurePosixPath(file_name).stem
-            artifacts.append(_store(root, local_path, file_name, str(name), artifact_type, job_prefix, log))
+            artifacts.append(_store(root, local_path, file_name, str(name), artifact_type, upload, log))
     return artifacts
 
 
@@ -147,22 +148,22 @@ def _store(
     file_name: str,
     name: str,
     artifact_type: str,
-    job_prefix: str,
+    upload: Upload,
     log: Callable[[str], None],
 ) -> Artifact:
     if not local_path.is_dir():
-        return _upload(local_path, file_name, name, artifact_type, job_prefix, log)
+        return _upload(local_path, file_name, name, artifact_type, upload, log)
     with tempfile.TemporaryDirectory(prefix="conveyor-artifact-") as scratch:
         archive = Path(scratch, PurePosixPath(file_name).name)
         _zip_folder(root, local_path, archive, log)
-        return _upload(archive, file_name, name, artifact_type, job_prefix, log)
+        return _upload(archive, file_name, name, artifact_type, upload, log)
 
 
 def _upload(
-    local_path: Path, file_name: str, name: str, artifact_type: str, job_prefix: str, log: Callable[[str], None]
+    local_path: Path, file_name: str, name: str, artifact_type: str, upload: Upload, log: Callable[[str], None]
 ) -> Artifact:
     log(f"Uploading artifact {file_name} ({local_path.stat().st_size:,} bytes)")
-    size = put_artifact(job_prefix, file_name, local_path)
+    size = upload(file_name, local_path)
     return Artifact(file_name=file_name, name=name, type=artifact_type, size=size, created=datetime.now(UTC))
 
 

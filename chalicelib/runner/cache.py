@@ -2,7 +2,8 @@
 
 An entry is ``path`` or ``path -> dependency, ...``. The path (relative to the build folder, or absolute inside it)
 is kept as one tar.gz object in the job's own cache folder, and is restored after the checkout only while its
-dependency files (which may use wildcards) hold what they held when it was saved.
+dependency files (which may use wildcards) hold what they held when it was saved. Where the objects live is the
+``CacheStore``'s business: the runner's reaches them through the job protocol, by entry id, never by key.
 """
 
 from __future__ import annotations
@@ -16,20 +17,30 @@ import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from chalicelib.runner.artifacts import relative_pattern
-from chalicelib.store.cache import (
-    cache_entry_metadata,
-    delete_cache_keys,
-    get_cache_entry,
-    list_cache_keys,
-    put_cache_entry,
-)
 
 MAX_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
 _EMPTY_FILE = hashlib.sha256(b"").hexdigest()
 
 Log = Callable[[str], None]
+
+
+class CacheStore(Protocol):
+    """The job's cache folder, entry by entry id."""
+
+    def metadata(self, entry_ids: list[str]) -> dict[str, dict[str, str] | None]:
+        """Each entry's metadata, None for an entry that is not stored."""
+
+    def download(self, entry_id: str, path: Path) -> bool:
+        """The entry's archive into ``path``; False when it is gone."""
+
+    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> None:
+        """Store ``path`` as the entry's archive, replacing the one before."""
+
+    def prune(self, keep: list[str]) -> int:
+        """Delete the folder's entries other than ``keep``; how many were deleted."""
 
 
 @dataclass(frozen=True)
@@ -40,35 +51,34 @@ class CacheEntry:
     path: str
     dependencies: tuple[str, ...]
 
-    def key(self, cache_prefix: str) -> str:
-        """The entry's object in a job's cache folder."""
-        return f"{cache_prefix}{hashlib.sha256(self.path.encode()).hexdigest()[:16]}.tgz"
+    @property
+    def entry_id(self) -> str:
+        """The entry's name in a job's cache folder."""
+        return hashlib.sha256(self.path.encode()).hexdigest()[:16]
 
 
-def restore_cache(build_folder: Path, entries: list[str], cache_prefix: str, log: Log) -> None:
+def restore_cache(build_folder: Path, entries: list[str], store: CacheStore, log: Log) -> None:
     """Restore each entry whose archive exists and whose dependencies have not changed."""
-    _check_folder(cache_prefix)
     root = build_folder.resolve()
-    for entry in parse_entries(build_folder, entries, log):
-        key = entry.key(cache_prefix)
-        metadata = cache_entry_metadata(key)
+    parsed = parse_entries(build_folder, entries, log)
+    stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
+    for entry in parsed:
+        metadata = stored.get(entry.entry_id)
         if metadata is None:
             log(f"Cache entry '{entry.label}' not found")
         elif metadata.get("dependencies") != dependencies_checksum(root, entry.dependencies):
             log(f"Cache entry '{entry.label}' is out of date: not restored")
         else:
             log(f"Restoring build cache entry '{entry.label}'")
-            _download_and_extract(root, entry, key, log)
+            _download_and_extract(root, entry, store, log)
 
 
-def save_cache(build_folder: Path, entries: list[str], cache_prefix: str, log: Log) -> None:
+def save_cache(build_folder: Path, entries: list[str], store: CacheStore, log: Log) -> None:
     """Upload each entry whose contents changed; delete the job's entries that are no longer configured."""
-    _check_folder(cache_prefix)
     root = build_folder.resolve()
-    configured: set[str] = set()
-    for entry in parse_entries(build_folder, entries, log):
-        key = entry.key(cache_prefix)
-        configured.add(key)
+    parsed = parse_entries(build_folder, entries, log)
+    stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
+    for entry in parsed:
         local = root / entry.path
         if not (local.exists() or local.is_symlink()):
             log(f"Build cache entry '{entry.label}' not found in the build folder: not saved")
@@ -79,15 +89,14 @@ def save_cache(build_folder: Path, entries: list[str], cache_prefix: str, log: L
                 "dependencies": dependencies_checksum(root, entry.dependencies),
                 "checksum": content_checksum(local, entry.path),
             }
-            stored = cache_entry_metadata(key) or {}
-            if all(stored.get(name) == value for name, value in metadata.items()):
+            before = stored.get(entry.entry_id) or {}
+            if all(before.get(name) == value for name, value in metadata.items()):
                 log(f"Build cache entry '{entry.label}' is up to date")
             else:
-                _upload(local, entry, key, metadata, log)
-    stale = [key for key in list_cache_keys(cache_prefix) if key not in configured]
+                _upload(local, entry, store, metadata, log)
+    stale = store.prune([entry.entry_id for entry in parsed])
     if stale:
-        delete_cache_keys(stale)
-        log(f"Removed {len(stale)} build cache {'entry' if len(stale) == 1 else 'entries'} no longer configured")
+        log(f"Removed {stale} build cache {'entry' if stale == 1 else 'entries'} no longer configured")
 
 
 def parse_entries(build_folder: Path, entries: list[str], log: Log) -> list[CacheEntry]:
@@ -170,7 +179,7 @@ def _file_sha256(path: Path) -> str:
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 
-def _upload(local: Path, entry: CacheEntry, key: str, metadata: dict[str, str], log: Log) -> None:
+def _upload(local: Path, entry: CacheEntry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
     with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
         archive = Path(scratch, "entry.tgz")
         log(f"Updating build cache entry '{entry.label}'")
@@ -180,13 +189,13 @@ def _upload(local: Path, entry: CacheEntry, key: str, metadata: dict[str, str], 
         if size > MAX_ENTRY_BYTES:
             log(f"Build cache entry '{entry.label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
             return
-        put_cache_entry(key, archive, metadata)
+        store.upload(entry.entry_id, archive, metadata)
 
 
-def _download_and_extract(root: Path, entry: CacheEntry, key: str, log: Log) -> None:
+def _download_and_extract(root: Path, entry: CacheEntry, store: CacheStore, log: Log) -> None:
     with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
         archive = Path(scratch, "entry.tgz")
-        if not get_cache_entry(key, archive):  # deleted since its metadata was read
+        if not store.download(entry.entry_id, archive):  # deleted since its metadata was read
             log(f"Cache entry '{entry.label}' not found")
             return
         try:
@@ -212,8 +221,3 @@ def _extract(root: Path, entry: CacheEntry, archive: Path, log: Log) -> None:
                 tar.extract(member, root, filter="data")
             except (tarfile.FilterError, OSError) as error:
                 log(f"Skipping '{member.name}' in cache entry '{entry.label}': {error}")
-
-
-def _check_folder(cache_prefix: str) -> None:
-    if not cache_prefix.endswith("/"):  # else listing ".../job1" would also find, and delete, ".../job10/..."
-        raise ValueError(f"A cache prefix must be a folder ending with '/': {cache_prefix!r}")

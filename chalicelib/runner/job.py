@@ -1,13 +1,16 @@
-"""Running one build job: claim it, fetch the commit, run AppVeyor's phases, store log and artifacts, end it.
+"""Running one build job from its ticket: read its spec, fetch the commit, run AppVeyor's phases, report, finish.
 
-The job holds a lease while it runs and renews it every few seconds; the same heartbeat notices a
-cancel. A runner that dies leaves a lease that runs out, and the sweeper ends the job.
+The runner talks to the service only through the job protocol (runner/protocol.py), with the job's token: it
+holds no credential of the service and imports nothing of its store or domain. It renews the job's lease every
+few seconds; the same heartbeat notices a cancel, and a token that stops working (the job ended elsewhere, or
+its lease was lost) stops the job.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
+import os
+import sys
 import tempfile
 import threading
 import time
@@ -15,30 +18,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from chalicelib.config import settings
-from chalicelib.domain import progress
-from chalicelib.domain.repositories import clone_url
-from chalicelib.domain.status import Event, Status
 from chalicelib.runner import shell
-from chalicelib.runner.artifacts import collect_artifacts
+from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.cache import restore_cache, save_cache
-from chalicelib.runner.environment import job_environment
 from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.scm import git
-from chalicelib.store import blobs
-from chalicelib.store import builds as store
-from chalicelib.store import jobs as job_store
-from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build
-from chalicelib.store.jobs import Job
-from chalicelib.store.projects import Project
-from chalicelib.wire.time import timestamp
+from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket, TokenRevoked
+from chalicelib.runner.remote_cache import RemoteCache
+from chalicelib.runner.worker_api import WorkerApi
 
 log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
 LEASE_LOST = "lease lost"
 TIMED_OUT = "timed out"
-_SAFETY_SECONDS = 30  # left to store the log and end the job before the function itself is stopped
+_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")  # of the runner's own environment, to the scripts
 
 
 class JobFailed(Exception):
@@ -49,16 +41,20 @@ class JobFailed(Exception):
 class Run:
     """One attempt at a job, as its phases see it."""
 
-    project: Project
-    build: Build
-    job: Job
+    client: JobClient
+    spec: dict[str, Any]
     folder: Path
     log: LogStream
     variables: dict[str, str]
     deadline: float
     stop_reason: str | None = None
     messages: list[str] = field(default_factory=list)
+    artifacts: list[Artifact] = field(default_factory=list)
     ended: threading.Event = field(default_factory=threading.Event)  # wakes the heartbeat when the work is done
+
+    @property
+    def configuration(self) -> dict[str, Any]:
+        return dict(self.spec.get("configuration") or {})
 
     def end(self) -> str | None:
         """The work is over: the heartbeat stops now (not at its next beat). Why it stopped early, if it did."""
@@ -76,107 +72,102 @@ class Run:
         self.log.write(line)
 
 
-def run_job(job_id: str, remaining_seconds: float | None = None) -> None:
-    """Run the job if this delivery wins its claim; a duplicate or a cancelled job returns at once."""
-    config = settings()
-    job = job_store.get_job(job_id)
-    if job is None or not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds):
-        return
-    build = store.get_build(job.project_id, job.build_id)
-    project = project_store.get_project_by_id(job.account_id, job.project_id)
-    if build is None or project is None:  # deleted meanwhile
-        progress.move(job, Event.FAIL, "The build was deleted.")
-        return
-    progress.refresh_build(build.project_id, build.build_id)
-    limit = float(config.job_timeout_seconds)
-    if remaining_seconds is not None:
-        limit = min(limit, max(remaining_seconds - _SAFETY_SECONDS, 1))
-    with tempfile.TemporaryDirectory(prefix="conveyor-job-") as work:
-        _run(project, build, job, Path(work), time.monotonic() + limit, limit)
+def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
+    """Run the job a ticket names, in ``work`` (a fresh folder when None); the result it reported."""
+    client = JobClient(ticket)
+    try:
+        spec = client.spec()
+    except TokenRevoked:
+        log.warning("job %s: its token no longer works; nothing to run", ticket.job_id)
+        return LEASE_LOST
+    spec["warnings"] = [*ticket.warnings, *spec.get("warnings", [])]
+    if work is not None:
+        return _run(client, spec, work)
+    with tempfile.TemporaryDirectory(prefix="conveyor-job-") as scratch:
+        return _run(client, spec, Path(scratch))
 
 
-def _run(project: Project, build: Build, job: Job, work: Path, deadline: float, limit: float) -> None:
+def _run(client: JobClient, spec: dict[str, Any], work: Path) -> str:
     folder, home = work / "build", work / "home"
     folder.mkdir()
     home.mkdir()
-    warnings: list[str] = []
-    environment = job_environment(project, build, job, folder, home, warnings.append)
-    stream = LogStream(
-        blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id),
-        SecretMask(environment.secrets),
-    )
-    run = Run(project, build, job, folder, stream, environment.variables, deadline)
-    beat = threading.Thread(target=heartbeat, args=(run,), name=f"heartbeat-{job.job_id}", daemon=True)
-    beat.start()
-    succeeded, message = False, None
-    artifacts: list[dict[str, Any]] = []
-    try:
-        for warning in warnings:
-            run.say(warning)
-        succeeded, artifacts = _phases(run)
-    except JobFailed as failure:
-        message = str(failure)
-    except Exception:  # the runner's own fault: the job fails and says so, the details go to the service log
-        log.exception("job %s: the runner failed", job.job_id)
-        message = "The runner failed unexpectedly; the job could not finish."
-        run.say(message)
-    finally:
-        reason = run.end()
-        beat.join(timeout=settings().heartbeat_seconds + 5)
+    limit = float(spec.get("timeoutSeconds") or 3600)
+    stream = LogStream(client.put_log_chunk, SecretMask(spec.get("secrets") or []), name=f"log of {spec['jobId']}")
+    run = Run(client, spec, folder, stream, {}, time.monotonic() + limit)
+    with WorkerApi(run) as worker_api:
+        run.variables.update(_script_environment(spec, folder, home, worker_api.url, worker_api.bin_folder))
+        beat = threading.Thread(target=heartbeat, args=(run,), name="heartbeat", daemon=True)
+        beat.start()
+        succeeded, message = False, None
+        try:
+            for warning in spec.get("warnings", []):
+                run.say(warning)
+            succeeded = _phases(run)
+        except JobFailed as failure:
+            message = str(failure)
+        except Exception:  # the runner's own fault: the job fails and says so, the details go to the runner's log
+            log.exception("job %s: the runner failed", spec["jobId"])
+            message = "The runner failed unexpectedly; the job could not finish."
+            run.say(message)
+        finally:
+            reason = run.end()
+            beat.join(timeout=float(spec.get("heartbeatSeconds") or 5) + 5)
     if reason == TIMED_OUT:
         succeeded, message = False, f"The job exceeded its time limit of {int(limit // 60)} min {int(limit % 60)} s."
         run.say(message)
     elif reason == CANCELLED:
         run.say("The build was cancelled.")
+    result = "success" if succeeded else "failed"
+    if reason in (CANCELLED, LEASE_LOST):
+        result = "cancelled"
     try:
-        stream.close()
-    except Exception:  # the job's result stands; its log stays in chunks, readable as while it ran
-        log.exception("job %s: the finished log could not be stored", job.job_id)
-    counts = {"messagesCount": len(run.messages), "artifactsCount": len(artifacts)}
-    end_job(run.job, reason, succeeded, message, counts, artifacts)
-    if store.get_build(build.project_id, build.build_id) is None:  # deleted while it ran: leave nothing behind
-        blobs.delete_prefix(blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id))
+        chunks = stream.close()
+        client.finish(result, message, chunks, [_artifact_json(artifact) for artifact in run.artifacts])
+    except TokenRevoked:
+        return LEASE_LOST  # the service ended the job already (a lost lease): nothing more to say
+    return result
 
 
-def end_job(
-    job: Job,
-    reason: str | None,
-    succeeded: bool,
-    message: str | None,
-    counts: dict[str, int],
-    artifacts: list[dict[str, Any]],
-) -> None:
-    """Record how a run ended: as the runner saw it, unless a cancel or a lost lease decided already."""
-    if reason == LEASE_LOST:
-        return  # the sweeper ended the job already
-    if reason == CANCELLED:
-        fresh = job_store.get_job(job.job_id) or job
-        progress.move(fresh, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=artifacts)
-        progress.refresh(job)
-        return
-    progress.finish_job(job_store.get_job(job.job_id) or job, succeeded, message, counts=counts, artifacts=artifacts)
+def _script_environment(
+    spec: dict[str, Any], folder: Path, home: Path, api_url: str, bin_folder: Path
+) -> dict[str, str]:
+    """What the scripts see: a few of the runner's own variables, then the job's; never the runner's others."""
+    variables = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
+    variables.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    variables["PATH"] = f"{bin_folder}{os.pathsep}{variables['PATH']}"
+    variables.update({"HOME": str(home), "TMPDIR": str(home)})
+    variables.update({str(name): str(value) for name, value in dict(spec.get("variables") or {}).items()})
+    variables["APPVEYOR_BUILD_FOLDER"] = str(folder)
+    variables["APPVEYOR_API_URL"] = api_url
+    return variables
+
+
+def _artifact_json(artifact: Artifact) -> dict[str, Any]:
+    return {"fileName": artifact.file_name, "name": artifact.name, "type": artifact.type, "size": artifact.size}
 
 
 def heartbeat(run: Run) -> None:
-    """Renew the lease every few seconds; a cancel or a lost lease stops the job."""
-    config = settings()
+    """Renew the lease every few seconds; a cancel or a token that no longer works stops the job."""
+    seconds = float(run.spec.get("heartbeatSeconds") or 5)
     while run.stop_reason is None:
-        run.ended.wait(config.heartbeat_seconds)
+        run.ended.wait(seconds)
         if run.stop_reason is not None:
             return
         try:
-            status = job_store.renew_lease(run.job.job_id, int(time.time()) + config.lease_seconds)
-        except Exception:  # a blip of DynamoDB: try again at the next beat; the lease has room for it
-            log.warning("job %s: renewing the lease failed", run.job.job_id, exc_info=True)
-            continue
-        if status is None:
+            status = run.client.heartbeat()
+        except TokenRevoked:
             run.stop_reason = LEASE_LOST
-        elif status == Status.CANCELLING:
+            run.log.abandon()
+            return
+        except ProtocolError:  # a blip: try again at the next beat; the lease has room for it
+            log.warning("job %s: renewing the lease failed", run.spec["jobId"], exc_info=True)
+            continue
+        if status == "cancelling":
             run.stop_reason = CANCELLED
         try:
             run.log.flush()
         except Exception:
-            log.warning("job %s: flushing the log failed", run.job.job_id, exc_info=True)
+            log.warning("job %s: flushing the log failed", run.spec["jobId"], exc_info=True)
 
 
 # The phases, in AppVeyor's order.
@@ -196,19 +187,18 @@ _DEPLOY = (
 )
 
 
-def _phases(run: Run) -> tuple[bool, list[dict[str, Any]]]:
-    """Every phase of the job; returns whether it succeeded and its artifacts."""
-    config = run.build.configuration
+def _phases(run: Run) -> bool:
+    """Every phase of the job; whether it succeeded (a failure raises JobFailed)."""
+    config = run.configuration
     cache_entries = [str(entry.get("value")) for entry in config.get("cacheEntries", []) if entry.get("value")]
-    cache_prefix = f"{blobs.project_cache_prefix(run.build.account_id, run.build.project_id)}{_cache_folder(run.job)}/"
-    artifacts: list[dict[str, Any]] = []
+    cache = RemoteCache(run.client)
     failure: JobFailed | None = None
     try:
-        run.say(f"Build started: {run.project.name} {run.build.version}, job {run.job.job_id} {run.job.name}".rstrip())
+        run.say(f"Build started: {run.spec.get('title', '')}, job {run.spec['jobId']} {run.spec.get('jobName', '')}")
         _scripts(run, "init", config.get("initScripts", []))
         _clone(run)
         if cache_entries:
-            restore_cache(run.folder, cache_entries, cache_prefix, run.say)
+            restore_cache(run.folder, cache_entries, cache, run.say)
         for phase, key in _BEFORE_TESTS:
             _scripts(run, phase, config.get(key, []))
         _build_phase(run, config)
@@ -217,7 +207,7 @@ def _phases(run: Run) -> tuple[bool, list[dict[str, Any]]]:
         if config.get("testMode") == "script":
             _scripts(run, "test_script", config.get("testScripts", []))
         _scripts(run, "after_test", config.get("afterTestScripts", []))
-        artifacts = _artifacts(run, config.get("artifacts", []))
+        _artifacts(run, config.get("artifacts", []))
         if config.get("deployMode") == "script":
             for phase, key in _DEPLOY:
                 _scripts(run, phase, config.get(key, []))
@@ -225,29 +215,33 @@ def _phases(run: Run) -> tuple[bool, list[dict[str, Any]]]:
     except JobFailed as error:
         failure = error
         _scripts(run, "on_failure", config.get("onBuildErrorScripts", []), may_fail=True)
-    if failure is None and cache_entries and run.build.pull_request is None:
-        save_cache(run.folder, cache_entries, cache_prefix, run.say)
+    if failure is None and cache_entries:
+        if run.spec.get("cacheSave"):
+            save_cache(run.folder, cache_entries, cache, run.say)
+        else:
+            run.say("The build cache is not saved for pull request builds.")
     _scripts(run, "on_finish", config.get("onBuildFinishScripts", []), may_fail=True)
     if failure is not None:
         raise failure
     run.say("Build success")
-    return True, artifacts
+    return True
 
 
 def _clone(run: Run) -> None:
-    config = run.build.configuration
+    config = run.configuration
     if config.get("cloneFolder"):
         run.say(f"clone_folder is not used on this runner; the build folder is {run.folder}.")
     clone_scripts = config.get("cloneScripts", [])
     if clone_scripts:
         _scripts(run, "clone_script", clone_scripts)
         return
-    sha = run.build.commit["commitId"]
-    depth = config.get("cloneDepth") or (1 if config.get("shallowClone") else None)
-    url = clone_url(run.project.repository_type, run.project.repository_name)
-    run.say(f"Fetching commit {sha[:8]} of {run.build.ref}" + (f" (depth {depth})" if depth else ""))
+    from chalicelib.scm import git  # dulwich loads only where a job clones
+
+    source = run.spec["source"]
+    sha, ref, depth = source["commitId"], source["ref"], source.get("depth")
+    run.say(f"Fetching commit {sha[:8]} of {ref}" + (f" (depth {depth})" if depth else ""))
     try:
-        git.checkout(url, run.build.ref, sha, run.folder, depth=int(depth) if depth else None)
+        git.checkout(source["url"], ref, sha, run.folder, depth=int(depth) if depth else None)
     except git.SourceError as error:
         run.say(str(error))
         raise JobFailed(str(error)) from error
@@ -261,21 +255,21 @@ def _build_phase(run: Run, config: dict[str, Any]) -> None:
         run.say("MSBuild is not available on this Linux runner: the build phase is skipped (use build_script).")
 
 
-def _artifacts(run: Run, entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def upload_artifact(run: Run, file_name: str, path: Path) -> int:
+    """Send one file as an artifact of the job through a presigned URL; its size."""
+    size = path.stat().st_size
+    run.client.send_file(run.client.artifact_upload(file_name, size), path)
+    return size
+
+
+def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
     if not entries:
-        return []
-    job_prefix = blobs.job_prefix(run.build.account_id, run.build.project_id, run.build.build_id, run.job.job_id)
-    found = collect_artifacts(run.folder, entries, run.variables, job_prefix, run.say)
-    return [
-        {
-            "fileName": artifact.file_name,
-            "name": artifact.name,
-            "type": artifact.type,
-            "size": artifact.size,
-            "created": timestamp(artifact.created),
-        }
-        for artifact in found
-    ]
+        return
+    found = collect_artifacts(
+        run.folder, entries, run.variables, lambda name, path: upload_artifact(run, name, path), run.say
+    )
+    pushed = {artifact.file_name for artifact in run.artifacts}
+    run.artifacts.extend(artifact for artifact in found if artifact.file_name not in pushed)
 
 
 def _scripts(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: bool = False) -> None:
@@ -305,6 +299,8 @@ def _scripts(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: bool
         raise JobFailed(f"{message} in {phase}.")
 
 
-def _cache_folder(job: Job) -> str:
-    """Each matrix job keeps its own cache, found again by its name in the next build."""
-    return hashlib.sha256(job.name.encode()).hexdigest()[:16]
+def main() -> int:
+    """``python -m chalicelib.runner``: run the job of the ticket on standard input."""
+    logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    run_ticket(Ticket.from_json(sys.stdin.read()))
+    return 0

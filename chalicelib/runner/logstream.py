@@ -1,4 +1,7 @@
-"""A running job's log: masked line by line, then streamed to S3 in chunks that the API can read meanwhile."""
+"""A running job's log: masked line by line, then sent in numbered chunks that the API can read meanwhile.
+
+Where a chunk goes is the caller's ``sink``: the job protocol for a runner, S3 itself for the service's own jobs.
+"""
 
 from __future__ import annotations
 
@@ -9,18 +12,17 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
-
-from botocore.exceptions import BotoCoreError, ClientError
-
-from chalicelib.store import logs
+from collections.abc import Callable, Iterable
 
 MASK = "[secure]"
 MIN_SECRET_CHARS = 3  # shorter values would mask every "a" or "10" of the log, destroying it
 MIN_ENCODED_SECRET_CHARS = 6  # the base64 form of shorter values is too likely to occur by chance
 MAX_LINE_BYTES = 64 * 1024  # a runaway line is cut into lines of this size
-MAX_WAITING_CHUNKS = 1  # full chunks kept while S3 refuses them; beyond this, writers wait for S3
+MAX_WAITING_CHUNKS = 1  # full chunks kept while the sink refuses them; beyond this, writers wait
 MAX_RETRY_SECONDS = 10.0
+CHUNK_BYTES = 1024 * 1024  # a chunk is one request of the job protocol: well under any gateway's body limit
+
+Sink = Callable[[int, memoryview], None]  # stores (or replaces) chunk ``index`` of the log
 
 logger = logging.getLogger(__name__)
 
@@ -52,38 +54,45 @@ class SecretMask:
 class LogStream:
     """A job's log, written line by line, visible through the API within seconds, never all in memory.
 
-    The log is a sequence of chunks in S3 (S3 has no append): the current chunk is kept in memory and
-    stored again whole every ``flush_seconds`` by a background thread; once it holds ``chunk_bytes`` it
-    is stored a last time and a new chunk begins. ``close`` makes the chunks one object.
+    The log is a sequence of numbered chunks (S3 has no append): the current chunk is kept in memory and
+    sent again whole every ``flush_seconds`` by a background thread; once it holds ``chunk_bytes`` it
+    is sent a last time and a new chunk begins. ``close`` sends what is left and says how many chunks there are.
 
     Memory stays near one chunk whatever the log's size: a chunk is filled in place, in an anonymous
-    mapping of its full size (memory is taken only as it is written, and given back once S3 has the full
+    mapping of its full size (memory is taken only as it is written, and given back once the sink has the full
     chunk), and uploads read it there rather than a copy (the writer only writes past what an upload reads).
-    The writer itself stores each full chunk, so it does not start filling the next until S3 has it.
+    The writer itself stores each full chunk, so it does not start filling the next until the sink has it.
     """
 
     def __init__(
-        self, job_prefix: str, mask: SecretMask, flush_seconds: float = 2.0, chunk_bytes: int = 5 * 1024 * 1024
+        self,
+        sink: Sink,
+        mask: SecretMask,
+        flush_seconds: float = 2.0,
+        chunk_bytes: int = CHUNK_BYTES,
+        name: str = "log",
     ) -> None:
         if flush_seconds <= 0 or chunk_bytes <= 0:
             raise ValueError("flush_seconds and chunk_bytes must be positive")
-        self._job_prefix = job_prefix
+        self._sink = sink
+        self._name = name
         self._mask = mask
         self._chunk_bytes = chunk_bytes
         self._lock = threading.Lock()  # guards the buffers and counters below
-        self._upload_lock = threading.Lock()  # one upload at a time, so S3 keeps a chunk's latest version
+        self._upload_lock = threading.Lock()  # one upload at a time, so the sink keeps a chunk's latest version
         self._close_lock = threading.Lock()
         self._current: mmap.mmap | None = None  # the chunk being filled, mapped at its first byte ...
         self._size = 0  # ... and how much of it is filled
         self._index = 0  # its number
-        self._stored_size = 0  # how much of it S3 has
-        self._full: deque[tuple[int, mmap.mmap]] = deque()  # full chunks S3 does not have yet
+        self._stored_size = 0  # how much of it the sink has
+        self._full: deque[tuple[int, mmap.mmap]] = deque()  # full chunks the sink does not have yet
         self._lines = 0
         self._closed = False  # no more writes
-        self._sealed = False  # the log is one object in S3
+        self._sealed = False  # every chunk is sent
+        self._abandoned = False  # the sink will never take more: writers stop waiting for it
         self._stop = threading.Event()
         self._timer = threading.Thread(
-            target=self._flush_periodically, args=(flush_seconds,), name=f"log {job_prefix}", daemon=True
+            target=self._flush_periodically, args=(flush_seconds,), name=f"log {name}", daemon=True
         )
         self._timer.start()
 
@@ -95,10 +104,12 @@ class LogStream:
 
     def write(self, line: str) -> None:
         """Append one line of output, given without its newline; it is masked before anything is kept."""
+        if self._abandoned:
+            return
         pieces = split_line(self._mask(line))
         with self._lock:
             if self._closed:
-                raise ValueError(f"the log of {self._job_prefix} is closed")
+                raise ValueError(f"the {self._name} is closed")
             for piece in pieces:
                 self._append(piece + b"\n")
             self._lines += len(pieces)
@@ -107,25 +118,28 @@ class LogStream:
             self._store_full_chunks()
 
     def flush(self) -> None:
-        """Store what is buffered in S3 now; raises if S3 refuses (everything is kept for the next try)."""
+        """Send what is buffered now; raises if the sink refuses (everything is kept for the next try)."""
         self._push()
 
-    def close(self) -> None:
-        """Flush, then make the finished log one object; raises if that fails, and may be called again."""
+    def abandon(self) -> None:
+        """The sink will take nothing more (the job's token is gone): writers no longer wait for it."""
+        self._abandoned = True
+
+    def close(self) -> int:
+        """Send what is left; how many chunks the log has. Raises if the sink refuses, and may be called again."""
         with self._close_lock:
-            if self._sealed:
-                return
             with self._lock:
                 self._closed = True
+                chunk_count = self._index + (1 if self._size else 0)
+            if self._sealed:
+                return chunk_count
             self._stop.set()
             self._timer.join()
             self._push()
-            with self._lock:
-                chunk_count = self._index + (1 if self._size else 0)
-            logs.seal_log(self._job_prefix, chunk_count)
             self._sealed = True
             with self._lock:
                 self._current = None
+            return chunk_count
 
     def _append(self, data: bytes) -> None:
         """Add ``data`` to the current chunk, moving on to the next one each time a chunk is full (holding _lock)."""
@@ -143,42 +157,42 @@ class LogStream:
                 self._index += 1
 
     def _push(self) -> None:
-        """Store the full chunks S3 lacks, in order, then the current chunk if it grew; S3 errors propagate."""
+        """Send the full chunks the sink lacks, in order, then the current chunk if it grew; sink errors propagate."""
         with self._upload_lock:
             while True:
                 with self._lock:
                     if not self._full:
                         break
                     index, buffer = self._full[0]
-                logs.put_chunk(self._job_prefix, index, buffer)
+                self._sink(index, memoryview(buffer))
                 with self._lock:
                     self._full.popleft()
-                del buffer  # S3 has it: its memory goes back now, not when this push ends
+                del buffer  # the sink has it: its memory goes back now, not when this push ends
             with self._lock:
                 index, size, current = self._index, self._size, self._current
                 grew = current is not None and size != self._stored_size
             if current is not None and grew:
                 # only bytes before ``size`` are read, and the writer writes after them (or into a new buffer)
-                logs.put_chunk(self._job_prefix, index, memoryview(current)[:size])
+                self._sink(index, memoryview(current)[:size])
                 with self._lock:
                     if self._index == index:
                         self._stored_size = size
 
     def _try_push(self) -> bool:
-        """Push, logging (never the log's content) rather than raising when S3 fails: the job goes on."""
+        """Push, logging (never the log's content) rather than raising when the sink fails: the job goes on."""
         try:
             self._push()
-        except (BotoCoreError, ClientError) as error:
-            logger.warning("Could not store the log of %s, trying again later: %s", self._job_prefix, error)
+        except Exception as error:  # the sink's own errors (S3, HTTP): kept for the next try
+            logger.warning("Could not store the %s, trying again later: %s", self._name, error)
             return False
         return True
 
     def _store_full_chunks(self) -> None:
-        """Store full chunks now; while S3 refuses them and too many wait in memory, the writer waits too."""
+        """Store full chunks now; while the sink refuses them and too many wait in memory, the writer waits too."""
         delay = 0.5
         while not self._try_push():
             with self._lock:
-                if len(self._full) <= MAX_WAITING_CHUNKS:
+                if len(self._full) <= MAX_WAITING_CHUNKS or self._abandoned:
                     return
             time.sleep(delay)
             delay = min(delay * 2, MAX_RETRY_SECONDS)

@@ -11,6 +11,7 @@ from typing import Any
 from pynamodb.exceptions import UpdateError
 
 from chalicelib.errors import Conflict
+from chalicelib.store import reports
 from chalicelib.store.jobs import Job, job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
 from chalicelib.store.transactions import atomically, claim, is_condition_failure, release
@@ -99,6 +100,18 @@ def add_build(build: Build, jobs: list[Job], project: ProjectModel | None = None
         transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
         for job in jobs:
             transaction.save(job_model(job), condition=JobModel.job_id.does_not_exist())
+
+
+def change_version(build: Build, version: str) -> None:
+    """A running build's new version (UpdateBuild -Version); Conflict when the project has a build of it already."""
+    with atomically(f"Build version '{version}' already exists in this project.") as transaction:
+        claim(transaction, version_claim(build.project_id, version))
+        release(transaction, version_claim(build.project_id, build.version))
+        transaction.update(
+            BuildModel(build.project_id, build.build_id),
+            actions=[BuildModel.version.set(version), BuildModel.updated.set(datetime.now(UTC))],
+            condition=BuildModel.version == build.version,
+        )
 
 
 def take_build_number(account_id: int, slug: str) -> int | None:
@@ -246,12 +259,14 @@ def replace_last_build(account_id: int, slug: str, build: Build | None, summary:
 
 
 def delete_build(build: Build) -> None:
-    """Remove a build, its jobs and its version claim (its S3 objects are removed by the caller)."""
+    """Remove a build, its jobs, what they reported and its version claim (its S3 objects are removed by the
+    caller)."""
     with atomically("The build changed meanwhile.") as transaction:
         release(transaction, version_claim(build.project_id, build.version))
         transaction.delete(BuildModel(build.project_id, build.build_id))
     for job_id in build.job_ids:
         JobModel(job_id).delete()
+    reports.delete_reports(build.job_ids)
 
 
 def delete_project_builds(project_id: int) -> None:

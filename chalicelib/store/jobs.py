@@ -119,20 +119,30 @@ def move_job(
     return True
 
 
-def claim_job(job_id: str, lease_expires: int) -> bool:
-    """queued -> running for the runner that wins; a duplicate delivery loses and gets False."""
+def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) -> bool:
+    """queued -> running for the dispatcher or agent that wins; a duplicate delivery loses and gets False.
+
+    ``token_hash`` is the hash of the job token minted for the job's runner: the only credential it gets.
+    """
     now = datetime.now(UTC)
-    return move_job(
-        job_id,
-        ["queued"],
-        "running",
-        extra=[
-            JobModel.started.set(now),
-            JobModel.attempts.add(1),
-            JobModel.leased.set(LEASED),
-            JobModel.lease_expires.set(lease_expires),
-        ],
-    )
+    extra = [
+        JobModel.started.set(now),
+        JobModel.attempts.add(1),
+        JobModel.leased.set(LEASED),
+        JobModel.lease_expires.set(lease_expires),
+    ]
+    if token_hash is not None:
+        extra.append(JobModel.token_hash.set(token_hash))
+    return move_job(job_id, ["queued"], "running", extra=extra)
+
+
+def job_token_hash(job_id: str) -> tuple[str | None, Job | None]:
+    """The hash of the job's live token (None when it has none) and the job itself, read consistently."""
+    try:
+        model = JobModel.get(job_id, consistent_read=True)
+    except JobModel.DoesNotExist:
+        return None, None
+    return model.token_hash, job_from_model(model)
 
 
 def name_agent(job_id: str, agent: str) -> None:
@@ -155,14 +165,17 @@ def log_chunk_count(job_id: str) -> int:
         return 0
 
 
-def renew_lease(job_id: str, lease_expires: int) -> str | None:
-    """Extend a running job's lease; returns the job's status now (None when it is no longer leased)."""
+def renew_lease(job_id: str, lease_expires: int, token_hash: str | None = None) -> str | None:
+    """Extend a running job's lease; returns the job's status now (None when it is no longer leased).
+
+    With ``token_hash``, only while the job's token is still that one.
+    """
     job = JobModel(job_id)
+    condition = JobModel.leased.exists() & JobModel.status.is_in("running", "cancelling")
+    if token_hash is not None:
+        condition = condition & (JobModel.token_hash == token_hash)
     try:
-        job.update(
-            actions=[JobModel.lease_expires.set(lease_expires)],
-            condition=JobModel.leased.exists() & JobModel.status.is_in("running", "cancelling"),
-        )
+        job.update(actions=[JobModel.lease_expires.set(lease_expires)], condition=condition)
     except UpdateError as error:
         if is_condition_failure(error):
             return None
@@ -183,6 +196,7 @@ def finish_job(
         JobModel.finished.set(datetime.now(UTC)),
         JobModel.leased.remove(),
         JobModel.lease_expires.remove(),
+        JobModel.token_hash.remove(),  # the runner's token dies with the job
     ]
     if message is not None:
         extra.append(JobModel.message.set(message))

@@ -3,8 +3,9 @@
 {job_prefix}log/chunks/000000, 000001, ...   the running log, in order; every chunk but the last is full
 {job_prefix}log/log.txt                      the finished log (the chunks are deleted once it exists)
 
-S3 has no append, so the runner re-uploads its current chunk as it grows and starts a new one when it
-is full (see chalicelib/runner/logstream.py). How the API reads it is store/log_reads.py.
+S3 has no append, so a log stream re-sends its current chunk as it grows and starts a new one when it is
+full (see chalicelib/runner/logstream.py): a runner through the job protocol, which stores each chunk here.
+How the API reads it is store/log_reads.py.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import contextlib
 import io
 import logging
 import mmap
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,6 +62,11 @@ def put_chunk(job_prefix: str, index: int, body: Buffer) -> None:
             Body=reader,
             ContentType=CONTENT_TYPE,
         )
+
+
+def chunk_sink(job_prefix: str) -> Callable[[int, Buffer], None]:
+    """A log stream's sink that stores its chunks here: for the logs the service writes itself (deployments)."""
+    return lambda index, body: put_chunk(job_prefix, index, body)
 
 
 class BufferReader(io.RawIOBase):

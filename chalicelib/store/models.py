@@ -341,12 +341,29 @@ class JobModel(Model):
     attempts = NumberAttribute(default=0)
     leased = UnicodeAttribute(null=True)
     lease_expires = NumberAttribute(null=True)
+    token_hash = UnicodeAttribute(null=True)  # SHA-256 of the job token its runner holds, while it holds one
     created = UTCDateTimeAttribute()
     started = UTCDateTimeAttribute(null=True)
     finished = UTCDateTimeAttribute(null=True)
     updated = UTCDateTimeAttribute(null=True)
     by_build = JobByBuildIndex()
     by_lease = JobByLeaseIndex()
+
+
+class JobReportModel(Model):
+    """What a running job reported through the Build Worker API: a message, a compilation message or a test.
+
+    ``report`` orders a job's reports and names tests: ``message#<ns>``, ``compilation#<ns>`` or
+    ``test#<sha256 of the name>`` (a test is updated by name). Removed with the job's build.
+    """
+
+    class Meta:
+        table_name = _TableName("job-reports")
+
+    job_id = UnicodeAttribute(hash_key=True)
+    report = UnicodeAttribute(range_key=True)
+    body = JSONAttribute()
+    created = UTCDateTimeAttribute()
 
 
 class EnvironmentByAccessKeyIndex(GlobalSecondaryIndex["EnvironmentModel"]):
@@ -441,6 +458,7 @@ ALL_MODELS: tuple[type[Model], ...] = (
     ProjectModel,
     BuildModel,
     JobModel,
+    JobReportModel,
     EnvironmentModel,
     DeploymentModel,
 )

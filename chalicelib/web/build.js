@@ -1,8 +1,12 @@
-// A build: its jobs with their status, duration, live log and artifacts; cancel, re-run and deploy.
+// A build: its jobs with their status, duration, live log, artifacts, and the tests and messages they reported;
+// cancel, re-run and deploy.
 
 import { apiUrl, call, getJson, sendJson } from "./api.js";
 import { duration, h, isFinal, messageBox, route, statusBadge, submitting } from "./dom.js";
 import { LogFollower } from "./log.js";
+import { JobReports } from "./reports.js";
+
+const REPORTS_EVERY_MS = 5000;  // a running job's tests and messages are read again this often
 
 export async function buildView(page, accountName, slug, version) {
   const project = `/projects/${encodeURIComponent(accountName)}/${encodeURIComponent(slug)}`;
@@ -51,12 +55,12 @@ export async function buildView(page, accountName, slug, version) {
       followers.set(job.jobId, follower);
       parts = {
         status: h("span"), duration: h("span", { class: "duration" }), artifacts: h("ul", { class: "artifacts" }),
-        artifactsShown: false, follower, lastStatus: null,
+        artifactsShown: false, follower, lastStatus: null, reports: new JobReports(job.jobId), reportsRead: 0,
       };
       jobParts.set(job.jobId, parts);
       jobs.append(h("article", { class: "job", "data-job": job.jobId },
         h("header", {}, h("span", { class: "name" }, job.name || "Job"), parts.status, parts.duration),
-        follower.element, parts.artifacts));
+        follower.element, parts.artifacts, parts.reports.element));
     }
     if (parts.lastStatus !== job.status) parts.status.replaceChildren(statusBadge(job.status));
     parts.duration.textContent = duration(job.started, job.finished);
@@ -72,6 +76,14 @@ export async function buildView(page, accountName, slug, version) {
       return h("li", {}, h("a", { href: apiUrl(`/buildjobs/${jobId}/artifacts/${file}`), download: "" },
         artifact.name || artifact.fileName), ` (${artifact.size} bytes)`);
     }));
+  };
+  const readReports = async (parts, finished) => {
+    const job = parts.job;
+    if (job.status === "queued") return;
+    const due = finished ? parts.lastStatus !== job.status : Date.now() - parts.reportsRead >= REPORTS_EVERY_MS;
+    if (!due) return;
+    parts.reportsRead = Date.now();
+    await parts.reports.load();
   };
   const renderDeploy = async () => {
     if (build.status !== "success" || deploy.childElementCount) return;
@@ -101,6 +113,7 @@ export async function buildView(page, accountName, slug, version) {
       const finished = isFinal(job.status);
       if (job.status !== "queued" && (!finished || parts.lastStatus !== job.status)) await parts.follower.poll();
       if (finished && !parts.artifactsShown) await showArtifacts(parts);
+      await readReports(parts, finished);
       parts.lastStatus = job.status;
     }
     await renderDeploy();

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from typing import Any
 
 from chalice.app import CloudWatchEvent, SQSEvent
 
@@ -23,18 +22,12 @@ def _job_ids(event: SQSEvent) -> list[str]:
     return ids
 
 
-def _remaining_seconds(event: Any) -> float | None:
-    context = getattr(event, "context", None)
-    remaining = getattr(context, "get_remaining_time_in_millis", None)
-    return remaining() / 1000 if callable(remaining) else None
-
-
 def run_jobs(event: SQSEvent) -> None:
-    """A job message: run the job (a duplicate delivery finds it claimed and returns)."""
-    from chalicelib.runner.job import run_job  # the runner (git, providers) loads only where jobs run: cold start
+    """A job message: hand the job to its executor (a duplicate delivery finds it claimed and returns)."""
+    from chalicelib.domain.dispatch import dispatch_job  # executors load only where jobs are dispatched: cold start
 
     for job_id in _job_ids(event):
-        run_job(job_id, _remaining_seconds(event))
+        dispatch_job(job_id)
 
 
 def abandon_jobs(event: SQSEvent) -> None:

@@ -36,6 +36,16 @@ STREAMING_YML = (
 )
 SLOW_YML = "build_script:\n  - echo started slowly\n  - sleep 120\n"
 QUICK_YML = "build_script:\n  - echo quick > site.txt\nartifacts:\n  - path: site.txt\n"
+REPORTING_YML = (
+    "test_script:\n"
+    '  - appveyor AddTest "parses an empty file" -Framework xUnit -FileName ParserTests.cs -Outcome Passed'
+    " -Duration 12\n"
+    '  - appveyor AddTest "parses a large file" -Framework xUnit -FileName ParserTests.cs -Outcome Passed'
+    " -Duration 1530\n"
+    '  - appveyor AddTest "rejects a bad token" -Framework xUnit -FileName ParserTests.cs -Outcome Failed'
+    ' -Duration 7 -ErrorMessage "Expected an error, got none"\n'
+    '  - appveyor AddMessage "1 test failed" -Category Warning\n'
+)
 
 
 class Api:
@@ -269,6 +279,35 @@ def test_a_project_added_and_built_in_the_browser_shows_its_log_growing_in_colou
     row = element(driver, "#projects tr.status-row.success")
     assert "success" in row.text
     screenshots(driver, "projects", dark=True)
+
+
+def test_a_build_whose_script_reported_tests_shows_them_and_its_messages(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, REPORTING_YML)
+    version = api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug}).json()["version"]
+    assert finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")["status"] == "success"
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
+
+    rows_css = '[data-reports="tests"] tr[data-test]'
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, rows_css)) == 3)
+    rows = [
+        [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        for row in driver.find_elements(By.CSS_SELECTOR, rows_css)
+    ]
+    assert rows == [
+        ["parses an empty file", "Passed", "12 ms"],
+        ["parses a large file", "Passed", "1.5 s"],
+        ["rejects a bad token\nExpected an error, got none", "Failed", "7 ms"],
+    ]
+    assert "3 · 2 passed · 1 failed" in element(driver, '[data-reports="tests"] h3').text
+    (message,) = driver.find_elements(By.CSS_SELECTOR, '[data-reports="messages"] li')
+    assert message.get_attribute("data-category") == "warning"
+    assert message.find_element(By.CSS_SELECTOR, ".status").text == "warning" and "1 test failed" in message.text
+    driver.execute_script("document.querySelector('[data-reports=\"tests\"]').scrollIntoView()")
+    screenshots(driver, "build-tests", dark=True)
 
 
 def test_a_slow_build_is_cancelled_from_its_page(

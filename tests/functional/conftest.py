@@ -20,13 +20,25 @@ def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
         yield server
 
 
+@pytest.fixture(scope="session")
+def api_url(aws_endpoint: str) -> Iterator[str]:
+    """The API served over HTTP on loopback, as the local stack serves it: what runners call (the job protocol)."""
+    from chalicelib.local.stack import local_config, serve_api
+
+    config = local_config()
+    server = serve_api(config.chalice_app, config, 0)
+    yield f"http://127.0.0.1:{server.server.server_address[1]}"
+    server.shutdown()
+
+
 @pytest.fixture(scope="module")
-def pump(fresh_resources: None) -> Iterator[SqsPump]:
+def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
     """The app's queue handlers, run as the local stack runs them; runners heartbeat twice a second."""
     from app import app
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
+        patch.setenv("CONVEYOR_RUNNER_API_URL", api_url)
         running = SqsPump(app, workers=4, wait_seconds=1)
         running.start()
         yield running

@@ -18,9 +18,36 @@ from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.cache import CacheEntry, dependencies_checksum, restore_cache, save_cache
-from chalicelib.store.artifacts import artifact_url
-from chalicelib.store.cache import list_cache_keys, put_cache_entry
+from chalicelib.store.artifacts import artifact_url, put_artifact
+from chalicelib.store.cache import (
+    cache_entry_metadata,
+    delete_cache_keys,
+    get_cache_entry,
+    list_cache_keys,
+    put_cache_entry,
+)
 from tests.support import unique
+
+
+class CacheFolder(str):
+    """A job's cache folder in S3, as the runner's CacheStore: what the job protocol does for a runner, done here."""
+
+    def key(self, entry_id: str) -> str:
+        return f"{self}{entry_id}.tgz"
+
+    def metadata(self, entry_ids: list[str]) -> dict[str, dict[str, str] | None]:
+        return {entry_id: cache_entry_metadata(self.key(entry_id)) for entry_id in entry_ids}
+
+    def download(self, entry_id: str, path: Path) -> bool:
+        return get_cache_entry(self.key(entry_id), path)
+
+    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> None:
+        put_cache_entry(self.key(entry_id), path, metadata)
+
+    def prune(self, keep: list[str]) -> int:
+        stale = [key for key in list_cache_keys(self) if key not in {self.key(entry_id) for entry_id in keep}]
+        delete_cache_keys(stale)
+        return len(stale)
 
 
 class Log(list[str]):
@@ -67,8 +94,8 @@ def job_prefix() -> str:
 
 
 @pytest.fixture
-def cache_prefix() -> str:
-    return f"cache/1/2/{unique('job')}/"
+def cache_prefix() -> CacheFolder:
+    return CacheFolder(f"cache/1/2/{unique('job')}/")
 
 
 def collect(
@@ -78,7 +105,10 @@ def collect(
     variables: dict[str, str] | None = None,
     log: Log | None = None,
 ) -> list[Artifact]:
-    return collect_artifacts(build, list(entries), variables or {}, job_prefix, log if log is not None else Log())
+    def upload(file_name: str, path: Path) -> int:
+        return put_artifact(job_prefix, file_name, path)
+
+    return collect_artifacts(build, list(entries), variables or {}, upload, log if log is not None else Log())
 
 
 def stored_keys(prefix: str) -> list[str]:
@@ -271,7 +301,7 @@ def checkout(tmp_path: Path, name: str, files: dict[str, str]) -> Path:
     return write(folder, files)
 
 
-def test_saved_cache_comes_back_in_a_fresh_checkout(tmp_path: Path, cache_prefix: str) -> None:
+def test_saved_cache_comes_back_in_a_fresh_checkout(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     first = write(tmp_path / "first", NODE_PROJECT)
     save_cache(first, ENTRIES, cache_prefix, Log())
     second = checkout(tmp_path, "second", {"package.json": NODE_PROJECT["package.json"]})
@@ -283,7 +313,7 @@ def test_saved_cache_comes_back_in_a_fresh_checkout(tmp_path: Path, cache_prefix
     assert log == ["Restoring build cache entry 'node_modules'", "Restoring build cache entry 'tools\\linter.bin'"]
 
 
-def test_absolute_entry_inside_the_build_folder_is_cached(tmp_path: Path, cache_prefix: str) -> None:
+def test_absolute_entry_inside_the_build_folder_is_cached(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     first = write(tmp_path / "first", NODE_PROJECT)
     save_cache(first, [str(first / "node_modules")], cache_prefix, Log())
     second = checkout(tmp_path, "second", {})
@@ -293,7 +323,7 @@ def test_absolute_entry_inside_the_build_folder_is_cached(tmp_path: Path, cache_
     assert tree(second / "node_modules") == tree(first / "node_modules")
 
 
-def test_unchanged_cache_is_not_uploaded_again(tmp_path: Path, cache_prefix: str) -> None:
+def test_unchanged_cache_is_not_uploaded_again(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     folder = write(tmp_path / "build", NODE_PROJECT)
     save_cache(folder, ENTRIES, cache_prefix, Log())
     before = {key: object_version(key) for key in list_cache_keys(cache_prefix)}
@@ -310,7 +340,7 @@ def test_unchanged_cache_is_not_uploaded_again(tmp_path: Path, cache_prefix: str
     ]
 
 
-def test_changed_contents_are_uploaded_again(tmp_path: Path, cache_prefix: str) -> None:
+def test_changed_contents_are_uploaded_again(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     folder = write(tmp_path / "build", NODE_PROJECT)
     save_cache(folder, ENTRIES, cache_prefix, Log())
     write(folder, {"node_modules/left-pad/index.js": "pad v2"})
@@ -329,7 +359,7 @@ def object_version(key: str) -> tuple[Any, str]:
     return head["LastModified"], head["ETag"]
 
 
-def test_changed_dependency_file_keeps_the_cache_from_being_restored(tmp_path: Path, cache_prefix: str) -> None:
+def test_changed_dependency_file_keeps_the_cache_from_being_restored(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     save_cache(write(tmp_path / "first", NODE_PROJECT), ENTRIES, cache_prefix, Log())
     second = checkout(tmp_path, "second", {"package.json": '{"version": 2}'})
     log = Log()
@@ -341,7 +371,7 @@ def test_changed_dependency_file_keeps_the_cache_from_being_restored(tmp_path: P
     assert (second / "tools/linter.bin").exists()  # an entry without dependencies stays valid
 
 
-def test_wildcard_and_missing_dependencies(tmp_path: Path, cache_prefix: str) -> None:
+def test_wildcard_and_missing_dependencies(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     files = {"src/a/packages.config": "a1", "src/b/packages.config": "b1", "packages/lib.dll": "dll"}
     entries = ["packages -> **\\packages.config, missing.lock"]
     save_cache(write(tmp_path / "first", files), entries, cache_prefix, Log())
@@ -355,7 +385,7 @@ def test_wildcard_and_missing_dependencies(tmp_path: Path, cache_prefix: str) ->
     assert not (changed / "packages").exists()
 
 
-def test_entry_not_yet_saved_is_reported_missing(tmp_path: Path, cache_prefix: str) -> None:
+def test_entry_not_yet_saved_is_reported_missing(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     log = Log()
 
     restore_cache(checkout(tmp_path, "build", {}), ENTRIES, cache_prefix, log)
@@ -363,7 +393,7 @@ def test_entry_not_yet_saved_is_reported_missing(tmp_path: Path, cache_prefix: s
     assert log == ["Cache entry 'node_modules' not found", "Cache entry 'tools\\linter.bin' not found"]
 
 
-def test_entry_removed_from_the_configuration_is_deleted_on_save(tmp_path: Path, cache_prefix: str) -> None:
+def test_entry_removed_from_the_configuration_is_deleted_on_save(tmp_path: Path, cache_prefix: CacheFolder) -> None:
     folder = write(tmp_path / "build", NODE_PROJECT)
     save_cache(folder, ENTRIES, cache_prefix, Log())
 
@@ -377,7 +407,7 @@ def test_entry_removed_from_the_configuration_is_deleted_on_save(tmp_path: Path,
 
 def test_each_job_has_its_own_cache(tmp_path: Path) -> None:
     project = f"cache/1/{unique('project')}/"
-    job1, job10 = f"{project}job1/", f"{project}job10/"  # one name starts with the other
+    job1, job10 = CacheFolder(f"{project}job1/"), CacheFolder(f"{project}job10/")  # one name starts with the other
     save_cache(write(tmp_path / "one", {"deps/lib": "one"}), ["deps"], job1, Log())
     save_cache(write(tmp_path / "ten", {"deps/lib": "ten"}), ["deps"], job10, Log())
 
@@ -389,13 +419,8 @@ def test_each_job_has_its_own_cache(tmp_path: Path) -> None:
     assert (restored / "deps/lib").read_text() == "ten"
 
 
-def test_cache_prefix_must_be_a_folder(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
-        save_cache(tmp_path, [], "cache/1/2/job1", Log())
-
-
 @pytest.mark.parametrize("entry", ["../outside", "..\\secret.txt", "/etc", "linked", "linked/key.pem"])
-def test_entries_outside_the_build_folder_are_not_cached(build: Path, cache_prefix: str, entry: str) -> None:
+def test_entries_outside_the_build_folder_are_not_cached(build: Path, cache_prefix: CacheFolder, entry: str) -> None:
     os.symlink(build.parent / "outside", build / "linked")
     log = Log()
 
@@ -405,7 +430,7 @@ def test_entries_outside_the_build_folder_are_not_cached(build: Path, cache_pref
     assert log.mentions("outside the build folder")
 
 
-def test_links_inside_a_cached_folder_are_kept_as_links(build: Path, tmp_path: Path, cache_prefix: str) -> None:
+def test_links_inside_a_cached_folder_are_kept_as_links(build: Path, tmp_path: Path, cache_prefix: CacheFolder) -> None:
     write(build, {"deps/lib": "lib"})
     os.symlink(build.parent / "secret.txt", build / "deps" / "leak")
     save_cache(build, ["deps"], cache_prefix, Log())
@@ -439,11 +464,13 @@ def malicious_archive(path: Path) -> None:
         add(tar, "deps/abs", link="/etc")
 
 
-def test_poisoned_archive_extracts_only_inside_its_entry(build: Path, tmp_path: Path, cache_prefix: str) -> None:
+def test_poisoned_archive_extracts_only_inside_its_entry(
+    build: Path, tmp_path: Path, cache_prefix: CacheFolder
+) -> None:
     archive = tmp_path / "poison.tgz"
     malicious_archive(archive)
     metadata = {"dependencies": dependencies_checksum(build, ()), "checksum": "forged"}
-    put_cache_entry(CacheEntry("deps", "deps", ()).key(cache_prefix), archive, metadata)
+    put_cache_entry(cache_prefix.key(CacheEntry("deps", "deps", ()).entry_id), archive, metadata)
     log = Log()
 
     restore_cache(build, ["deps"], cache_prefix, log)
@@ -458,7 +485,7 @@ def test_poisoned_archive_extracts_only_inside_its_entry(build: Path, tmp_path: 
 
 
 def test_cached_folder_replaced_by_a_link_out_is_not_written_through(
-    build: Path, tmp_path: Path, cache_prefix: str
+    build: Path, tmp_path: Path, cache_prefix: CacheFolder
 ) -> None:
     save_cache(write(tmp_path / "first", {"deps/key.pem": "overwritten"}), ["deps"], cache_prefix, Log())
     os.symlink(build.parent / "outside", build / "deps")  # the repository itself holds "deps" -> outside
@@ -470,11 +497,11 @@ def test_cached_folder_replaced_by_a_link_out_is_not_written_through(
     assert log.mentions("Skipping", "deps/key.pem")
 
 
-def test_damaged_archive_costs_only_the_cache(build: Path, tmp_path: Path, cache_prefix: str) -> None:
+def test_damaged_archive_costs_only_the_cache(build: Path, tmp_path: Path, cache_prefix: CacheFolder) -> None:
     garbage = tmp_path / "garbage.tgz"
     garbage.write_bytes(b"\x1f\x8b not really gzip")
     metadata = {"dependencies": dependencies_checksum(build, ()), "checksum": "forged"}
-    put_cache_entry(CacheEntry("deps", "deps", ()).key(cache_prefix), garbage, metadata)
+    put_cache_entry(cache_prefix.key(CacheEntry("deps", "deps", ()).entry_id), garbage, metadata)
     log = Log()
 
     restore_cache(build, ["deps"], cache_prefix, log)

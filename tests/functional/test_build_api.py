@@ -5,13 +5,14 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
+from chalicelib import executors
 from chalicelib.domain import progress
-from chalicelib.runner.job import run_job
+from chalicelib.domain.dispatch import dispatch_job
+from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
@@ -234,22 +235,24 @@ def test_build_of_another_account_cannot_be_deleted_or_rerun(project: BuildProje
 
 
 def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
-    account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+    account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    runs = tmp_path / "runs.txt"  # each run of the job adds a line
-    files = {"appveyor.yml": appveyor_yml("build_script:", f"  - echo ran >> {runs}")}
-    project = BuildProject(account, git_server, files)
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo ran")})
     queued = project.start()  # no pump in this module: the two deliveries below are the only ones
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
     both_claiming = threading.Barrier(2, timeout=10)
     claim = job_store.claim_job
+    tickets: list[Ticket] = []
 
     def claim_together(*args: Any, **kwargs: Any) -> bool:
         both_claiming.wait()  # each delivery has read the job as queued: now both claim it
         return claim(*args, **kwargs)
 
     monkeypatch.setattr(job_store, "claim_job", claim_together)
-    deliveries = [threading.Thread(target=run_job, args=(job_id,)) for _ in range(2)]
+    monkeypatch.setattr(executors, "run", tickets.append)  # what each delivery hands to an executor
+    monkeypatch.setenv("CONVEYOR_RUNNER_API_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("CONVEYOR_EXECUTOR", "lambda")  # handed over and left running, as to the runner function
+    deliveries = [threading.Thread(target=dispatch_job, args=(job_id,)) for _ in range(2)]
     for delivery in deliveries:
         delivery.start()
     for delivery in deliveries:
@@ -257,8 +260,8 @@ def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
 
     job = job_store.get_job(job_id)
     assert job is not None and job.attempts == 1
-    assert runs.read_text() == "ran\n"
-    assert project.build(queued["version"])["status"] == "success"
+    assert [ticket.job_id for ticket in tickets] == [job_id]  # one runner, one token
+    assert project.build(queued["version"])["status"] == "running"
 
 
 def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import random
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,24 +26,6 @@ def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
         yield server
 
 
-@pytest.fixture(scope="module")
-def fast_heartbeat() -> Iterator[None]:
-    """Runners renew leases and look for cancels twice a second, so tests need not wait 5 s."""
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
-        yield
-
-
-@pytest.fixture(scope="module")
-def pump(fresh_resources: None, fast_heartbeat: None) -> Iterator[SqsPump]:
-    from app import app
-
-    running = SqsPump(app, workers=4, wait_seconds=1)
-    running.start()
-    yield running
-    running.stop()
-
-
 @pytest.fixture
 def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
     def make(files: dict[str, str], **commit: object) -> BuildProject:
@@ -59,6 +42,26 @@ def wait_until_empty(url: str, seconds: float = 10) -> None:
     while any(int(v) for v in sqs.get_queue_attributes(QueueUrl=url, AttributeNames=names)["Attributes"].values()):
         assert time.monotonic() < deadline, "the queue still holds messages"
         time.sleep(0.2)
+
+
+def processes_running(marker: str) -> list[int]:
+    """The processes on this machine whose command line has ``marker`` as an argument."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            arguments = (entry / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if marker.encode() in arguments:
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for(condition: Callable[[], bool], what: str, seconds: float = 15) -> None:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"waited {seconds} s for {what}"
+        time.sleep(0.1)
 
 
 def output(log: str) -> str:
@@ -161,20 +164,21 @@ def test_build_of_a_given_commit_builds_that_commit(make_project) -> None:  # ty
     assert "old" in log and "new" not in log
 
 
-def test_cancelled_running_build_stops_its_processes_and_ends_cancelled(make_project, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    marker = tmp_path / "left-behind"
+def test_cancelled_running_build_stops_its_processes_and_ends_cancelled(make_project) -> None:  # type: ignore[no-untyped-def]
+    marker = f"{60 + random.random():.9f}"  # a sleep this long is the job's and nothing else's
     project = make_project(
         {
             "appveyor.yml": appveyor_yml(
                 "build_script:",
                 "  - echo slow build started",
-                "  - (sleep 3; touch $MARKER) & sleep 60",
+                "  - (setsid sleep $MARKER &) ; sleep $MARKER",
             ),
         }
     )
-    queued = project.start(environmentVariables={"MARKER": str(marker)})
+    queued = project.start(environmentVariables={"MARKER": marker})
     job_id = project.wait(queued["version"], {"running"})["jobs"][0]["jobId"]
     project.wait_for_log(job_id, "slow build started")
+    wait_for(lambda: len(processes_running(marker)) == 2, "both sleeps of the job to run")
 
     reply = project.account.api.delete(
         f"/builds/{project.project['accountName']}/{project.project['slug']}/{queued['version']}"
@@ -185,8 +189,7 @@ def test_cancelled_running_build_stops_its_processes_and_ends_cancelled(make_pro
 
     assert build["status"] == "cancelled"
     assert build["jobs"][0]["status"] == "cancelled"
-    time.sleep(3.5)
-    assert not marker.exists(), "a process of the cancelled job outlived it"
+    wait_for(lambda: processes_running(marker) == [], "the cancelled job's processes (setsid's too) to end", 10)
     assert "cancelled" in project.log(job_id)
 
 
@@ -218,8 +221,7 @@ def test_rebuild_is_a_new_build_of_the_same_commit(make_project) -> None:  # typ
     assert "rebuild=True" in project.log(job_ids(rebuilt)[0])
 
 
-def test_rerun_incomplete_runs_only_the_failed_job_again(make_project, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    fixed = tmp_path / "fixed"
+def test_rerun_incomplete_runs_only_the_failed_job_again(make_project) -> None:  # type: ignore[no-untyped-def]
     project = make_project(
         {
             "appveyor.yml": appveyor_yml(
@@ -228,17 +230,16 @@ def test_rerun_incomplete_runs_only_the_failed_job_again(make_project, tmp_path:
                 "    - PART: steady",
                 "    - PART: flaky",
                 "build_script:",
-                '  - sh: if [ "$PART" = flaky ]; then test -f "$FIXED"; fi',
+                '  - sh: if [ "$PART" = flaky ]; then test "$APPVEYOR_RE_RUN_INCOMPLETE" = True; fi',
                 "  - echo run of $PART",
             ),
         }
     )
-    first = project.wait(project.start(environmentVariables={"FIXED": str(fixed)})["version"])
+    first = project.wait(project.start()["version"])
     assert first["status"] == "failed"
     steady, flaky = first["jobs"]
     assert (steady["status"], flaky["status"]) == ("success", "failed")
 
-    fixed.touch()
     reply = project.account.api.put("/builds", {"buildId": first["buildId"], "reRunIncomplete": True})
     assert reply.status == 200, reply.body
     assert reply.json["buildId"] == first["buildId"]

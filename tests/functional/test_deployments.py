@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,15 +16,9 @@ from chalicelib.store import blobs, logs
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
-from tests.deployments import add_environment, deploy, serving_api, wait_for_deployment
+from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer
 from tests.support import Account, Caller, member_of_role
-
-
-@pytest.fixture(scope="module")
-def api_url(pump: SqsPump) -> Iterator[str]:
-    with serving_api() as url:
-        yield url
 
 
 def run_agent(api_url: str, environment: dict[str, Any], folder: Path, name: str = "web-01") -> threading.Thread:

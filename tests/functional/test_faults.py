@@ -1,17 +1,27 @@
-"""Faults during a job: its runner killed outright, DynamoDB throttling and S3 errors. Each job runs in a process of
-its own, as in a Lambda sandbox; no pump runs here, so the runners below are the only ones."""
+"""Faults during a job: its runner killed outright, a service that answers 503 now and then. Each job's runner is a
+process of its own, as an executor starts it; no pump runs here, so the runners below are the only ones."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+
+import pytest
 
 from chalicelib.workers.jobs import sweep_leases
 from tests.builds import BuildProject, appveyor_yml
-from tests.faults import FlakyAws, RunnerProcess
+from tests.faults import FlakyGateway
 from tests.gitserver import GitServer
+from tests.runners import RunnerProcess, dispatch
 from tests.support import Account
 
-SHORT_LEASE = {"CONVEYOR_JOB_LEASE_SECONDS": "2", "CONVEYOR_HEARTBEAT_SECONDS": "0.5"}
+
+@pytest.fixture(autouse=True)
+def short_lease(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Runners renew leases twice a second and a lease runs out after 2 s (the service reads these per call)."""
+    monkeypatch.setenv("CONVEYOR_JOB_LEASE_SECONDS", "2")
+    monkeypatch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
+    yield
 
 
 def only_job(project: BuildProject, version: str) -> str:
@@ -22,13 +32,13 @@ def only_job(project: BuildProject, version: str) -> str:
 
 
 def test_a_runner_killed_mid_job_keeps_its_log_so_far_and_the_job_fails_once_its_lease_expires(
-    account: Account, git_server: GitServer
+    account: Account, git_server: GitServer, api_url: str
 ) -> None:
     script = ["build_script:", "  - echo before the kill in $APPVEYOR_BUILD_VERSION", "  - sleep 60", "  - echo after"]
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*script)})
     version = project.start()["version"]
     job_id = only_job(project, version)
-    runner = RunnerProcess(job_id, **SHORT_LEASE)
+    runner = RunnerProcess(dispatch(job_id, api_url, lease_seconds=2))
     try:
         project.wait_for_log(job_id, f"before the kill in {version}", seconds=30)
     finally:
@@ -48,13 +58,13 @@ def test_a_runner_killed_mid_job_keeps_its_log_so_far_and_the_job_fails_once_its
     assert "\nafter" not in log
 
 
-def test_throttled_dynamodb_and_failing_s3_writes_are_retried_and_the_job_outcome_is_recorded(
-    account: Account, git_server: GitServer, aws_endpoint: str
+def test_a_service_answering_503_now_and_then_is_retried_and_the_job_outcome_is_recorded(
+    account: Account, git_server: GitServer, api_url: str
 ) -> None:
     files = {
         "appveyor.yml": appveyor_yml(
             "build_script:",
-            "  - echo built by a runner that AWS kept failing > out.txt",
+            "  - echo built by a runner that the service kept failing > out.txt",
             "  - for n in 1 2 3 4 5; do echo line $n of the log; sleep 0.3; done",
             "artifacts:",
             "  - path: out.txt",
@@ -64,10 +74,11 @@ def test_throttled_dynamodb_and_failing_s3_writes_are_retried_and_the_job_outcom
     version = project.start()["version"]
     job_id = only_job(project, version)
 
-    with FlakyAws(aws_endpoint, every=3) as flaky:
-        RunnerProcess(job_id, AWS_ENDPOINT_URL=flaky.url).wait(seconds=120)
+    with FlakyGateway(api_url, every=3) as flaky:
+        ticket = dispatch(job_id, flaky.url)
+        RunnerProcess(ticket).wait(seconds=120)
 
-    assert flaky.faults["dynamodb"] >= 3 and flaky.faults["s3"] >= 1, flaky.faults
+    assert flaky.faults["api"] >= 3, flaky.faults
     build = project.build(version)
     assert build["status"] == "success", build
     assert "line 5 of the log" in project.log(job_id)

@@ -14,10 +14,11 @@ from botocore.exceptions import ClientError
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.runner.logstream import MAX_LINE_BYTES, LogStream, SecretMask
+from chalicelib.runner.logstream import MAX_LINE_BYTES, SecretMask
 from chalicelib.store import blobs, log_reads, logs
 from chalicelib.store.log_reads import LogReply, read_log
 from chalicelib.store.logs import delete_log
+from tests.logs import StoredLog
 from tests.support import unique
 
 MIB = 1024 * 1024
@@ -49,7 +50,7 @@ def wait_until(condition: Callable[[], bool], seconds: float = 5.0) -> bool:
     return condition()
 
 
-def write_lines(stream: LogStream, count: int, width: int = 20) -> bytes:
+def write_lines(stream: StoredLog, count: int, width: int = 20) -> bytes:
     """Write ``count`` numbered lines of ``width`` characters; returns the log they make."""
     lines = [f"line {number:08d} ".ljust(width, "-") for number in range(count)]
     for line in lines:
@@ -66,7 +67,7 @@ def download(reply: LogReply) -> requests.Response:
 
 def test_lines_are_readable_while_the_job_runs() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, flush_seconds=0.2)
+    stream = StoredLog(prefix, NO_SECRETS, flush_seconds=0.2)
 
     stream.write("Build started")
     stream.write("git clone ...")
@@ -80,7 +81,7 @@ def test_lines_are_readable_while_the_job_runs() -> None:
 
 def test_finished_log_is_one_text_object_and_no_chunk_is_left() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, chunk_bytes=64)
+    stream = StoredLog(prefix, NO_SECRETS, chunk_bytes=64)
     expected = write_lines(stream, 50)
     stream.flush()
     assert len(stored_objects(f"{prefix}log/chunks/")) > 10
@@ -95,7 +96,7 @@ def test_finished_log_is_one_text_object_and_no_chunk_is_left() -> None:
 
 def test_single_chunk_log_becomes_the_finished_log() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS)
+    stream = StoredLog(prefix, NO_SECRETS)
     expected = write_lines(stream, 3)
 
     stream.close()
@@ -113,7 +114,7 @@ def test_no_secret_reaches_s3_in_any_form() -> None:
     ]
     prefix = new_job_prefix()
     # chunks smaller than a secret: a secret masked after chunking would be split across chunks
-    stream = LogStream(prefix, SecretMask(secrets), flush_seconds=0.1, chunk_bytes=7)
+    stream = StoredLog(prefix, SecretMask(secrets), flush_seconds=0.1, chunk_bytes=7)
     stream.write("export PASSWORD=correct-horse-battery-staple")
     stream.write(f"auth: {forbidden[2]}")
     for line in key_material.splitlines():
@@ -140,7 +141,7 @@ def test_no_secret_reaches_s3_in_any_form() -> None:
 
 def test_running_log_of_many_chunks_reads_back_whole_and_in_order() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, chunk_bytes=100)
+    stream = StoredLog(prefix, NO_SECRETS, chunk_bytes=100)
     expected = write_lines(stream, 100, width=33)
 
     stream.flush()
@@ -154,7 +155,7 @@ def test_running_log_of_many_chunks_reads_back_whole_and_in_order() -> None:
 def test_running_log_too_big_to_send_gives_its_last_lines_after_a_note(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(log_reads, "MAX_INLINE_LOG", 1000)
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, chunk_bytes=256)
+    stream = StoredLog(prefix, NO_SECRETS, chunk_bytes=256)
     expected = write_lines(stream, 200, width=29)
     stream.flush()
 
@@ -172,7 +173,7 @@ def test_running_log_too_big_to_send_gives_its_last_lines_after_a_note(monkeypat
 
 def test_finished_log_too_big_to_send_is_a_redirect_to_the_whole_log() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, chunk_bytes=1 * MIB)  # chunks under S3's part size: parts are buffered
+    stream = StoredLog(prefix, NO_SECRETS, chunk_bytes=1 * MIB)  # chunks under S3's part size: parts are buffered
     expected = write_lines(stream, 6 * MIB // 1000 + 7, width=999)
     stream.close()
 
@@ -185,7 +186,7 @@ def test_finished_log_too_big_to_send_is_a_redirect_to_the_whole_log() -> None:
 
 def test_log_of_full_size_chunks_is_joined_in_s3() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, flush_seconds=60)  # default 5 MiB chunks: copied part by part
+    stream = StoredLog(prefix, NO_SECRETS, flush_seconds=60, chunk_bytes=5 * MIB)  # 5 MiB chunks: copied part by part
     expected = write_lines(stream, 11 * MIB // 4096 + 3, width=4095)
     stream.flush()
     assert len(stored_objects(f"{prefix}log/chunks/")) == 3
@@ -200,7 +201,7 @@ def test_job_without_output_has_an_empty_log() -> None:
     prefix = new_job_prefix()
     assert read_log(prefix) == LogReply(b"", None)
 
-    stream = LogStream(prefix, NO_SECRETS)
+    stream = StoredLog(prefix, NO_SECRETS)
     assert read_log(prefix) == LogReply(b"", None)
     stream.close()
 
@@ -212,7 +213,7 @@ def test_delete_log_removes_a_running_or_finished_log() -> None:
     running, finished = new_job_prefix(), new_job_prefix()
     for index in range(3):
         logs.put_chunk(running, index, b"running\n")
-    finished_stream = LogStream(finished, NO_SECRETS)
+    finished_stream = StoredLog(finished, NO_SECRETS)
     write_lines(finished_stream, 5)
     finished_stream.close()
 
@@ -225,7 +226,7 @@ def test_delete_log_removes_a_running_or_finished_log() -> None:
 
 def test_very_long_line_is_split_into_lines_of_64_kib() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, SecretMask(["hidden-value"]))
+    stream = StoredLog(prefix, SecretMask(["hidden-value"]))
 
     stream.write("hidden-value" + "x" * (3 * MAX_LINE_BYTES))
     stream.close()
@@ -240,7 +241,7 @@ def test_very_long_line_is_split_into_lines_of_64_kib() -> None:
 
 def test_closing_twice_is_harmless_and_writing_after_close_is_refused() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS)
+    stream = StoredLog(prefix, NO_SECRETS)
     stream.write("done")
 
     stream.close()
@@ -253,7 +254,7 @@ def test_closing_twice_is_harmless_and_writing_after_close_is_refused() -> None:
 
 def test_lines_from_several_threads_all_arrive() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, flush_seconds=0.05, chunk_bytes=1000)
+    stream = StoredLog(prefix, NO_SECRETS, flush_seconds=0.05, chunk_bytes=1000)
 
     def write(name: str) -> None:
         for number in range(200):
@@ -278,7 +279,7 @@ def test_s3_failure_while_running_does_not_stop_the_job(
     bucket = settings().bucket
     prefix = new_job_prefix()
     monkeypatch.setenv("CONVEYOR_BUCKET", unique("no-such-bucket"))
-    stream = LogStream(prefix, NO_SECRETS, flush_seconds=0.1)
+    stream = StoredLog(prefix, NO_SECRETS, flush_seconds=0.1)
 
     stream.write("private build output")
     stream.write("more output")
@@ -294,7 +295,7 @@ def test_s3_failure_while_running_does_not_stop_the_job(
 
 def test_finished_log_is_served_while_its_chunks_are_still_being_deleted() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, chunk_bytes=10)
+    stream = StoredLog(prefix, NO_SECRETS, chunk_bytes=10)
     expected = write_lines(stream, 5)
     stream.flush()
     aws.client("s3").put_object(Bucket=settings().bucket, Key=f"{prefix}log/log.txt", Body=expected)
@@ -317,7 +318,7 @@ def test_sealing_refuses_to_make_a_log_with_a_missing_chunk() -> None:
 @pytest.mark.parametrize("finished", [False, True], ids=["running", "finished"])
 def test_a_range_of_the_log_is_those_bytes_and_says_which(finished: bool) -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, flush_seconds=60)
+    stream = StoredLog(prefix, NO_SECRETS, flush_seconds=60)
     log = write_lines(stream, 100)
     stream.close() if finished else stream.flush()
 
@@ -332,7 +333,7 @@ def test_a_range_of_the_log_is_those_bytes_and_says_which(finished: bool) -> Non
 
 def test_a_range_past_the_end_of_the_log_has_nothing_and_gives_the_size() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, flush_seconds=60)
+    stream = StoredLog(prefix, NO_SECRETS, flush_seconds=60)
     log = write_lines(stream, 10)
     stream.flush()
 
@@ -344,7 +345,7 @@ def test_a_range_past_the_end_of_the_log_has_nothing_and_gives_the_size() -> Non
 
 def test_a_range_never_cuts_a_character_in_two() -> None:
     prefix = new_job_prefix()
-    stream = LogStream(prefix, NO_SECRETS, flush_seconds=60)
+    stream = StoredLog(prefix, NO_SECRETS, flush_seconds=60)
     stream.write("ééé")  # two bytes each
     stream.close()
 

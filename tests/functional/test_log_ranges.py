@@ -8,24 +8,25 @@ import re
 
 import pytest
 
-from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.runner.logstream import SecretMask
 from chalicelib.store import blobs, log_reads
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
+from tests.logs import StoredLog
 from tests.support import Account, Caller
 
 LOG = "/buildjobs/{}/log"
 
 
-def queued_job(account: Account, git_server: GitServer) -> tuple[Caller, str, LogStream]:
+def queued_job(account: Account, git_server: GitServer) -> tuple[Caller, str, StoredLog]:
     """A build's job left queued (no runner here), and a log stream writing that job's log."""
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")})
     job_id = project.build(project.start()["version"])["jobs"][0]["jobId"]
     job = job_store.get_job(job_id)
     assert job is not None
     prefix = blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
-    return account.api, job_id, LogStream(prefix, SecretMask([]), flush_seconds=60, chunk_bytes=700)
+    return account.api, job_id, StoredLog(prefix, SecretMask([]), flush_seconds=60, chunk_bytes=700)
 
 
 def follow(api: Caller, job_id: str, offset: int) -> tuple[bytes, int, str]:
@@ -107,7 +108,7 @@ def small_responses(monkeypatch: pytest.MonkeyPatch) -> int:
     return 6000
 
 
-def coloured_log(stream: LogStream, count: int) -> bytes:
+def coloured_log(stream: StoredLog, count: int) -> bytes:
     lines = [f"{number:03d} {COLOURED}" for number in range(count)]
     for line in lines:
         stream.write(line)

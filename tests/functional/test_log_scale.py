@@ -1,8 +1,8 @@
 """A job printing megabytes: its runner stays under 100 MB, the first line is readable within seconds, and the
 finished log is a redirect to S3 holding every byte printed (not megabytes through Lambda).
 
-The job runs as Lambda runs it: its message handed to the app's handler in a fresh process, which reports its
-own peak memory (tests/jobprocess.py; ``make bench BENCH=logs`` does the same with 200 MB).
+The job's runner runs as an executor starts it, in a fresh process, which reports its own peak memory
+(tests/jobprocess.py; ``make bench BENCH=logs`` does the same with 200 MB).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from chalice.test import Client
 from tests import jobprocess
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
+from tests.runners import dispatch
 from tests.support import new_account
 
 LINES = 200_000  # 20 MB, four log chunks
@@ -34,19 +35,19 @@ class BigJob:
 
 
 @pytest.fixture(scope="module")
-def big_job(fresh_resources: None, client: Client, git_server: GitServer) -> BigJob:
+def big_job(fresh_resources: None, client: Client, git_server: GitServer, api_url: str) -> BigJob:
     yml = appveyor_yml("build: off", "test_script:", f"  - python3 print_log.py {LINES}")
     project = BuildProject(new_account(client), git_server, {"appveyor.yml": yml, "print_log.py": jobprocess.PRINTER})
     version = project.start()["version"]
     job_id = project.build(version)["jobs"][0]["jobId"]
-    runner = jobprocess.start_handler(jobprocess.job_event(job_id))
+    runner = jobprocess.start_runner(dispatch(job_id, api_url))
     first_line_seconds = None
     while runner.poll() is None and first_line_seconds is None:
         start = project.account.api.get(f"/buildjobs/{job_id}/log", headers={"Range": "bytes=0-4095"}).body
         if b"\n" in start.partition(jobprocess.MARKER.encode())[2]:
             first_line_seconds = time.time() - jobprocess.after_first_line(start)[0]
         time.sleep(0.05)
-    memory = jobprocess.handler_result(runner)
+    memory = jobprocess.runner_result(runner)
     return BigJob(project, job_id, project.wait(version), memory, first_line_seconds)
 
 

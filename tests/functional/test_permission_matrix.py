@@ -40,6 +40,7 @@ UNPREFIXED = (
     "/health",
     "/openapi.json",
     "/agent/",
+    "/runner/",
     "/projects/status/",
     "/github/",
     "/gitlab/",
@@ -52,6 +53,7 @@ UNPREFIXED = (
 # test is an expected failure, for the reason DISCREPANCIES gives.
 # Another account's POST /users and /collaborators name home's role in the body: an unknown roleId is a bad field.
 # Agents authenticate with an environment's access key, which no API key is; health and the API document take none.
+# Runners authenticate with the job token minted for their one job, which no API key is either.
 # A badge's id and a webhook's id are their own credentials: whatever key comes with them, the answer is the same.
 # Signing in takes an e-mail address and password (a home user's, whoever sends them), signing out a session cookie
 # (none here): neither takes a key, so a key changes nothing.
@@ -111,6 +113,8 @@ DELETE /builds/{accountName}/{projectSlug}/{buildVersion}           204   204  4
 DELETE /builds/{buildId}                                            204   403  403     403          404   401
 GET    /buildjobs/{jobId}/log                                       200   200  200     200          404   401
 GET    /buildjobs/{jobId}/artifacts                                 200   200  200     200          404   401
+GET    /buildjobs/{jobId}/messages                                  200   200  200     200          404   401
+GET    /buildjobs/{jobId}/tests                                     200   200  200     200          404   401
 GET    /buildjobs/{jobId}/artifacts/{part1}                         302   302  302     302          404   401
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}                 302   302  302     302          404   401
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}/{part3}         302   302  302     302          404   401
@@ -124,6 +128,18 @@ POST   /agent/jobs/next                                             401   401  4
 POST   /agent/jobs/{jobId}/heartbeat                                401   401  401     401          401   401
 POST   /agent/jobs/{jobId}/log                                      401   401  401     401          401   401
 POST   /agent/jobs/{jobId}/result                                   401   401  401     401          401   401
+GET    /runner/jobs/{jobId}                                         401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/heartbeat                               401   401  401     401          401   401
+PUT    /runner/jobs/{jobId}/log/{index}                             401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/artifacts                               401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/cache/entries                           401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/cache/uploads                           401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/cache/prune                             401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/messages                                401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/tests                                   401   401  401     401          401   401
+PUT    /runner/jobs/{jobId}/tests                                   401   401  401     401          401   401
+PUT    /runner/jobs/{jobId}/build                                   401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/finish                                  401   401  401     401          401   401
 GET    /projects/status/{badgeId}                                   200   200  200     200          200   200
 GET    /projects/status/{badgeId}/branch/{buildBranch}              200   200  200     200          200   200
 POST   /github/webhook                                              200   200  200     200          200   200
@@ -454,6 +470,28 @@ REQUESTS: dict[str, Request] = {
     "POST /agent/jobs/next": Request(body=lambda world, _: {"name": "matrix"}),
     "POST /agent/jobs/{jobId}/log": Request(body=lambda world, _: {"lines": ["matrix"]}),
     "POST /agent/jobs/{jobId}/result": Request(body=lambda world, _: {"success": True}),
+    # What a runner would send; refused, none of it may reach the job.
+    "PUT /runner/jobs/{jobId}/log/{index}": Request(
+        params=lambda world: {"index": "0"}, body=lambda world, _: "overwritten", probe=_reads("/buildjobs/{jobId}/log")
+    ),
+    "POST /runner/jobs/{jobId}/messages": Request(
+        body=lambda world, _: {"messages": [{"kind": "message", "message": "forged", "category": "error"}]},
+        probe=_reads("/buildjobs/{jobId}/messages"),
+    ),
+    **{
+        f"{method} /runner/jobs/{{jobId}}/tests": Request(
+            body=lambda world, _: {"tests": [{"testName": "forged", "outcome": "Failed"}]},
+            probe=_reads("/buildjobs/{jobId}/tests"),
+        )
+        for method in ("POST", "PUT")
+    },
+    "PUT /runner/jobs/{jobId}/build": Request(
+        body=lambda world, _: {"version": unique("forged")}, probe=_reads(PROJECT + "/build/{buildVersion}")
+    ),
+    "POST /runner/jobs/{jobId}/finish": Request(
+        body=lambda world, _: {"result": "failed", "message": "forged", "logChunks": 0, "artifacts": []},
+        probe=_reads(PROJECT + "/build/{buildVersion}"),
+    ),
     # A hosted provider's event the service does not build from is answered 200 with why; the generic hook
     # names a branch and starts a build, which the cleanup deletes.
     **{

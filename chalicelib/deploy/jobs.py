@@ -1,6 +1,8 @@
 """Running one deployment job: claim it, gather the build's artifacts and the variables, let the provider deliver.
 
-The job holds a lease and heeds a stop exactly as a build job does (the same heartbeat).
+A deployment runs the service's own provider code (no script of a build), so the service runs it itself, in
+the deployments worker; a deployment script runs on the user's machine through ``conveyor agent``. The job
+holds a lease and heeds a stop as a build job does.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,11 +22,10 @@ from chalicelib.config import settings
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped
 from chalicelib.domain import progress
 from chalicelib.domain.environments import environment_values
-from chalicelib.domain.status import Event
-from chalicelib.runner.environment import appveyor_variables
-from chalicelib.runner.job import CANCELLED, Run, end_job, heartbeat
+from chalicelib.domain.job_environment import appveyor_variables
+from chalicelib.domain.status import Event, Status
 from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.store import blobs
+from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
@@ -39,6 +40,38 @@ from chalicelib.wire.builds import build_json, job_json
 
 log = logging.getLogger(__name__)
 _VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)\)")
+CANCELLED = "cancelled"
+LEASE_LOST = "lease lost"
+TIMED_OUT = "timed out"
+
+
+@dataclass
+class Run:
+    """One attempt at a deployment job."""
+
+    project: Project
+    build: Build
+    job: Job
+    log: LogStream
+    variables: dict[str, str]
+    deadline: float
+    stop_reason: str | None = None
+    ended: threading.Event = field(default_factory=threading.Event)  # wakes the heartbeat when the work is done
+
+    def end(self) -> str | None:
+        """The work is over: the heartbeat stops now. Why it stopped early, if it did."""
+        reason = self.stop_reason
+        self.stop_reason = reason or "finished"
+        self.ended.set()
+        return reason
+
+    def should_stop(self) -> str | None:
+        if self.stop_reason is None and time.monotonic() > self.deadline:
+            self.stop_reason = TIMED_OUT
+        return self.stop_reason
+
+    def say(self, line: str) -> None:
+        self.log.write(line)
 
 
 def substitute(text: str, variables: Mapping[str, str]) -> str:
@@ -64,12 +97,11 @@ def run_deployment_job(job_id: str) -> None:
     progress.refresh_deployment(job.project_id, job.deployment_id)
     with tempfile.TemporaryDirectory(prefix="conveyor-deploy-") as work:
         inputs = deployment_inputs(project, build, deployment, environment, Path(work))
-        stream = LogStream(
-            blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id), SecretMask(inputs.secrets)
-        )
+        job_prefix = blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
+        stream = LogStream(logs.chunk_sink(job_prefix), SecretMask(inputs.secrets), chunk_bytes=logs.MIN_PART_BYTES)
         deadline = time.monotonic() + config.job_timeout_seconds
-        run = Run(project, build, job, Path(work), stream, inputs.variables, deadline)
-        _deliver(run, environment.provider, inputs)
+        run = Run(project, build, job, stream, inputs.variables, deadline)
+        _deliver(run, environment.provider, inputs, job_prefix)
 
 
 @dataclass(frozen=True)
@@ -103,7 +135,7 @@ def deployment_inputs(
     )
 
 
-def _deliver(run: Run, provider: str, inputs: DeploymentInputs) -> None:
+def _deliver(run: Run, provider: str, inputs: DeploymentInputs, job_prefix: str) -> None:
     beat = threading.Thread(target=heartbeat, args=(run,), name=f"heartbeat-{run.job.job_id}", daemon=True)
     beat.start()
     succeeded, message = False, None
@@ -133,11 +165,45 @@ def _deliver(run: Run, provider: str, inputs: DeploymentInputs) -> None:
         reason = run.end()
         beat.join(timeout=settings().heartbeat_seconds + 5)
     try:
-        run.log.close()
+        logs.seal_log(job_prefix, run.log.close())
     except Exception:
         log.exception("deployment job %s: the finished log could not be stored", run.job.job_id)
     counts = {"messagesCount": 0 if succeeded or reason == CANCELLED else 1}
-    end_job(run.job, reason, succeeded, message, counts, [])
+    _end_job(run.job, reason, succeeded, message, counts)
+
+
+def _end_job(job: Job, reason: str | None, succeeded: bool, message: str | None, counts: dict[str, int]) -> None:
+    """Record how a run ended: as it saw it, unless a cancel or a lost lease decided already."""
+    if reason == LEASE_LOST:
+        return  # the sweeper ended the job already
+    if reason == CANCELLED:
+        fresh = job_store.get_job(job.job_id) or job
+        progress.move(fresh, Event.STOPPED, "Cancelled by a user.", counts=counts)
+        progress.refresh(job)
+        return
+    progress.finish_job(job_store.get_job(job.job_id) or job, succeeded, message, counts=counts)
+
+
+def heartbeat(run: Run) -> None:
+    """Renew the lease every few seconds; a cancel or a lost lease stops the deployment."""
+    config = settings()
+    while run.stop_reason is None:
+        run.ended.wait(config.heartbeat_seconds)
+        if run.stop_reason is not None:
+            return
+        try:
+            status = job_store.renew_lease(run.job.job_id, int(time.time()) + config.lease_seconds)
+        except Exception:  # a blip of DynamoDB: try again at the next beat; the lease has room for it
+            log.warning("job %s: renewing the lease failed", run.job.job_id, exc_info=True)
+            continue
+        if status is None:
+            run.stop_reason = LEASE_LOST
+        elif status == Status.CANCELLING:
+            run.stop_reason = CANCELLED
+        try:
+            run.log.flush()
+        except Exception:
+            log.warning("job %s: flushing the log failed", run.job.job_id, exc_info=True)
 
 
 def _artifacts(build: Build, jobs: list[Job]) -> list[DeployArtifact]:

@@ -1,12 +1,12 @@
-"""The environment a job's scripts see: AppVeyor's variables, then the project's, the matrix row's and the request's.
+"""The variables a job's scripts see: AppVeyor's, then the project's, the matrix row's and the request's.
 
-Nothing of the runner's own environment passes through but PATH and the locale: no AWS
-credentials, no service settings.
+The service computes them and hands them to the job's runner in its spec (secure ones decrypted only where the
+build may see them); the runner adds the few that are its own (HOME, the build folder, APPVEYOR_API_URL) and
+passes them to the scripts only, never to its own process.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,8 +19,6 @@ from chalicelib.store.builds import Build
 from chalicelib.store.jobs import Job
 from chalicelib.store.projects import Project
 
-_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")
-
 
 @dataclass
 class JobEnvironment:
@@ -28,16 +26,10 @@ class JobEnvironment:
     secrets: list[str] = field(default_factory=list)  # plain values to mask in the log
 
 
-def job_environment(
-    project: Project, build: Build, job: Job, build_folder: Path, home: Path, warn: Callable[[str], None]
-) -> JobEnvironment:
+def job_environment(project: Project, build: Build, job: Job, warn: Callable[[str], None]) -> JobEnvironment:
     """Every variable of the job, and the secret values among them."""
     env = JobEnvironment()
-    for name in _PASSED_THROUGH:
-        if name in os.environ:
-            env.variables[name] = os.environ[name]
-    env.variables.update({"HOME": str(home), "TMPDIR": str(home)})
-    env.variables.update(appveyor_variables(project, build, job, build_folder))
+    env.variables.update(appveyor_variables(project, build, job, None))
     pull_request = build.pull_request is not None
     named: list[dict[str, Any]] = [*build.configuration.get("environmentVariables", []), *job.spec.get("variables", [])]
     _add_named(env, project.account_id, named, decrypt_secrets=not pull_request, warn=warn)
@@ -72,8 +64,11 @@ def _add_named(
         env.variables[name] = str(text)
 
 
-def appveyor_variables(project: Project, build: Build, job: Job, build_folder: Path) -> dict[str, str]:
-    """The APPVEYOR_* variables every build sees (reference: AppVeyor's environment-variables page)."""
+def appveyor_variables(project: Project, build: Build, job: Job, build_folder: Path | None) -> dict[str, str]:
+    """The APPVEYOR_* variables every build sees (reference: AppVeyor's environment-variables page).
+
+    APPVEYOR_BUILD_FOLDER is set only when ``build_folder`` is known here; a runner sets its own.
+    """
     commit, flags = build.commit, build.flags
     image = job.spec.get("image") or "Ubuntu"
     variables = {
@@ -84,7 +79,6 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
         "APPVEYOR_PROJECT_ID": str(project.project_id),
         "APPVEYOR_PROJECT_NAME": project.name,
         "APPVEYOR_PROJECT_SLUG": project.slug,
-        "APPVEYOR_BUILD_FOLDER": str(build_folder),
         "APPVEYOR_BUILD_ID": str(build.build_id),
         "APPVEYOR_BUILD_NUMBER": str(build.build_number),
         "APPVEYOR_BUILD_VERSION": build.version,
@@ -105,6 +99,8 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
         "APPVEYOR_REPO_COMMIT_MESSAGE_EXTENDED": commit.get("messageExtended") or "",
         "APPVEYOR_FORCED_BUILD": "True",
     }
+    if build_folder is not None:
+        variables["APPVEYOR_BUILD_FOLDER"] = str(build_folder)
     if build.ref.startswith("refs/tags/"):
         variables["APPVEYOR_REPO_TAG_NAME"] = build.ref.removeprefix("refs/tags/")
     if build.pull_request:

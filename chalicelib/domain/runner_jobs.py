@@ -1,0 +1,354 @@
+"""The job protocol: what a runner holding a job token may read and report, for its one job and nothing else.
+
+A token is minted when the job is dispatched (``mint_token``), stored only as its SHA-256 on the job, and works
+while the job runs and holds its lease: ending the job (however it ends) removes it. A token for one job names
+no other: every operation finds the job by the id in the path and compares the token with that job's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import re
+import secrets
+import time
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from chalicelib.config import settings
+from chalicelib.domain import progress
+from chalicelib.domain.job_environment import job_environment
+from chalicelib.domain.repositories import clone_url
+from chalicelib.domain.status import Event, Status
+from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from chalicelib.store import blobs, logs, reports
+from chalicelib.store import builds as build_store
+from chalicelib.store import jobs as job_store
+from chalicelib.store import projects as project_store
+from chalicelib.store.artifacts import artifact_key
+from chalicelib.store.jobs import Job
+from chalicelib.store.uploads import presigned_download, presigned_upload
+from chalicelib.wire.time import timestamp
+
+if TYPE_CHECKING:
+    from datetime import datetime
+
+TOKEN_PREFIX = "cvyj_"
+MAX_LOG_CHUNK = 999_999
+MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
+MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
+MAX_ARTIFACTS = 1000
+MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
+MAX_REPORTS_PER_CALL = 1000
+MAX_FIELD_LENGTH = 64 * 1024
+RESULTS = ("success", "failed", "cancelled")
+_CACHE_ENTRY_ID = re.compile(r"[0-9a-f]{16}")
+_CACHE_METADATA = ("dependencies", "checksum")
+_RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
+    "initScripts",
+    "cloneScripts",
+    "cloneFolder",
+    "cloneDepth",
+    "shallowClone",
+    "installScripts",
+    "beforeBuildScripts",
+    "buildMode",
+    "buildScripts",
+    "afterBuildScripts",
+    "beforeTestScripts",
+    "testMode",
+    "testScripts",
+    "afterTestScripts",
+    "artifacts",
+    "deployMode",
+    "beforeDeployScripts",
+    "deployScripts",
+    "afterDeployScripts",
+    "onBuildSuccessScripts",
+    "onBuildErrorScripts",
+    "onBuildFinishScripts",
+    "cacheEntries",
+)
+
+
+@dataclass(frozen=True)
+class NewToken:
+    token: str  # handed to the runner in its ticket, never stored
+    token_hash: str  # stored on the job
+
+
+def mint_token() -> NewToken:
+    """A fresh job token: 256 random bits."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    return NewToken(token, _hash(token))
+
+
+def _hash(token: str) -> str:
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+def runner_job(job_id: str, authorization: str | None) -> Job:
+    """The job a request's token was minted for; Unauthorized for any other job, or once the job has ended."""
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token.startswith(TOKEN_PREFIX):
+        raise Unauthorized("A job token is required (Authorization: Bearer <token>).")
+    stored, job = job_store.job_token_hash(job_id) if job_id else (None, None)
+    if job is None or stored is None or not hmac.compare_digest(stored, _hash(token)):
+        raise Unauthorized("The job token is not valid for this job.")
+    if job.status not in (Status.RUNNING, Status.CANCELLING) or (job.lease_expires or 0) < time.time():
+        raise Unauthorized("The job has ended: its token no longer works.")
+    return job
+
+
+def _build_and_project(job: Job) -> tuple[build_store.Build, project_store.Project]:
+    build = build_store.get_build(job.project_id, job.build_id)
+    project = project_store.get_project_by_id(job.account_id, job.project_id)
+    if build is None or project is None:
+        raise NotFound("The job's build no longer exists.")
+    return build, project
+
+
+def job_spec(job: Job) -> dict[str, Any]:
+    """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits."""
+    build, project = _build_and_project(job)
+    warnings: list[str] = []
+    environment = job_environment(project, build, job, warnings.append)
+    configuration = build.configuration
+    depth = configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
+    config = settings()
+    return {
+        "jobId": job.job_id,
+        "jobName": job.name,
+        "title": f"{project.name} {build.version}",
+        "timeoutSeconds": config.job_timeout_seconds,
+        "heartbeatSeconds": config.heartbeat_seconds,
+        "source": {
+            "url": clone_url(project.repository_type, project.repository_name),
+            "ref": build.ref,
+            "commitId": build.commit.get("commitId", ""),
+            "depth": depth,
+        },
+        "configuration": {key: configuration[key] for key in _RUNNER_KEYS if key in configuration},
+        "variables": environment.variables,
+        "secrets": environment.secrets,
+        "warnings": warnings,
+        "cacheSave": build.pull_request is None,
+    }
+
+
+def heartbeat(job: Job) -> str:
+    """Extend the lease; the job's status says go on ("running") or stop ("cancelling")."""
+    status = job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds)
+    if status is None:
+        raise Unauthorized("The job has ended: its token no longer works.")
+    return status
+
+
+def put_log_chunk(job: Job, index: int, body: bytes) -> None:
+    """Store (or replace) one chunk of the job's running log."""
+    if not 0 <= index <= MAX_LOG_CHUNK:
+        raise Invalid(f"A log chunk's number is 0 to {MAX_LOG_CHUNK}.")
+    if len(body) > MAX_LOG_CHUNK_BYTES:
+        raise Invalid(f"A log chunk holds at most {MAX_LOG_CHUNK_BYTES:,} bytes.")
+    logs.put_chunk(_job_prefix(job), index, body)
+
+
+def artifact_upload(job: Job, file_name: str, size: int) -> dict[str, Any]:
+    """A presigned upload of one artifact of ``size`` bytes, under the job's own prefix."""
+    if not 0 <= size <= MAX_ARTIFACT_BYTES:
+        raise Invalid(f"An artifact is at most {MAX_ARTIFACT_BYTES:,} bytes.")
+    try:
+        key = artifact_key(_job_prefix(job), file_name)
+    except ValueError as error:
+        raise Invalid(str(error)) from error
+    return presigned_upload(key, size, "application/octet-stream")
+
+
+def cache_entries(job: Job, entry_ids: list[str]) -> dict[str, Any]:
+    """Each cache entry's metadata and a download URL (None when it is not stored); whether the job may save."""
+    from chalicelib.store.cache import cache_entry_metadata
+
+    build, _ = _build_and_project(job)
+    entries: dict[str, Any] = {}
+    for entry_id in _entry_ids(entry_ids):
+        key = _cache_key(job, entry_id)
+        metadata = cache_entry_metadata(key)
+        entries[entry_id] = None if metadata is None else {"metadata": metadata, "downloadUrl": presigned_download(key)}
+    return {"entries": entries, "save": build.pull_request is None}
+
+
+def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -> dict[str, Any]:
+    """A presigned upload of one cache entry; never for a pull request's build (a fork could poison the cache)."""
+    _may_save_cache(job)
+    (entry_id,) = _entry_ids([entry_id])
+    if not 0 <= size <= MAX_CACHE_ENTRY_BYTES:
+        raise Invalid(f"A cache entry is at most {MAX_CACHE_ENTRY_BYTES:,} bytes.")
+    if set(metadata) - set(_CACHE_METADATA) or not all(
+        isinstance(value, str) and len(value) <= 128 for value in metadata.values()
+    ):
+        raise Invalid("A cache entry's metadata is its dependencies and checksum digests.")
+    return presigned_upload(_cache_key(job, entry_id), size, "application/gzip", metadata)
+
+
+def cache_prune(job: Job, keep: list[str]) -> int:
+    """Delete the job's cache entries other than ``keep``; how many went."""
+    from chalicelib.store.cache import delete_cache_keys, list_cache_keys
+
+    _may_save_cache(job)
+    kept = {_cache_key(job, entry_id) for entry_id in _entry_ids(keep)}
+    stale = [key for key in list_cache_keys(_cache_folder(job)) if key not in kept]
+    delete_cache_keys(stale)
+    return len(stale)
+
+
+def add_messages(job: Job, messages: list[dict[str, Any]]) -> None:
+    """Store build messages and compilation messages the job's scripts reported."""
+    _check_count(messages)
+    stored = []
+    for message in messages:
+        kind = message.get("kind")
+        if kind not in (reports.MESSAGE, reports.COMPILATION):
+            raise Invalid("A message's kind is 'message' or 'compilation'.")
+        if message.get("category") not in ("information", "warning", "error") or not message.get("message"):
+            raise Invalid("A message needs its text and a category: information, warning or error.")
+        stored.append((str(kind), _bounded({k: v for k, v in message.items() if k != "kind"})))
+    reports.add_reports(job.job_id, stored)
+
+
+def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
+    """Store tests the job's scripts reported; an update changes the fields it carries of a test of that name."""
+    _check_count(tests)
+    if not all(isinstance(test, dict) and test.get("testName") for test in tests):
+        raise Invalid("Every test needs its name (testName).")
+    fresh = [_bounded(test) for test in tests]
+    first_reported: dict[str, datetime] = {}
+    if update:
+        before = reports.get_tests(job.job_id, [str(test["testName"]) for test in fresh])
+        merged = []
+        for test in fresh:
+            earlier = before.get(str(test["testName"]))
+            merged.append({**(earlier.body if earlier else {}), **{k: v for k, v in test.items() if v is not None}})
+        fresh = merged
+        first_reported = {name: report.created for name, report in before.items()}
+    reports.add_reports(job.job_id, [(reports.TEST, test) for test in fresh], first_reported)
+
+
+def update_version(job: Job, version: str) -> None:
+    """UpdateBuild -Version: the build's version, unique in its project as at start."""
+    if not version or len(version) > 256:
+        raise Invalid("A build version is 1 to 256 characters.")
+    build, _ = _build_and_project(job)
+    if version != build.version:
+        build_store.change_version(build, version)
+
+
+def finish(job: Job, result: str, message: str | None, log_chunks: int, artifacts: list[dict[str, Any]]) -> None:
+    """The runner's last word: the log is sealed, the artifacts checked, the job ends and its token with it."""
+    if result not in RESULTS:
+        raise Invalid(f"A job's result is one of {', '.join(RESULTS)}.")
+    if not 0 <= log_chunks <= MAX_LOG_CHUNK + 1 or len(artifacts) > MAX_ARTIFACTS:
+        raise Invalid("logChunks or artifacts out of range.")
+    prefix = _job_prefix(job)
+    try:
+        logs.seal_log(prefix, log_chunks)
+    except logs.LogIncomplete as error:
+        raise Conflict("The job's log is not all stored yet; send its missing chunks, then finish again.") from error
+    stored = _stored_artifacts(prefix, artifacts)
+    if result == "failed" and message:
+        reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": message, "category": "error"})])
+    counts = job_counts(job.job_id, len(stored))
+    fresh = job_store.get_job(job.job_id) or job
+    if result == "cancelled" or Status(fresh.status) is Status.CANCELLING:
+        progress.move(fresh, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=stored)
+        progress.refresh(fresh)
+    else:
+        progress.finish_job(fresh, result == "success", message, counts=counts, artifacts=stored)
+
+
+def job_counts(job_id: str, artifacts: int) -> dict[str, int]:
+    """The job's counts as the API shows them, from what it reported."""
+    messages = reports.list_reports(job_id, reports.MESSAGE)
+    compilation = reports.list_reports(job_id, reports.COMPILATION)
+    tests = reports.list_reports(job_id, reports.TEST)
+    return {
+        "messagesCount": len(messages),
+        "compilationMessagesCount": len(compilation),
+        "compilationErrorsCount": sum(1 for m in compilation if m.body.get("category") == "error"),
+        "compilationWarningsCount": sum(1 for m in compilation if m.body.get("category") == "warning"),
+        "testsCount": len(tests),
+        "passedTestsCount": sum(1 for t in tests if t.body.get("outcome") == "Passed"),
+        "failedTestsCount": sum(1 for t in tests if t.body.get("outcome") == "Failed"),
+        "artifactsCount": artifacts,
+    }
+
+
+def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The artifacts the runner names that are in storage, with the size storage has (not the runner's word)."""
+    from chalicelib.runner.artifacts import canonical_type  # the runner's own rules, loaded only here: cold start
+
+    stored: dict[str, dict[str, Any]] = {}
+    for artifact in artifacts:
+        file_name = str(artifact.get("fileName") or "")
+        try:
+            size = logs.size_of(artifact_key(prefix, file_name))
+        except ValueError:
+            continue
+        if size is None:
+            continue
+        stored[file_name] = {
+            "fileName": file_name,
+            "name": str(artifact.get("name") or file_name)[:256],
+            "type": canonical_type(artifact.get("type"), file_name, lambda _: None),
+            "size": size,
+            "created": timestamp(datetime.now(UTC)),
+        }
+    return list(stored.values())
+
+
+def _may_save_cache(job: Job) -> None:
+    build, _ = _build_and_project(job)
+    if build.pull_request is not None:
+        raise Forbidden("The build cache is not saved by pull request builds.")
+
+
+def _entry_ids(entry_ids: list[str]) -> list[str]:
+    if len(entry_ids) > 100 or not all(isinstance(e, str) and _CACHE_ENTRY_ID.fullmatch(e) for e in entry_ids):
+        raise Invalid("Cache entries are named by up to 100 ids of 16 hexadecimal digits.")
+    return entry_ids
+
+
+def _cache_folder(job: Job) -> str:
+    """Each matrix job keeps its own cache, found again by its name in the next build."""
+    return f"{blobs.project_cache_prefix(job.account_id, job.project_id)}{_name_digest(job.name)}/"
+
+
+def _name_digest(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def _cache_key(job: Job, entry_id: str) -> str:
+    return f"{_cache_folder(job)}{entry_id}.tgz"
+
+
+def _job_prefix(job: Job) -> str:
+    return blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
+
+
+def _check_count(items: list[Any]) -> None:
+    if not isinstance(items, list) or not 0 < len(items) <= MAX_REPORTS_PER_CALL:
+        raise Invalid(f"Send 1 to {MAX_REPORTS_PER_CALL} at a time.")
+
+
+def _bounded(fields: dict[str, Any]) -> dict[str, Any]:
+    """A report's fields, each a string, number or null, texts cut at MAX_FIELD_LENGTH."""
+    bounded: dict[str, Any] = {}
+    for name, value in list(fields.items())[:32]:
+        if isinstance(value, str):
+            bounded[str(name)[:64]] = value[:MAX_FIELD_LENGTH]
+        elif value is None or isinstance(value, bool | int | float):
+            bounded[str(name)[:64]] = value
+        else:
+            raise Invalid(f"Field {str(name)[:64]} must be a string, a number or null.")
+    return bounded

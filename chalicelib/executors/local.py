@@ -1,0 +1,154 @@
+"""The local executor: each build job's runner in a sandbox of its own on this machine (``make run``, the tests).
+
+The sandbox is made with util-linux: ``unshare`` gives the runner new PID, mount, IPC and UTS namespaces with a
+fresh ``/proc`` (no process of the stack is visible, so no ``/proc/<pid>/environ`` of it can be read), and empty
+``/tmp``, ``/var/tmp``, ``/dev/shm`` and ``/run/lock``; as root, ``setpriv`` then drops to ``nobody`` with no
+capabilities and no way to gain any (no_new_privs). The runner is the namespace's first process: when it ends, the
+kernel kills everything the job left behind. Without root, a user namespace maps the caller to root inside it instead.
+
+The runner starts with an empty environment but PATH and the locale; its ticket comes on standard input.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from chalicelib.runner.protocol import Ticket
+
+log = logging.getLogger(__name__)
+NOBODY = 65534
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+_PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")
+_PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+_PRIVATE_IF_PRESENT = ("/run/lock",)  # world-writable too (Debian, Ubuntu): else a note one build leaves the next
+UNSAFE_WARNING = (
+    "WARNING: this build ran WITHOUT a sandbox (CONVEYOR_UNSAFE_NO_SANDBOX=true): its scripts could see every "
+    "process of this machine and what they hold."
+)
+
+
+class SandboxUnavailable(Exception):
+    """No sandbox can be made here; the message says why and what to do."""
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    prefix: tuple[str, ...]  # the command line that runs a program inside a new sandbox
+
+
+def _mount_script(as_root: bool) -> str:
+    """The shell lines that make the sandbox's folders, then start the runner (``"$@"``) as it should run.
+
+    The home folder of the user running the service is emptied too (its files are the service's: cloud
+    credentials, keys). The runner's own code (this project, its virtual environment and the Python it runs on)
+    stays visible, read-only, even where it lives below a folder the sandbox empties (a clone in /tmp, a Python
+    installed in root's home): each is held open across the new mounts, then bound back in place.
+    """
+    home = os.path.realpath(os.path.expanduser("~"))
+    shared = [*_PRIVATE_FOLDERS, *(f for f in _PRIVATE_IF_PRESENT if os.path.isdir(f) and not os.path.islink(f))]
+    private = [*shared, *([home] if home not in ("/", *shared) and os.path.isdir(home) else [])]
+    code = sorted({str(PROJECT_DIR), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
+    kept = [path for path in code if not any(path.startswith(other + "/") for other in code)]
+    lines = [f"exec {3 + index}<{shlex.quote(path)}" for index, path in enumerate(kept)]
+    for folder in private:
+        mode = "1777" if folder in shared else "0755"  # a home is only passed through, to kept code
+        lines.append(f"mount -t tmpfs -o mode={mode},nosuid,nodev tmpfs {shlex.quote(folder)}")
+    for index, path in enumerate(kept):
+        quoted = shlex.quote(path)
+        lines += [
+            f"mkdir -p {quoted}",
+            f"mount --no-canonicalize --bind /proc/self/fd/{3 + index} {quoted}",
+            f"mount -o remount,bind,ro {quoted}",
+            f"exec {3 + index}<&-",
+        ]
+    drop = "--no-new-privs"
+    if as_root:
+        drop = f"--reuid={NOBODY} --regid={NOBODY} --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all"
+    lines.append(f'cd /tmp && exec setpriv {drop} -- "$@"')
+    return " && ".join(lines)
+
+
+def _candidates() -> list[Sandbox]:
+    namespaces = ("--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--ipc", "--uts")
+    as_root = Sandbox(("unshare", *namespaces, "--", "/bin/sh", "-c", _mount_script(True), "sandbox"))
+    as_user = Sandbox(
+        ("unshare", "--user", "--map-root-user", *namespaces, "--", "/bin/sh", "-c", _mount_script(False), "sandbox")
+    )
+    return [as_root, as_user] if os.geteuid() == 0 else [as_user]
+
+
+@functools.cache
+def sandbox() -> Sandbox | str:
+    """The sandbox this machine can make, or why it can make none (tried once per process)."""
+    reasons = []
+    for candidate in _candidates():
+        try:
+            probe = subprocess.run(
+                [*candidate.prefix, "/bin/true"], env=_environment(), capture_output=True, timeout=30, check=False
+            )
+        except (OSError, subprocess.TimeoutExpired) as error:
+            reasons.append(str(error))
+            continue
+        if probe.returncode == 0:
+            return candidate
+        reasons.append(probe.stderr.decode(errors="replace").strip()[:300] or f"exit code {probe.returncode}")
+    return "; ".join(reasons) or "unshare is not available"
+
+
+def check(unsafe: bool) -> str | None:
+    """None when jobs can run here; else why they cannot (or, with ``unsafe``, the warning they carry)."""
+    made = sandbox()
+    if isinstance(made, Sandbox):
+        return None
+    if unsafe:
+        return UNSAFE_WARNING
+    raise SandboxUnavailable(
+        "Builds cannot run: no sandbox could be made on this machine (util-linux unshare with PID and mount "
+        f"namespaces, as root or through user namespaces): {made}. Set CONVEYOR_UNSAFE_NO_SANDBOX=true to run "
+        "them without one, only where every build is trusted."
+    )
+
+
+def run(ticket: Ticket, unsafe: bool, timeout: float) -> int:
+    """Run the ticket's job in a new sandbox and wait for it; the runner's exit code."""
+    made = sandbox()
+    warning = check(unsafe)
+    runner = [sys.executable, "-I", "-m", "chalicelib.runner"]
+    if isinstance(made, Sandbox):
+        command = [*made.prefix, *runner]
+    else:
+        command = runner
+        ticket = Ticket(ticket.api_url, ticket.job_id, ticket.token, (*ticket.warnings, warning or ""))
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        env=_environment(),
+        cwd="/",
+        start_new_session=True,
+        pass_fds=(),
+    )
+    assert process.stdin is not None
+    try:
+        process.stdin.write(ticket.to_json().encode())
+        process.stdin.close()
+    except BrokenPipeError:
+        log.warning("job %s: the runner ended before it read its ticket", ticket.job_id)
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()  # unshare --kill-child: everything in the sandbox goes with it
+        return process.wait()
+
+
+def _environment() -> dict[str, str]:
+    """The runner's whole environment: where programs are and the locale, nothing of the service."""
+    env = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
+    env["HOME"] = "/tmp"
+    return env

@@ -1,0 +1,184 @@
+"""The runner's side of the job protocol: HTTP calls to the service, authenticated by the job's token only.
+
+A runner holds nothing of the service but a ticket: the API's URL, its job's id and the job token minted when
+the job was dispatched. Every call below is scoped to that one job; once the job ends (or its lease is lost)
+the token stops working and every call answers 401, which the runner takes as "stop".
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import urllib3
+
+_TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
+_RETRIES = urllib3.Retry(total=3, backoff_factor=0.5, allowed_methods=None, status_forcelist=(502, 503, 504))
+
+
+class ProtocolError(Exception):
+    """The service refused a call, or could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class TokenRevoked(ProtocolError):
+    """The job token no longer works: the job has ended, or its lease was lost."""
+
+
+@dataclass(frozen=True)
+class Ticket:
+    """What a runner is handed to run one job, and all it is handed."""
+
+    api_url: str
+    job_id: str
+    token: str
+    warnings: tuple[str, ...] = ()  # what the executor wants every line of the log to start with
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> Ticket:
+        data = json.loads(text)
+        return cls(
+            api_url=str(data["apiUrl"]).rstrip("/"),
+            job_id=str(data["jobId"]),
+            token=str(data["token"]),
+            warnings=tuple(str(line) for line in data.get("warnings") or ()),
+        )
+
+    def to_json(self) -> str:
+        fields = {"apiUrl": self.api_url, "jobId": self.job_id, "token": self.token, "warnings": list(self.warnings)}
+        return json.dumps(fields)
+
+
+@dataclass(frozen=True)
+class Upload:
+    """Where and how to send one file: a presigned URL and the headers it was signed with."""
+
+    url: str
+    headers: dict[str, str]
+
+
+class JobClient:
+    """The job protocol's operations, for one job."""
+
+    def __init__(self, ticket: Ticket, pool: urllib3.PoolManager | None = None) -> None:
+        self._ticket = ticket
+        self._base = f"{ticket.api_url}/api/runner/jobs/{ticket.job_id}"
+        self._http = pool or urllib3.PoolManager(retries=_RETRIES, timeout=_TIMEOUT)
+
+    def spec(self) -> dict[str, Any]:
+        """Everything the job runs: source, scripts, variables, secrets to mask, limits."""
+        return dict(self._call("GET", ""))
+
+    def heartbeat(self) -> str:
+        """Renew the job's lease; the job's status ("running", or "cancelling" when asked to stop)."""
+        return str(self._call("POST", "/heartbeat")["status"])
+
+    def put_log_chunk(self, index: int, data: bytes | memoryview) -> None:
+        """Store (or replace) chunk ``index`` of the job's log; the runner has masked it already."""
+        self._call("PUT", f"/log/{index}", body=bytes(data), content_type="application/octet-stream")
+
+    def artifact_upload(self, file_name: str, size: int) -> Upload:
+        """Where to upload one artifact of ``size`` bytes."""
+        return _upload(self._call("POST", "/artifacts", {"fileName": file_name, "size": size}))
+
+    def cache_entries(self, entry_ids: list[str]) -> dict[str, Any]:
+        """For each cache entry id, its metadata and download URL (or None); and whether this job may save."""
+        return dict(self._call("POST", "/cache/entries", {"ids": entry_ids}))
+
+    def cache_upload(self, entry_id: str, size: int, metadata: Mapping[str, str]) -> Upload:
+        """Where to upload one cache entry's archive."""
+        return _upload(self._call("POST", "/cache/uploads", {"id": entry_id, "size": size, "metadata": metadata}))
+
+    def cache_prune(self, keep: list[str]) -> int:
+        """Delete the job's cache entries other than ``keep``; how many were deleted."""
+        return int(self._call("POST", "/cache/prune", {"keep": keep})["deleted"])
+
+    def add_messages(self, messages: list[dict[str, Any]]) -> None:
+        """Build messages and compilation messages (each has a ``kind``: "message" or "compilation")."""
+        self._call("POST", "/messages", {"messages": messages})
+
+    def add_tests(self, tests: list[dict[str, Any]], update: bool = False) -> None:
+        """Add tests, or update tests added before (matched by name)."""
+        self._call("PUT" if update else "POST", "/tests", {"tests": tests})
+
+    def update_build(self, fields: Mapping[str, Any]) -> None:
+        """The build's version (``UpdateBuild -Version``)."""
+        self._call("PUT", "/build", dict(fields))
+
+    def finish(self, result: str, message: str | None, log_chunks: int, artifacts: list[dict[str, Any]]) -> None:
+        """End the job; its token stops working."""
+        body = {"result": result, "message": message, "logChunks": log_chunks, "artifacts": artifacts}
+        self._call("POST", "/finish", body)
+
+    def send_file(self, upload: Upload, path: Path) -> None:
+        """PUT a local file to an upload URL, streamed."""
+        size = path.stat().st_size
+        with path.open("rb") as body:
+            self._send(upload, body, size)
+
+    def _send(self, upload: Upload, body: BinaryIO, size: int) -> None:
+        headers = {**upload.headers, "Content-Length": str(size)}
+        try:
+            reply = self._http.request(
+                "PUT", upload.url, body=body, headers=headers, retries=False, timeout=urllib3.Timeout(30, 600)
+            )
+        except urllib3.exceptions.HTTPError as error:
+            raise ProtocolError(f"The upload could not be sent: {type(error).__name__}") from error
+        if reply.status >= 300:
+            raise ProtocolError(f"The upload was refused: HTTP {reply.status}", reply.status)
+
+    def download(self, url: str, path: Path) -> bool:
+        """GET a presigned URL into a local file, streamed; False when there is nothing there."""
+        try:
+            reply = self._http.request("GET", url, preload_content=False, retries=False)
+        except urllib3.exceptions.HTTPError as error:
+            raise ProtocolError(f"The download failed: {type(error).__name__}") from error
+        try:
+            if reply.status == 404:
+                return False
+            if reply.status >= 300:
+                raise ProtocolError(f"The download was refused: HTTP {reply.status}", reply.status)
+            with path.open("wb") as file:
+                for block in reply.stream(1024 * 1024):
+                    file.write(block)
+        finally:
+            reply.release_conn()
+        return True
+
+    def _call(
+        self,
+        method: str,
+        path: str,
+        fields: Mapping[str, Any] | None = None,
+        body: bytes | None = None,
+        content_type: str = "application/json",
+    ) -> Any:
+        if fields is not None:
+            body = json.dumps(fields).encode()
+        headers = {"Authorization": f"Bearer {self._ticket.token}", "Content-Type": content_type}
+        try:
+            reply = self._http.request(method, f"{self._base}{path}", body=body, headers=headers)
+        except urllib3.exceptions.HTTPError as error:
+            raise ProtocolError(f"The service could not be reached: {type(error).__name__}") from error
+        if reply.status in (401, 404):
+            raise TokenRevoked("The job's token no longer works: the job has ended.", reply.status)
+        if reply.status >= 300:
+            raise ProtocolError(f"{method} {path or '/'}: HTTP {reply.status} {_message(reply.data)}", reply.status)
+        return json.loads(reply.data) if reply.data else {}
+
+
+def _upload(answer: Mapping[str, Any]) -> Upload:
+    return Upload(url=str(answer["url"]), headers={str(k): str(v) for k, v in dict(answer["headers"]).items()})
+
+
+def _message(data: bytes) -> str:
+    try:
+        return str(json.loads(data).get("message", ""))[:300]
+    except (ValueError, AttributeError):
+        return ""

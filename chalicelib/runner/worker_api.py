@@ -1,0 +1,299 @@
+"""AppVeyor's Build Worker API, served by the runner on localhost for the job's scripts (``APPVEYOR_API_URL``).
+
+Test reporters (mocha-appveyor-reporter, xunit's, Fixie's, minitest's) and the ``appveyor`` command post here; the
+runner forwards what they report to the service through the job protocol. Clients join the base URL in several
+ways, so any number of leading slashes is accepted. Field names are taken in either casing, categories and
+outcomes in any case, durations as numbers or numeric strings: real clients send each of these.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import re
+import shutil
+import socket
+import sys
+import threading
+from datetime import UTC, datetime
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
+
+from chalicelib.runner import appveyor_cli
+from chalicelib.runner.artifacts import Artifact, canonical_type
+from chalicelib.runner.protocol import ProtocolError
+
+if TYPE_CHECKING:
+    from chalicelib.runner.job import Run
+
+log = logging.getLogger(__name__)
+MAX_BODY_BYTES = 8 * 1024 * 1024
+OUTCOMES = (
+    "None",
+    "Running",
+    "Passed",
+    "Failed",
+    "Ignored",
+    "Skipped",
+    "Inconclusive",
+    "NotFound",
+    "Cancelled",
+    "NotRunnable",
+)
+_OUTCOMES = {outcome.lower(): outcome for outcome in OUTCOMES}
+_CATEGORIES = {"information": "information", "info": "information", "warning": "warning", "error": "error"}
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+class BadRequest(Exception):
+    """What a client sent cannot be used; the message says why."""
+
+
+class WorkerApi:
+    """The Build Worker API of one run, from ``with`` to its end; ``url`` and ``bin_folder`` go to the scripts."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+        self._lock = threading.Lock()
+        self.bin_folder = run.folder.parent / "bin"
+        handler = _handler_for(self)
+        self._servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler)]
+        port = self._servers[0].server_address[1]
+        with contextlib.suppress(OSError):  # "localhost" may resolve to ::1 first (Node does so): answer there too
+            self._servers.append(_Ipv6Server(("::1", port), handler))
+        for server in self._servers:
+            server.daemon_threads = True
+        self.url = f"http://localhost:{port}/"
+
+    def __enter__(self) -> WorkerApi:
+        self.bin_folder.mkdir(exist_ok=True)
+        command = self.bin_folder / "appveyor"
+        source = Path(appveyor_cli.__file__).read_text()
+        # -I: the build's PYTHON* variables and user site do not change what the command does
+        command.write_text(f"#!{_python()} -I\n{source}")
+        command.chmod(0o755)
+        for server in self._servers:
+            threading.Thread(target=server.serve_forever, name="worker-api", daemon=True).start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for server in self._servers:
+            server.shutdown()
+            server.server_close()
+
+    def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
+        """One request: (status, JSON answer)."""
+        route = "/".join(part for part in path.split("?")[0].split("/") if part).lower()
+        handler = _ROUTES.get((method, route))
+        if handler is None:
+            return 404, {"message": f"{method} /{route} is not an operation of the Build Worker API."}
+        try:
+            return 200, handler(self, body)
+        except BadRequest as error:
+            return 400, {"message": str(error)}
+        except ProtocolError as error:
+            log.warning("worker API %s %s: %s", method, route, error)
+            return 502, {"message": f"The service did not take it: {error}"}
+
+    # The operations.
+
+    def add_message(self, body: Any) -> None:
+        self._run.client.add_messages([_message(_object(body), "message")])
+
+    def add_compilation_message(self, body: Any) -> None:
+        self._run.client.add_messages([_message(_object(body), "compilation")])
+
+    def set_variable(self, body: Any) -> None:
+        fields = _object(body)
+        name, value = _text(fields, "name"), _text(fields, "value") or ""
+        if not name or not _VARIABLE_NAME.fullmatch(name):
+            raise BadRequest("A variable needs a name of letters, digits and underscores.")
+        with self._lock:
+            self._run.variables[name] = value  # the next scripts of the job see it
+
+    def add_test(self, body: Any) -> None:
+        self._run.client.add_tests([_test(_object(body))])
+
+    def add_tests(self, body: Any) -> None:
+        self._run.client.add_tests([_test(_object(item)) for item in _array(body)])
+
+    def update_test(self, body: Any) -> None:
+        self._run.client.add_tests([_test(_object(body), update=True)], update=True)
+
+    def update_tests(self, body: Any) -> None:
+        self._run.client.add_tests([_test(_object(item), update=True) for item in _array(body)], update=True)
+
+    def push_artifact(self, body: Any) -> dict[str, Any]:
+        from chalicelib.runner.job import upload_artifact
+
+        fields = _object(body)
+        path_text = _text(fields, "path")
+        if not path_text:
+            raise BadRequest("PushArtifact needs the path of a file.")
+        path = Path(path_text) if Path(path_text).is_absolute() else self._run.folder / path_text
+        if not path.is_file():
+            raise BadRequest(f"{path_text} is not a file.")
+        file_name = (_text(fields, "fileName") or path.name).replace("\\", "/").lstrip("/")
+        if any(part in ("", ".", "..") for part in file_name.split("/")):
+            raise BadRequest(f"{file_name!r} is not an artifact file name.")
+        artifact_type = canonical_type(_text(fields, "type"), path_text, self._run.say)
+        name = _text(fields, "name") or PurePosixPath(file_name).stem
+        self._run.say(f"Uploading artifact {file_name} ({path.stat().st_size:,} bytes)")
+        size = upload_artifact(self._run, file_name, path)
+        artifact = Artifact(file_name, name, artifact_type, size, datetime.now(UTC))
+        with self._lock:
+            self._run.artifacts[:] = [a for a in self._run.artifacts if a.file_name != file_name] + [artifact]
+        return {"fileName": file_name, "size": size}
+
+    def finish_artifact(self, body: Any) -> None:
+        """The second step of the documented upload flow; the runner uploaded already, so nothing is left."""
+
+    def update_build(self, body: Any) -> None:
+        fields = _object(body)
+        version = _text(fields, "version")
+        if version:
+            self._run.client.update_build({"version": version})
+            with self._lock:
+                self._run.variables["APPVEYOR_BUILD_VERSION"] = version
+        ignored = sorted(name for name in fields if name.lower() != "version" and fields[name] not in (None, ""))
+        if ignored:
+            self._run.say(f"UpdateBuild: only -Version is applied here; {', '.join(ignored)} left as they are.")
+
+
+_ROUTES = {
+    ("POST", "api/build/messages"): WorkerApi.add_message,
+    ("POST", "api/build/compilationmessages"): WorkerApi.add_compilation_message,
+    ("POST", "api/build/variables"): WorkerApi.set_variable,
+    ("POST", "api/tests"): WorkerApi.add_test,
+    ("POST", "api/tests/batch"): WorkerApi.add_tests,
+    ("PUT", "api/tests"): WorkerApi.update_test,
+    ("PUT", "api/tests/batch"): WorkerApi.update_tests,
+    ("POST", "api/artifacts"): WorkerApi.push_artifact,
+    ("PUT", "api/artifacts"): WorkerApi.finish_artifact,
+    ("PUT", "api/build"): WorkerApi.update_build,
+}
+
+
+class _Ipv6Server(ThreadingHTTPServer):
+    address_family = socket.AF_INET6
+
+
+def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's names)
+            self._serve("POST")
+
+        def do_PUT(self) -> None:  # noqa: N802
+            self._serve("PUT")
+
+        def do_GET(self) -> None:  # noqa: N802
+            self._serve("GET")
+
+        def _serve(self, method: str) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY_BYTES:
+                self._answer(413, {"message": f"A request may carry at most {MAX_BODY_BYTES:,} bytes."})
+                self.close_connection = True
+                return
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw.strip() else {}
+            except ValueError:
+                self._answer(400, {"message": "The body is not JSON."})
+                return
+            self._answer(*api.handle(method, self.path, body))
+
+        def _answer(self, status: int, payload: Any) -> None:
+            data = b"" if payload is None else json.dumps(payload).encode()
+            self.send_response(status if data or status != 200 else 204)
+            if data:
+                self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (http.server's signature)
+            return
+
+    return Handler
+
+
+def _python() -> str:
+    """An interpreter the scripts' user can start: the runner's own may not be one, as in the sandbox, where the
+    runner's virtual environment links to a Python below a home folder that user cannot enter."""
+    for candidate in (sys.executable, shutil.which("python3"), "/usr/bin/python3"):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return "/usr/bin/python3"
+
+
+def _object(body: Any) -> dict[str, Any]:
+    if not isinstance(body, dict):
+        raise BadRequest("The body must be a JSON object.")
+    return body
+
+
+def _array(body: Any) -> list[Any]:
+    if not isinstance(body, list):
+        raise BadRequest("The body must be a JSON array.")
+    return body
+
+
+def _field(fields: dict[str, Any], *names: str) -> Any:
+    """A field by any of its names, in any case (clients send ``StdOut``, ``stdOut`` and ``stdout``)."""
+    lowered = {str(key).lower(): value for key, value in fields.items()}
+    for name in names:
+        if lowered.get(name.lower()) is not None:
+            return lowered[name.lower()]
+    return None
+
+
+def _text(fields: dict[str, Any], *names: str) -> str | None:
+    value = _field(fields, *names)
+    return None if value is None else str(value)
+
+
+def _message(fields: dict[str, Any], kind: str) -> dict[str, Any]:
+    text = _text(fields, "message")
+    if not text:
+        raise BadRequest("A message needs its text (message).")
+    category = _CATEGORIES.get((_text(fields, "category") or "information").lower())
+    if category is None:
+        raise BadRequest("A message's category is Information, Warning or Error.")
+    message = {"kind": kind, "message": text, "category": category, "details": _text(fields, "details")}
+    if kind == "compilation":
+        for name in ("fileName", "line", "column", "projectName", "projectFileName"):
+            message[name] = _text(fields, name)
+    return message
+
+
+def _test(fields: dict[str, Any], update: bool = False) -> dict[str, Any]:
+    """A test as the service stores it; an update leaves out (None) what it does not change, the outcome too."""
+    name = _text(fields, "testName", "name")
+    if not name:
+        raise BadRequest("A test needs its name (testName).")
+    outcome_text = _text(fields, "outcome") or (None if update else "None")
+    outcome = None if outcome_text is None else _OUTCOMES.get(outcome_text.lower())
+    if outcome_text is not None and outcome is None:
+        raise BadRequest(f"A test's outcome is one of {', '.join(OUTCOMES)}.")
+    duration = _field(fields, "durationMilliseconds", "duration")
+    try:
+        milliseconds = None if duration in (None, "") else int(float(duration))
+    except (TypeError, ValueError) as error:
+        raise BadRequest("A test's durationMilliseconds is a number.") from error
+    return {
+        "testName": name,
+        "testFramework": _text(fields, "testFramework", "framework"),
+        "fileName": _text(fields, "fileName"),
+        "outcome": outcome,
+        "durationMilliseconds": milliseconds,
+        "ErrorMessage": _text(fields, "ErrorMessage"),
+        "ErrorStackTrace": _text(fields, "ErrorStackTrace"),
+        "StdOut": _text(fields, "StdOut"),
+        "StdErr": _text(fields, "StdErr"),
+    }

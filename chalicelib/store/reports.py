@@ -1,0 +1,72 @@
+"""What running jobs report through the Build Worker API: messages, compilation messages and tests, per job."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from chalicelib.store.models import JobReportModel
+
+MESSAGE = "message"
+COMPILATION = "compilation"
+TEST = "test"
+
+
+@dataclass(frozen=True)
+class Report:
+    kind: str  # MESSAGE, COMPILATION or TEST
+    body: dict[str, Any]
+    created: datetime  # a test's: when it was first reported
+
+
+def _report_key(kind: str, body: dict[str, Any]) -> str:
+    if kind == TEST:  # one item per test name, so an update replaces it
+        return f"{TEST}#{hashlib.sha256(str(body['testName']).encode()).hexdigest()}"
+    return f"{kind}#{time.time_ns():020d}{secrets.token_hex(4)}"
+
+
+def add_reports(
+    job_id: str, reports: Iterable[tuple[str, dict[str, Any]]], first_reported: Mapping[str, datetime] | None = None
+) -> None:
+    """Store reports of one job; a test of a name already reported replaces it, keeping the time it was first
+    reported when ``first_reported`` (by test name) has it."""
+    now = datetime.now(UTC)
+    items: dict[str, JobReportModel] = {}  # one write per key: a batch may not name an item twice
+    for index, (kind, body) in enumerate(reports):
+        key = _report_key(kind, body)
+        created = (first_reported or {}).get(str(body.get("testName"))) if kind == TEST else None
+        if key in items:  # the same test twice in one batch: the last word stands, at the first one's place
+            created = items.pop(key).created
+        # a microsecond apart, so that reports sent together list in the order they were sent
+        items[key] = JobReportModel(job_id, key, body=body, created=created or now + timedelta(microseconds=index))
+    with JobReportModel.batch_write() as batch:
+        for model in items.values():
+            batch.save(model)
+
+
+def get_tests(job_id: str, names: list[str]) -> dict[str, Report]:
+    """Tests reported before, by name (to update them); names never reported are left out."""
+    keys = {_report_key(TEST, {"testName": name}): name for name in names}
+    found = JobReportModel.batch_get([(job_id, key) for key in keys])
+    return {keys[model.report]: Report(TEST, dict(model.body), model.created) for model in found}
+
+
+def list_reports(job_id: str, kind: str) -> list[Report]:
+    """A job's reports of one kind: messages in the order they came, tests by their name's hash."""
+    return [
+        Report(kind, dict(model.body), model.created)
+        for model in JobReportModel.query(job_id, JobReportModel.report.startswith(f"{kind}#"))
+    ]
+
+
+def delete_reports(job_ids: Iterable[str]) -> None:
+    """Remove every report of these jobs (their build is deleted, or they run again)."""
+    with JobReportModel.batch_write() as batch:
+        for job_id in job_ids:
+            for model in JobReportModel.query(job_id, attributes_to_get=["job_id", "report"]):
+                batch.delete(model)

@@ -1,0 +1,150 @@
+"""The ``appveyor`` command's parsing: a command line as AppVeyor documents it -> one Build Worker API request."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import pytest
+
+from chalicelib.runner.appveyor_cli import UsageError, parse
+
+
+def test_add_message_takes_its_text_first_and_options_after() -> None:
+    assert parse(["AddMessage", "Deprecated", "-Category", "Warning", "-Details", "use --new"]) == (
+        "POST",
+        "api/build/messages",
+        {"message": "Deprecated", "category": "Warning", "details": "use --new"},
+    )
+
+
+def test_verbs_and_options_ignore_case_and_options_may_come_first() -> None:
+    assert parse(["addmessage", "-CATEGORY", "Error", "broken"]) == (
+        "POST",
+        "api/build/messages",
+        {"message": "broken", "category": "Error"},
+    )
+
+
+def test_add_compilation_message_carries_where_it_points() -> None:
+    method, path, body = parse(
+        ["AddCompilationMessage", "unused x", "-FileName", "a.c", "-Line", "12", "-Column", "5", "-ProjectName", "app"]
+    )
+
+    assert (method, path) == ("POST", "api/build/compilationmessages")
+    assert body == {"message": "unused x", "fileName": "a.c", "line": "12", "column": "5", "projectName": "app"}
+
+
+def test_set_variable_needs_a_name_and_a_value() -> None:
+    assert parse(["SetVariable", "-Name", "GREETING", "-Value", "hi"]) == (
+        "POST",
+        "api/build/variables",
+        {"name": "GREETING", "value": "hi"},
+    )
+    with pytest.raises(UsageError, match="missing -name"):
+        parse(["SetVariable", "-Value", "orphan"])
+    with pytest.raises(UsageError, match="missing -value"):
+        parse(["SetVariable", "-Name", "EMPTY"])
+
+
+def test_add_test_maps_options_to_the_worker_apis_field_names() -> None:
+    arguments = shlex.split(
+        "AddTest adds -Framework NUnit -FileName math.cs -Outcome Failed -Duration 12 -ErrorMessage boom"
+        ' -ErrorStackTrace "at X" -StdOut o -StdErr e'
+    )
+
+    assert parse(arguments) == (
+        "POST",
+        "api/tests",
+        {
+            "testName": "adds",
+            "testFramework": "NUnit",
+            "fileName": "math.cs",
+            "outcome": "Failed",
+            "durationMilliseconds": "12",
+            "ErrorMessage": "boom",
+            "ErrorStackTrace": "at X",
+            "StdOut": "o",
+            "StdErr": "e",
+        },
+    )
+
+
+def test_add_test_needs_a_name_a_framework_and_a_file_name() -> None:
+    with pytest.raises(UsageError, match="missing -framework, -filename"):
+        parse(["AddTest", "adds"])
+    with pytest.raises(UsageError, match="missing -name"):
+        parse(["AddTest", "-Framework", "NUnit", "-FileName", "math.cs"])
+
+
+def test_update_test_needs_only_the_name_and_sends_only_what_it_changes() -> None:
+    assert parse(["UpdateTest", "adds", "-Outcome", "Passed"]) == (
+        "PUT",
+        "api/tests",
+        {"testName": "adds", "outcome": "Passed"},
+    )
+    assert parse(["UpdateTest", "-Name", "adds", "-Duration", "3"]) == (
+        "PUT",
+        "api/tests",
+        {"testName": "adds", "durationMilliseconds": "3"},
+    )
+
+
+def test_push_artifact_sends_an_absolute_path_and_the_deployment_name_as_name(
+    tmp_path: os.PathLike[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    method, path, body = parse(
+        shlex.split("PushArtifact out/app.zip -FileName dist/app.zip -DeploymentName app -Type WebDeployPackage")
+    )
+
+    assert (method, path) == ("POST", "api/artifacts")
+    assert body == {
+        "path": os.path.join(os.fspath(tmp_path), "out", "app.zip"),
+        "fileName": "dist/app.zip",
+        "name": "app",
+        "type": "WebDeployPackage",
+    }
+
+
+def test_push_artifact_takes_verbosity_and_ignores_it() -> None:
+    _, _, body = parse(["PushArtifact", "/tmp/a.zip", "-Verbosity", "Quiet"])
+
+    assert body == {"path": "/tmp/a.zip"}
+
+
+def test_update_build_sends_what_it_is_given() -> None:
+    assert parse(["UpdateBuild", "-Version", "1.2.3", "-Message", "release"]) == (
+        "PUT",
+        "api/build",
+        {"version": "1.2.3", "message": "release"},
+    )
+
+
+def test_a_negative_number_is_a_value_not_an_option() -> None:
+    _, _, body = parse(["AddCompilationMessage", "odd", "-Line", "-1"])
+
+    assert body["line"] == "-1"
+    _, _, body = parse(["AddMessage", "-5"])
+    assert body == {"message": "-5"}
+
+
+@pytest.mark.parametrize(
+    ("arguments", "complaint"),
+    [
+        ([], "a verb is needed"),
+        (["Frobnicate"], "unknown verb 'Frobnicate'"),
+        (["AddMessage"], "missing -message"),
+        (["AddMessage", "text", "-Category"], "option -Category needs a value"),
+        (["AddMessage", "one", "two"], "unexpected argument 'two'"),
+        (["UpdateBuild", "1.2.3"], "unexpected argument '1.2.3'"),
+        (["AddMessage", "text", "-Colour", "red"], "unknown option -colour"),
+        (["SetVariable", "-Name", "A", "-Value", "1", "-Details", "x"], "unknown option -details"),
+    ],
+)
+def test_a_command_line_the_verb_does_not_take_is_a_usage_error(arguments: list[str], complaint: str) -> None:
+    with pytest.raises(UsageError) as raised:
+        parse(arguments)
+
+    assert complaint in str(raised.value)
