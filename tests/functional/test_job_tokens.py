@@ -1,0 +1,411 @@
+"""The job token, attacked: a build's runner (or a script that got hold of its token) tries to reach past its job.
+
+No pump runs in this module: builds stay queued until a test claims their jobs and mints their tokens the way
+dispatch does, then calls the job protocol (/api/runner/jobs/{jobId}/...) through Chalice's test client.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+import requests
+
+from chalicelib import aws
+from chalicelib.config import settings
+from chalicelib.domain.runner_jobs import NewToken, mint_token
+from chalicelib.store import blobs, logs
+from chalicelib.store import jobs as job_store
+from chalicelib.store.models import JobModel
+from tests.builds import BuildProject, appveyor_yml
+from tests.gitserver import GitServer
+from tests.support import Account, Caller, Reply
+
+MATRIX_YML = appveyor_yml(
+    "environment:",
+    "  matrix:",
+    "    - FLAVOR: alpha",
+    "    - FLAVOR: beta",
+    "build_script:",
+    "  - echo building $FLAVOR",
+)
+ENTRY_ID = "0123456789abcdef"
+MAX_RACE_CHUNKS = 999_999
+RACERS, RACE_SECONDS = 3, 6  # threads per side, and how long they race
+
+
+@dataclass(frozen=True)
+class Operation:
+    """One operation of the job protocol, as a runner calls it."""
+
+    method: str
+    path: str  # below /api/runner/jobs/{jobId}
+    body: Any = None
+    raw: bytes | None = None
+
+    def call(self, caller: Caller, job_id: str, headers: dict[str, str] | None = None) -> Reply:
+        sent = {**({"Content-Type": "application/octet-stream"} if self.raw is not None else {}), **(headers or {})}
+        return caller.call(self.method, f"/{job_id}{self.path}", self.body, raw=self.raw, headers=sent)
+
+    def __str__(self) -> str:
+        return f"{self.method} {{jobId}}{self.path}"
+
+
+OPERATIONS = (
+    Operation("GET", ""),
+    Operation("POST", "/heartbeat"),
+    Operation("PUT", "/log/0", raw=b"an attacker's line\n"),
+    Operation("PUT", "/log/7", raw=b"an attacker's line\n"),
+    Operation("POST", "/artifacts", {"fileName": "planted.txt", "size": 7}),
+    Operation("POST", "/cache/entries", {"ids": [ENTRY_ID]}),
+    Operation("POST", "/cache/uploads", {"id": ENTRY_ID, "size": 7, "metadata": {}}),
+    Operation("POST", "/cache/prune", {"keep": []}),
+    Operation("POST", "/messages", {"messages": [{"kind": "message", "message": "planted", "category": "error"}]}),
+    Operation("POST", "/tests", {"tests": [{"testName": "planted", "outcome": "Failed"}]}),
+    Operation("PUT", "/tests", {"tests": [{"testName": "planted", "outcome": "Failed"}]}),
+    Operation("PUT", "/build", {"version": "planted-9.9.9"}),
+    Operation("POST", "/finish", {"result": "failed", "message": "planted", "logChunks": 0, "artifacts": []}),
+)
+
+
+@dataclass
+class ClaimedJob:
+    job_id: str
+    token: NewToken
+
+
+def runner(account: Account, token: str | None) -> Caller:
+    """A caller of the job protocol holding ``token`` (as a Bearer token), or no credential at all."""
+    return Caller(account.client, token, prefix="/api/runner/jobs")
+
+
+def claim(job_id: str, lease_seconds: int = 120) -> ClaimedJob:
+    """What dispatch does before it starts a runner: a fresh token, and the claim that stores its hash."""
+    token = mint_token()
+    assert job_store.claim_job(job_id, int(time.time()) + lease_seconds, token.token_hash)
+    return ClaimedJob(job_id, token)
+
+
+def start_build(account: Account, git_server: GitServer, files: dict[str, str]) -> tuple[BuildProject, dict[str, Any]]:
+    project = BuildProject(account, git_server, files)
+    queued = project.build(project.start()["version"])  # the start answer lists no jobs, as AppVeyor's does not
+    assert [job["status"] for job in queued["jobs"]] == ["queued"] * len(queued["jobs"])
+    return project, queued
+
+
+def everything_stored() -> dict[str, Any]:
+    """Every item of every table and every object of the bucket, as stored: what "changes nothing" compares."""
+    dynamodb, s3 = aws.client("dynamodb"), aws.client("s3")
+    tables: dict[str, list[str]] = {}
+    for name in dynamodb.list_tables()["TableNames"]:
+        items: list[str] = []
+        for page in dynamodb.get_paginator("scan").paginate(TableName=name, ConsistentRead=True):
+            items += [json.dumps(item, sort_keys=True) for item in page["Items"]]
+        tables[name] = sorted(items)
+    objects: dict[str, bytes] = {}
+    bucket = settings().bucket
+    for page in s3.get_paginator("list_objects_v2").paginate(Bucket=bucket):
+        for entry in page.get("Contents", []):
+            objects[entry["Key"]] = s3.get_object(Bucket=bucket, Key=entry["Key"])["Body"].read()
+    return {"tables": tables, "objects": objects}
+
+
+def refused_everywhere(caller: Caller, job_id: str) -> list[str]:
+    """The operations on ``job_id`` that did NOT answer 401 to ``caller`` (each with what it answered)."""
+    wrong = []
+    for operation in OPERATIONS:
+        reply = operation.call(caller, job_id)
+        if reply.status != 401:
+            wrong.append(f"{operation}: {reply.status} {reply.body[:200]!r}")
+    return wrong
+
+
+def log_chunks(job_id: str) -> list[bytes]:
+    """The chunks of a running job's log, as stored."""
+    job = job_store.get_job(job_id)
+    assert job is not None
+    prefix = blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
+    return [logs.read_range(chunk.key, 0, chunk.size) for chunk in logs.list_chunks(prefix)]
+
+
+def job_as_the_api_shows_it(project: BuildProject, version: str, job_id: str) -> dict[str, Any]:
+    build = project.build(version)
+    return {"version": build["version"], "job": next(job for job in build["jobs"] if job["jobId"] == job_id)}
+
+
+@pytest.fixture
+def matrix_build(
+    account: Account, git_server: GitServer
+) -> tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]:
+    """A build of two jobs, both claimed as dispatch claims them: job A and job B, each with its own token."""
+    project, queued = start_build(account, git_server, {"appveyor.yml": MATRIX_YML})
+    first, second = (claim(job["jobId"]) for job in queued["jobs"])
+    return project, queued, first, second
+
+
+def test_job_a_token_is_refused_on_every_operation_of_job_b_and_changes_nothing(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    project, queued, job_a, job_b = matrix_build
+    as_a = runner(account, job_a.token.token)
+    assert as_a.get(f"/{job_a.job_id}").status == 200  # the token works where it belongs
+    before_api = job_as_the_api_shows_it(project, queued["version"], job_b.job_id)
+    before_log = project.log(job_b.job_id)
+    before = everything_stored()
+
+    wrong = refused_everywhere(as_a, job_b.job_id)
+
+    assert wrong == []
+    assert everything_stored() == before
+    assert job_as_the_api_shows_it(project, queued["version"], job_b.job_id) == before_api
+    assert project.log(job_b.job_id) == before_log
+    assert before_api["job"]["status"] == "running"
+    assert runner(account, job_b.token.token).post(f"/{job_b.job_id}/heartbeat").json == {"status": "running"}
+
+
+def test_a_token_of_another_accounts_job_is_refused_too(
+    account: Account,
+    other_account: Account,
+    git_server: GitServer,
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+) -> None:
+    _, _, job_a, _ = matrix_build
+    _, foreign = start_build(other_account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo x")})
+    victim = claim(foreign["jobs"][0]["jobId"])
+    before = everything_stored()
+
+    wrong = refused_everywhere(runner(account, job_a.token.token), victim.job_id)
+
+    assert wrong == []
+    assert everything_stored() == before
+
+
+@pytest.mark.parametrize(
+    "credential",
+    [
+        pytest.param(lambda account, job: {}, id="no-authorization"),
+        pytest.param(lambda account, job: {"Authorization": f"Bearer {account.key}"}, id="owner-api-key"),
+        pytest.param(lambda account, job: {"Authorization": job.token.token}, id="token-without-scheme"),
+        pytest.param(lambda account, job: {"Authorization": f"Basic {job.token.token}"}, id="token-as-basic"),
+        pytest.param(lambda account, job: {"Authorization": f"Bearer {job.token.token_hash}"}, id="stored-hash"),
+        pytest.param(lambda account, job: {"Authorization": f"Bearer cvyj_{job.token.token_hash}"}, id="hash-as-token"),
+        pytest.param(lambda account, job: {"Authorization": "Bearer cvyj_"}, id="bare-prefix"),
+        pytest.param(lambda account, job: {"Authorization": f"Bearer {job.token.token[:-1]}"}, id="token-cut-short"),
+        pytest.param(lambda account, job: {"Authorization": f"Bearer {job.token.token}x"}, id="token-lengthened"),
+    ],
+)
+def test_without_the_jobs_own_token_every_operation_answers_401_and_changes_nothing(
+    account: Account,
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+    credential: Callable[[Account, ClaimedJob], dict[str, str]],
+) -> None:
+    _, _, _, job_b = matrix_build
+    headers = credential(account, job_b)
+    caller = runner(account, None)
+    before = everything_stored()
+
+    answers = {str(operation): operation.call(caller, job_b.job_id, headers).status for operation in OPERATIONS}
+
+    assert answers == {str(operation): 401 for operation in OPERATIONS}
+    assert everything_stored() == before
+
+
+def test_a_job_token_is_no_key_to_the_rest_of_the_api(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    project, queued, job_a, _ = matrix_build
+    as_token = Caller(account.client, job_a.token.token)
+    before = everything_stored()
+
+    answers = {
+        "GET /projects": as_token.get("/projects").status,
+        "GET /buildjobs/{A}/log": as_token.get(f"/buildjobs/{job_a.job_id}/log").status,
+        "GET build": as_token.get(f"{project.path}/build/{queued['version']}").status,
+        "POST /builds": as_token.post(
+            "/builds", {"accountName": account.name, "projectSlug": project.project["slug"]}
+        ).status,
+        "DELETE build": as_token.delete(f"/builds/{account.name}/{project.project['slug']}/{queued['version']}").status,
+        "GET /users": as_token.get("/users").status,
+    }
+
+    assert answers == dict.fromkeys(answers, 401)
+    assert everything_stored() == before
+
+
+def test_once_job_a_finishes_its_token_is_refused_on_every_operation(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    project, queued, job_a, _ = matrix_build
+    as_a = runner(account, job_a.token.token)
+    assert as_a.put(f"/{job_a.job_id}/log/0", raw=b"the runner's last words\n").status == 204
+    finished = as_a.post(
+        f"/{job_a.job_id}/finish", {"result": "success", "message": None, "logChunks": 1, "artifacts": []}
+    )
+    assert finished.status == 204, finished.body
+    ended = job_as_the_api_shows_it(project, queued["version"], job_a.job_id)
+    assert ended["job"]["status"] == "success"
+    assert JobModel.get(job_a.job_id, consistent_read=True).token_hash is None
+    before = everything_stored()
+
+    wrong = refused_everywhere(as_a, job_a.job_id)
+
+    assert wrong == []
+    assert everything_stored() == before
+    assert project.log(job_a.job_id) == "the runner's last words\n"
+
+
+def test_a_token_whose_lease_has_expired_is_refused_on_every_operation(account: Account, git_server: GitServer) -> None:
+    _, queued = start_build(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo x")})
+    lapsed = claim(queued["jobs"][0]["jobId"], lease_seconds=-5)
+    before = everything_stored()
+
+    wrong = refused_everywhere(runner(account, lapsed.token.token), lapsed.job_id)
+
+    assert wrong == []
+    assert everything_stored() == before
+
+
+def test_the_token_is_stored_only_as_its_sha256_and_nowhere_in_plain_text(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    _, _, job_a, job_b = matrix_build
+    for job in (job_a, job_b):  # the calls a runner makes: nothing it sends may store its token either
+        as_runner = runner(account, job.token.token)
+        assert as_runner.get(f"/{job.job_id}").status == 200
+        assert as_runner.post(f"/{job.job_id}/heartbeat").status == 200
+        assert as_runner.put(f"/{job.job_id}/log/0", raw=b"a line\n").status == 204
+        assert as_runner.post(f"/{job.job_id}/messages", OPERATIONS[8].body).status == 204
+    item = aws.client("dynamodb").get_item(
+        TableName=JobModel.Meta.table_name, Key={"job_id": {"S": job_a.job_id}}, ConsistentRead=True
+    )["Item"]
+    stored = json.dumps(everything_stored(), default=lambda data: data.decode(errors="replace"))
+
+    assert item["token_hash"] == {"S": hashlib.sha256(job_a.token.token.encode()).hexdigest()}
+    assert item["token_hash"]["S"] != job_a.token.token
+    assert [name for name, value in item.items() if job_a.token.token in json.dumps(value)] == []
+    for job in (job_a, job_b):
+        secret_part = job.token.token.removeprefix("cvyj_")
+        assert job.token.token not in stored
+        assert secret_part not in stored
+        assert stored.count(job.token.token_hash) == 1  # on its own job's item, and nowhere else
+
+
+def test_a_job_cancelled_through_the_api_hears_cancelling_at_its_heartbeat_then_its_token_dies(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    project, queued, job_a, job_b = matrix_build
+    cancelled = account.api.delete(f"/builds/{account.name}/{project.project['slug']}/{queued['version']}")
+    assert cancelled.status == 204, cancelled.body
+
+    heartbeats = [runner(account, job.token.token).post(f"/{job.job_id}/heartbeat") for job in (job_a, job_b)]
+
+    assert [(reply.status, reply.json) for reply in heartbeats] == [(200, {"status": "cancelling"})] * 2
+    as_a = runner(account, job_a.token.token)
+    finished = as_a.post(
+        f"/{job_a.job_id}/finish", {"result": "cancelled", "message": None, "logChunks": 0, "artifacts": []}
+    )
+    assert finished.status == 204, finished.body
+    assert job_as_the_api_shows_it(project, queued["version"], job_a.job_id)["job"]["status"] == "cancelled"
+    assert as_a.post(f"/{job_a.job_id}/heartbeat").status == 401
+    assert runner(account, job_b.token.token).post(f"/{job_b.job_id}/heartbeat").json == {"status": "cancelling"}
+
+
+# Racing the API as the local stack serves it (chalice local: one thread per request) over loopback HTTP.
+
+
+def hammer(calls: dict[str, Callable[[requests.Session], int]], seconds: float) -> dict[str, Counter[int]]:
+    """Each call made over and over from its own thread (and session) for ``seconds``; the statuses each got."""
+    stop = threading.Event()
+    statuses: dict[str, Counter[int]] = {name: Counter() for name in calls}
+
+    def repeat(name: str) -> None:
+        with requests.Session() as session:
+            while not stop.is_set():
+                statuses[name][calls[name](session)] += 1
+
+    threads = [threading.Thread(target=repeat, args=(name,)) for name in calls]
+    for thread in threads:
+        thread.start()
+    time.sleep(seconds)
+    stop.set()
+    for thread in threads:
+        thread.join()
+    return statuses
+
+
+@pytest.fixture
+def narrow_thread_switches() -> Iterator[None]:
+    """Threads take turns far more often than by default, so a race between requests shows within seconds."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    yield
+    sys.setswitchinterval(interval)
+
+
+def test_job_a_token_racing_job_bs_own_runner_never_reads_job_bs_spec(
+    api_url: str,
+    narrow_thread_switches: None,
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+) -> None:
+    _, _, job_a, job_b = matrix_build
+    spec_of_b = f"{api_url}/api/runner/jobs/{job_b.job_id}"
+
+    def as_token(token: str) -> Callable[[requests.Session], int]:
+        return lambda session: (
+            session.get(spec_of_b, headers={"Authorization": f"Bearer {token}"}, timeout=10).status_code
+        )
+
+    runners = {f"B's runner {n}": as_token(job_b.token.token) for n in range(RACERS)}
+    attackers = {f"A's token {n}": as_token(job_a.token.token) for n in range(RACERS)}
+    statuses = hammer({**runners, **attackers}, RACE_SECONDS)
+
+    assert set(sum((statuses[name] for name in attackers), Counter())) == {401}, statuses  # never B's spec (secrets)
+    assert set(sum((statuses[name] for name in runners), Counter())) == {200}, statuses  # nor a 401 that stops B
+
+
+def test_concurrent_runners_never_store_each_others_log_lines(
+    api_url: str, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    _, _, job_a, job_b = matrix_build
+    next_chunk = iter(range(MAX_RACE_CHUNKS))
+
+    def put_chunk(job: ClaimedJob, body: bytes, fixed: int | None = None) -> Callable[[requests.Session], int]:
+        def put(session: requests.Session) -> int:
+            index = fixed if fixed is not None else next(next_chunk, MAX_RACE_CHUNKS)
+            url = f"{api_url}/api/runner/jobs/{job.job_id}/log/{index}"
+            headers = {"Authorization": f"Bearer {job.token.token}", "Content-Type": "application/octet-stream"}
+            return session.put(url, data=body, headers=headers, timeout=10).status_code
+
+        return put
+
+    statuses = hammer(
+        {"A": put_chunk(job_a, b"job A's own line\n"), "B": put_chunk(job_b, b"job B's secret line\n", fixed=0)},
+        seconds=3,
+    )
+
+    assert set(statuses["A"]) == set(statuses["B"]) == {204}, statuses
+    assert set(log_chunks(job_a.job_id)) == {b"job A's own line\n"}
+    assert set(log_chunks(job_b.job_id)) == {b"job B's secret line\n"}
+
+
+def test_requests_without_a_key_racing_the_owners_never_act_as_the_owner(
+    account: Account, api_url: str, narrow_thread_switches: None
+) -> None:
+    def users(key: str | None) -> Callable[[requests.Session], int]:
+        headers = {} if key is None else {"Authorization": f"Bearer {key}"}
+        return lambda session: session.get(f"{api_url}/api/users", headers=headers, timeout=10).status_code
+
+    owners = {f"owner {n}": users(account.key) for n in range(RACERS)}
+    anonymous = {f"anonymous {n}": users(None) for n in range(RACERS)}
+    statuses = hammer({**owners, **anonymous}, RACE_SECONDS)
+
+    assert set(sum((statuses[name] for name in anonymous), Counter())) == {401}, statuses  # never the owner's answer
+    assert set(sum((statuses[name] for name in owners), Counter())) == {200}, statuses  # nor a 401 for the owner
