@@ -66,7 +66,10 @@ def spec(jobId: str) -> Response:
 
 @blueprint.route(f"{_PREFIX}/heartbeat", methods=["POST"], content_types=_ANY)
 def runner_heartbeat(jobId: str) -> Response:  # named apart from the agents' views: view names are operationIds
-    return _runner_call(jobId, lambda job: {"status": runner_jobs.heartbeat(job)})
+    return _runner_call(
+        jobId,
+        lambda job: {"status": runner_jobs.heartbeat(job, blueprint.current_request.headers.get("authorization"))},
+    )
 
 
 @blueprint.route(f"{_PREFIX}/log/{{index}}", methods=["PUT"], content_types=_ANY)

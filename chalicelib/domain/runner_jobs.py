@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import json
 import re
 import secrets
 import time
@@ -42,6 +43,8 @@ MAX_ARTIFACTS = 1000
 MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
 MAX_REPORTS_PER_CALL = 1000
 MAX_FIELD_LENGTH = 64 * 1024
+MAX_REPORT_BYTES = 64 * 1024  # a report as stored (a DynamoDB item holds 400 KB at most)
+_VERSION = re.compile(r"[0-9A-Za-z._+\-]{1,128}")
 RESULTS = ("success", "failed", "cancelled")
 _CACHE_ENTRY_ID = re.compile(r"[0-9a-f]{16}")
 _CACHE_METADATA = ("dependencies", "checksum")
@@ -138,9 +141,10 @@ def job_spec(job: Job) -> dict[str, Any]:
     }
 
 
-def heartbeat(job: Job) -> str:
-    """Extend the lease; the job's status says go on ("running") or stop ("cancelling")."""
-    status = job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds)
+def heartbeat(job: Job, authorization: str | None) -> str:
+    """Extend the lease, while the token is still the job's; its status says go on ("running") or stop."""
+    token = (authorization or "").partition(" ")[2].strip()
+    status = job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds, _hash(token))
     if status is None:
         raise Unauthorized("The job has ended: its token no longer works.")
     return status
@@ -213,7 +217,7 @@ def add_messages(job: Job, messages: list[dict[str, Any]]) -> None:
             raise Invalid("A message's kind is 'message' or 'compilation'.")
         if message.get("category") not in ("information", "warning", "error") or not message.get("message"):
             raise Invalid("A message needs its text and a category: information, warning or error.")
-        stored.append((str(kind), _bounded({k: v for k, v in message.items() if k != "kind"})))
+        stored.append((str(kind), _sized(_bounded({k: v for k, v in message.items() if k != "kind"}))))
     reports.add_reports(job.job_id, stored)
 
 
@@ -232,15 +236,15 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
             merged.append({**(earlier.body if earlier else {}), **{k: v for k, v in test.items() if v is not None}})
         fresh = merged
         first_reported = {name: report.created for name, report in before.items()}
-    reports.add_reports(job.job_id, [(reports.TEST, test) for test in fresh], first_reported)
+    reports.add_reports(job.job_id, [(reports.TEST, _sized(test)) for test in fresh], first_reported)
 
 
 def update_version(job: Job, version: str) -> None:
     """UpdateBuild -Version: the build's version, unique in its project as at start."""
-    if not version or len(version) > 256:
-        raise Invalid("A build version is 1 to 256 characters.")
+    if not _VERSION.fullmatch(version):
+        raise Invalid("A build version is 1 to 128 letters, digits, dots, dashes, underscores or plus signs.")
     build, _ = _build_and_project(job)
-    if version != build.version:
+    if version.lower() != build.version.lower():  # versions are unique regardless of case
         build_store.change_version(build, version)
 
 
@@ -339,6 +343,13 @@ def _job_prefix(job: Job) -> str:
 def _check_count(items: list[Any]) -> None:
     if not isinstance(items, list) or not 0 < len(items) <= MAX_REPORTS_PER_CALL:
         raise Invalid(f"Send 1 to {MAX_REPORTS_PER_CALL} at a time.")
+
+
+def _sized(report: dict[str, Any]) -> dict[str, Any]:
+    """The report, unless it is too big to keep: a 400 naming the limit."""
+    if len(json.dumps(report)) > MAX_REPORT_BYTES:
+        raise Invalid(f"A message or test is at most {MAX_REPORT_BYTES:,} bytes as JSON.")
+    return report
 
 
 def _bounded(fields: dict[str, Any]) -> dict[str, Any]:

@@ -68,10 +68,14 @@ def _mount_script(as_root: bool) -> str:
             f"mount -o remount,bind,ro {quoted}",
             f"exec {3 + index}<&-",
         ]
-    drop = "--no-new-privs"
+    drop = "--no-new-privs --inh-caps=-all --bounding-set=-all"
     if as_root:
-        drop = f"--reuid={NOBODY} --regid={NOBODY} --clear-groups --no-new-privs --inh-caps=-all --bounding-set=-all"
-    lines.append(f'cd /tmp && exec setpriv {drop} -- "$@"')
+        lines.append(f'cd /tmp && exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups {drop} -- "$@"')
+    else:
+        # root of this user namespace could undo every mount above; in a namespace nested in it, as nobody, it
+        # cannot: the kernel locks mounts inherited from a more privileged namespace
+        nested = f"unshare --user --map-user={NOBODY} --map-group={NOBODY}"
+        lines.append(f'cd /tmp && exec {nested} -- setpriv {drop} -- "$@"')
     return " && ".join(lines)
 
 

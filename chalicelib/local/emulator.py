@@ -13,7 +13,6 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoReque
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
-from chalicelib.config import settings
 from chalicelib.local.signatures import ADMIN_HEADER, SignedRequestsOnly
 
 REGION = "us-east-1"
@@ -43,7 +42,7 @@ class _Server(ThreadedMotoServer):
 
     def _server_entry(self) -> None:  # moto's own, with the middlewares around its app
         app = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
-        app = SignedRequestsOnly(app, *self.credentials, protected_buckets=lambda: {settings().bucket})  # type: ignore[assignment]
+        app = SignedRequestsOnly(app, *self.credentials)  # type: ignore[assignment]
         self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
         self._server_ready_event.set()
         self._server.serve_forever()

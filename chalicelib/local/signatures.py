@@ -6,8 +6,7 @@ embedded emulator checks each request's AWS Signature Version 4 (in its Authoriz
 presigned URLs, in its query string) with botocore's own signer and the secret key only the stack holds, and
 answers 403 otherwise; its /moto-api/ (reset, state) is refused to everybody but the stack.
 
-One exception stands in for AWS's accounts: requests with other keys may use S3 buckets other than the
-service's own (``protected_buckets``), path-style, as an S3 deployment with a user's own keys does.
+So an S3 deployment to the local emulator works with the stack's own keys only (or none: the default).
 """
 
 from __future__ import annotations
@@ -36,17 +35,10 @@ ADMIN_HEADER = "X-Conveyor-Emulator-Key"
 class SignedRequestsOnly:
     """WSGI middleware: requests not signed with ``credentials`` get a 403 and never reach moto."""
 
-    def __init__(
-        self,
-        app: Callable[..., Iterable[bytes]],
-        access_key: str,
-        secret_key: str,
-        protected_buckets: Callable[[], set[str]] = set,
-    ) -> None:
+    def __init__(self, app: Callable[..., Iterable[bytes]], access_key: str, secret_key: str) -> None:
         self._app = app
         self._access_key = access_key
         self._credentials = Credentials(access_key, secret_key)
-        self._protected_buckets = protected_buckets
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -63,12 +55,10 @@ class SignedRequestsOnly:
     def _signed(self, environ: dict[str, Any]) -> bool:
         query = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         if any(name == "X-Amz-Signature" for name, _ in query):
-            return self._presigned(environ, query) or self._other_account(environ)
+            return "HTTP_AUTHORIZATION" not in environ and self._presigned(environ, query)
         match = _HEADER.match(environ.get("HTTP_AUTHORIZATION", ""))
-        if match is None:
+        if match is None or not hmac.compare_digest(match["key"], self._access_key):
             return False
-        if not hmac.compare_digest(match["key"], self._access_key):
-            return match["service"] == "s3" and self._other_account(environ)
         headers = _headers(environ, match["headers"].split(";"))
         if not _fresh(headers.get("X-Amz-Date", ""), _MAX_SKEW_SECONDS):
             return False
@@ -104,12 +94,6 @@ class SignedRequestsOnly:
         request.context["timestamp"] = fields.get("X-Amz-Date", "")
         expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
         return hmac.compare_digest(expected, fields.get("X-Amz-Signature", ""))
-
-    def _other_account(self, environ: dict[str, Any]) -> bool:
-        """A request with someone else's keys: only to an S3 bucket of theirs, named in the path."""
-        host = environ.get("HTTP_HOST", "").rsplit(":", 1)[0]
-        bucket = environ.get("PATH_INFO", "/").lstrip("/").split("/", 1)[0]
-        return host in ("127.0.0.1", "localhost", "[::1]") and bool(bucket) and bucket not in self._protected_buckets()
 
 
 def _fresh(stamp: str, seconds: int, future: int = _MAX_SKEW_SECONDS) -> bool:

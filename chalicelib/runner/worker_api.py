@@ -4,15 +4,22 @@ Test reporters (mocha-appveyor-reporter, xunit's, Fixie's, minitest's) and the `
 runner forwards what they report to the service through the job protocol. Clients join the base URL in several
 ways, so any number of leading slashes is accepted. Field names are taken in either casing, categories and
 outcomes in any case, durations as numbers or numeric strings: real clients send each of these.
+
+Every job on a machine shares its loopback, so the URL carries a random path segment of its own
+(``http://localhost:PORT/<secret>/``): another job's scripts, which can see the port, cannot report into this
+job or set its variables. Clients that keep the URL's path (all but those that take only its host and port)
+work unchanged.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hmac
 import json
 import logging
 import os
 import re
+import secrets
 import shutil
 import socket
 import sys
@@ -66,7 +73,8 @@ class WorkerApi:
             self._servers.append(_Ipv6Server(("::1", port), handler))
         for server in self._servers:
             server.daemon_threads = True
-        self.url = f"http://localhost:{port}/"
+        self._secret = secrets.token_urlsafe(18)
+        self.url = f"http://localhost:{port}/{self._secret}/"
 
     def __enter__(self) -> WorkerApi:
         self.bin_folder.mkdir(exist_ok=True)
@@ -86,7 +94,10 @@ class WorkerApi:
 
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         """One request: (status, JSON answer)."""
-        route = "/".join(part for part in path.split("?")[0].split("/") if part).lower()
+        parts = [part for part in path.split("?")[0].split("/") if part]
+        if not parts or not hmac.compare_digest(parts[0], self._secret):
+            return 403, {"message": "Use the whole APPVEYOR_API_URL, its path included: it is this job's own."}
+        route = "/".join(parts[1:]).lower()
         handler = _ROUTES.get((method, route))
         if handler is None:
             return 404, {"message": f"{method} /{route} is not an operation of the Build Worker API."}
@@ -184,6 +195,7 @@ class _Ipv6Server(ThreadingHTTPServer):
 def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        timeout = 60  # a client that stops sending mid-request loses its connection, not a thread for ever
 
         def do_POST(self) -> None:  # noqa: N802 (http.server's names)
             self._serve("POST")
@@ -195,8 +207,11 @@ def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
             self._serve("GET")
 
         def _serve(self, method: str) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY_BYTES:
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                length = -1
+            if not 0 <= length <= MAX_BODY_BYTES:
                 self._answer(413, {"message": f"A request may carry at most {MAX_BODY_BYTES:,} bytes."})
                 self.close_connection = True
                 return

@@ -119,7 +119,7 @@ def run_build(
     added = api.post(
         f"{stack.base_url}/api/projects",
         json={"repositoryProvider": "git", "repositoryName": git_server.url_of(name)},
-        timeout=10,
+        timeout=60,
     )
     assert added.status_code == 200, added.text
     slug = added.json()["slug"]

@@ -37,7 +37,7 @@ EVERY_VERB_YML = appveyor_yml(
     '  - appveyor UpdateTest "adds" -Duration 15',
     "  - |",
     "    python3 -c '",
-    "    import json, os, urllib.parse, urllib.request",
+    "    import json, os, urllib.error, urllib.parse, urllib.request",
     '    base = os.environ["APPVEYOR_API_URL"]',
     "    def post(url, body):",
     '        headers = {"Content-Type": "application/json"}',
@@ -51,7 +51,11 @@ EVERY_VERB_YML = appveyor_yml(
     '         "DurationMilliseconds": "4.5", "ErrorMessage": "expected 3, got 2", "StdErr": "rounding down"},',
     "    ])",
     '    message = {"message": "Reported over HTTP", "category": "info"}',
-    '    post(urllib.parse.urljoin(base, "/api/build/messages"), message)',
+    '    post(urllib.parse.urljoin(base, "api/build/messages"), message)',
+    "    try:",
+    '        post(urllib.parse.urljoin(base, "/api/build/messages"), {"message": "forged", "category": "error"})',
+    "    except urllib.error.HTTPError as error:",
+    '        print("without the URL path:", error.code)',
     "    '",
 )
 
@@ -122,6 +126,15 @@ def test_set_variable_reaches_the_later_scripts(every_verb: tuple[BuildProject, 
     project, build = every_verb
 
     assert "greeting=hello from an earlier script" in project.log(build["jobs"][0]["jobId"])
+
+
+def test_the_worker_api_refuses_a_call_without_its_urls_path(every_verb: tuple[BuildProject, dict[str, Any]]) -> None:
+    """The path is the job's own secret: another job on the machine sees the port, never the path."""
+    project, build = every_verb
+
+    assert "without the URL path: 403" in project.log(build["jobs"][0]["jobId"])
+    messages = project.account.api.get(f"/buildjobs/{build['jobs'][0]['jobId']}/messages").json
+    assert "forged" not in [message["message"] for message in messages]
 
 
 def test_pushed_artifact_is_listed_with_its_name_and_type(every_verb: tuple[BuildProject, dict[str, Any]]) -> None:

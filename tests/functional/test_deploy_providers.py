@@ -5,6 +5,7 @@ DeployFailed or DeployStopped with a reason a user can act on (and no password i
 from __future__ import annotations
 
 import itertools
+import os
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -205,11 +206,24 @@ def objects(bucket: str) -> dict[str, bytes]:
 
 def test_s3_copies_the_artifacts_below_the_folder(target_bucket: str, artifacts: list[DeployArtifact]) -> None:
     settings = {"bucket": target_bucket, "folder": "/releases/1.0.7/", "region": "us-east-1"}
-    settings |= {"access_key_id": "AKIAEXAMPLE", "secret_access_key": "example-secret"}
+    # the emulator takes only the stack's own keys: the settings' keys are used, not the function's default
+    settings |= {
+        "access_key_id": os.environ["AWS_ACCESS_KEY_ID"],
+        "secret_access_key": os.environ["AWS_SECRET_ACCESS_KEY"],
+    }
 
     deploy.deliver("S3", delivery(settings, artifacts))
 
     assert objects(target_bucket) == {"releases/1.0.7/out/app.zip": APP_ZIP, "releases/1.0.7/index.html": INDEX_HTML}
+
+
+def test_s3_with_keys_the_target_refuses_fails_saying_so(target_bucket: str, artifacts: list[DeployArtifact]) -> None:
+    settings = {"bucket": target_bucket, "access_key_id": "AKIAEXAMPLE", "secret_access_key": "example-secret"}
+
+    with pytest.raises(DeployFailed, match="failed: 403"):
+        deploy.deliver("S3", delivery(settings, artifacts))
+
+    assert objects(target_bucket) == {}
 
 
 def test_s3_without_a_folder_or_keys_uses_the_file_names_and_default_credentials(

@@ -409,3 +409,50 @@ def test_requests_without_a_key_racing_the_owners_never_act_as_the_owner(
 
     assert set(sum((statuses[name] for name in anonymous), Counter())) == {401}, statuses  # never the owner's answer
     assert set(sum((statuses[name] for name in owners), Counter())) == {200}, statuses  # nor a 401 for the owner
+
+
+# --- what a hostile runner sends with its own token: refused with a 400, never a 500, and nothing stored -------
+
+
+def test_a_message_or_test_too_big_to_store_is_a_400(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], account: Account
+) -> None:
+    project, queued, job, _ = matrix_build
+    caller = runner(account, job.token.token)
+    huge = {f"field{n}": "x" * 60_000 for n in range(7)}  # under the body limit, over a stored item's
+
+    message = caller.post(
+        f"/{job.job_id}/messages", {"messages": [{"kind": "message", "category": "error", "message": "big", **huge}]}
+    )
+    test = caller.post(f"/{job.job_id}/tests", {"tests": [{"testName": "big", "outcome": "Passed", **huge}]})
+    grown = [
+        caller.put(f"/{job.job_id}/tests", {"tests": [{"testName": "grows", f"field{n}": "x" * 60_000}]}).status
+        for n in range(3)
+    ]
+
+    assert (message.status, test.status) == (400, 400), (message.body, test.body)
+    assert grown == [204, 400, 400]  # an update that would make it too big is refused, not stored
+    assert project.account.api.get(f"/buildjobs/{job.job_id}/messages").json == []
+
+
+@pytest.mark.parametrize("version", ["1.0.1\nStatus: forged", "<b>1.0</b>", "x" * 129, ""])
+def test_a_version_of_other_characters_is_a_400(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], account: Account, version: str
+) -> None:
+    project, queued, job, _ = matrix_build
+
+    reply = runner(account, job.token.token).put(f"/{job.job_id}/build", {"version": version})
+
+    assert reply.status == 400
+    assert project.build(queued["version"])["version"] == queued["version"]
+
+
+def test_a_version_differing_only_in_case_changes_nothing(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], account: Account
+) -> None:
+    project, queued, job, _ = matrix_build
+    caller = runner(account, job.token.token)
+
+    assert caller.put(f"/{job.job_id}/build", {"version": "2.0.0-Beta"}).status == 204
+    assert caller.put(f"/{job.job_id}/build", {"version": "2.0.0-BETA"}).status == 204
+    assert project.build("2.0.0-Beta")["buildId"] == queued["buildId"]
