@@ -36,12 +36,13 @@ if TYPE_CHECKING:
     from datetime import datetime
 
 TOKEN_PREFIX = "cvyj_"
-MAX_LOG_CHUNK = 999_999
+MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log
 MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
 MAX_ARTIFACTS = 1000
 MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
 MAX_REPORTS_PER_CALL = 1000
+MAX_REPORTS_PER_JOB = 100_000  # messages and tests together
 MAX_FIELD_LENGTH = 64 * 1024
 MAX_REPORT_BYTES = 64 * 1024  # a report as stored (a DynamoDB item holds 400 KB at most)
 _VERSION = re.compile(r"[0-9A-Za-z._+\-]{1,128}")
@@ -218,6 +219,7 @@ def add_messages(job: Job, messages: list[dict[str, Any]]) -> None:
         if message.get("category") not in ("information", "warning", "error") or not message.get("message"):
             raise Invalid("A message needs its text and a category: information, warning or error.")
         stored.append((str(kind), _sized(_bounded({k: v for k, v in message.items() if k != "kind"}))))
+    _take_quota(job, len(stored))
     reports.add_reports(job.job_id, stored)
 
 
@@ -236,7 +238,9 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
             merged.append({**(earlier.body if earlier else {}), **{k: v for k, v in test.items() if v is not None}})
         fresh = merged
         first_reported = {name: report.created for name, report in before.items()}
-    reports.add_reports(job.job_id, [(reports.TEST, _sized(test)) for test in fresh], first_reported)
+    sized = [(reports.TEST, _sized(test)) for test in fresh]
+    _take_quota(job, len(sized))
+    reports.add_reports(job.job_id, sized, first_reported)
 
 
 def update_version(job: Job, version: str) -> None:
@@ -343,6 +347,11 @@ def _job_prefix(job: Job) -> str:
 def _check_count(items: list[Any]) -> None:
     if not isinstance(items, list) or not 0 < len(items) <= MAX_REPORTS_PER_CALL:
         raise Invalid(f"Send 1 to {MAX_REPORTS_PER_CALL} at a time.")
+
+
+def _take_quota(job: Job, count: int) -> None:
+    if not job_store.take_report_quota(job.job_id, count, MAX_REPORTS_PER_JOB):
+        raise Conflict(f"A job keeps at most {MAX_REPORTS_PER_JOB:,} messages and tests.")
 
 
 def _sized(report: dict[str, Any]) -> dict[str, Any]:

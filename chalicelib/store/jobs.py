@@ -136,6 +136,20 @@ def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) ->
     return move_job(job_id, ["queued"], "running", extra=extra)
 
 
+def take_report_quota(job_id: str, count: int, limit: int) -> bool:
+    """Count ``count`` more reports against the job's ``limit``; False (nothing counted) when they would pass it."""
+    if count > limit:
+        return False
+    room = JobModel.reports.does_not_exist() | (JobModel.reports <= limit - count)
+    try:
+        JobModel(job_id).update(actions=[JobModel.reports.add(count)], condition=room)
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
 def job_token_hash(job_id: str) -> tuple[str | None, Job | None]:
     """The hash of the job's live token (None when it has none) and the job itself, read consistently."""
     try:
@@ -219,5 +233,6 @@ def requeue_job(job_id: str) -> bool:
             JobModel.message.remove(),
             JobModel.counts.remove(),
             JobModel.artifacts.remove(),
+            JobModel.reports.remove(),
         ],
     )

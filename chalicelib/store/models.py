@@ -342,6 +342,7 @@ class JobModel(Model):
     leased = UnicodeAttribute(null=True)
     lease_expires = NumberAttribute(null=True)
     token_hash = UnicodeAttribute(null=True)  # SHA-256 of the job token its runner holds, while it holds one
+    reports = NumberAttribute(null=True)  # messages and tests its runner has sent (a quota)
     created = UTCDateTimeAttribute()
     started = UTCDateTimeAttribute(null=True)
     finished = UTCDateTimeAttribute(null=True)

@@ -21,6 +21,7 @@ import requests
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.domain import runner_jobs
 from chalicelib.domain.runner_jobs import NewToken, mint_token
 from chalicelib.store import blobs, logs
 from chalicelib.store import jobs as job_store
@@ -38,7 +39,7 @@ MATRIX_YML = appveyor_yml(
     "  - echo building $FLAVOR",
 )
 ENTRY_ID = "0123456789abcdef"
-MAX_RACE_CHUNKS = 999_999
+MAX_RACE_CHUNKS = 9_999
 RACERS, RACE_SECONDS = 3, 6  # threads per side, and how long they race
 
 
@@ -456,3 +457,27 @@ def test_a_version_differing_only_in_case_changes_nothing(
     assert caller.put(f"/{job.job_id}/build", {"version": "2.0.0-Beta"}).status == 204
     assert caller.put(f"/{job.job_id}/build", {"version": "2.0.0-BETA"}).status == 204
     assert project.build("2.0.0-Beta")["buildId"] == queued["buildId"]
+
+
+def test_a_job_keeps_a_bounded_number_of_reports(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+    account: Account,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project, queued, job, _ = matrix_build
+    monkeypatch.setattr(runner_jobs, "MAX_REPORTS_PER_JOB", 3)
+    caller = runner(account, job.token.token)
+
+    def message(text: str) -> dict[str, Any]:
+        return {"kind": "message", "category": "information", "message": text}
+
+    answers = [
+        caller.post(f"/{job.job_id}/messages", {"messages": [message("one"), message("two")]}).status,
+        caller.post(f"/{job.job_id}/messages", {"messages": [message("three"), message("four")]}).status,
+        caller.post(f"/{job.job_id}/tests", {"tests": [{"testName": "three", "outcome": "Passed"}]}).status,
+        caller.post(f"/{job.job_id}/tests", {"tests": [{"testName": "four", "outcome": "Passed"}]}).status,
+    ]
+
+    assert answers == [204, 409, 204, 409]
+    listed = project.account.api.get(f"/buildjobs/{job.job_id}/messages").json
+    assert [entry["message"] for entry in listed] == ["one", "two"]
