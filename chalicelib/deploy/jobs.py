@@ -13,7 +13,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from chalicelib.domain import progress
 from chalicelib.domain.environments import environment_values
 from chalicelib.domain.job_environment import appveyor_variables
 from chalicelib.domain.status import Event, Status
+from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
@@ -42,36 +43,15 @@ log = logging.getLogger(__name__)
 _VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)\)")
 CANCELLED = "cancelled"
 LEASE_LOST = "lease lost"
-TIMED_OUT = "timed out"
 
 
-@dataclass
-class Run:
+@dataclass(kw_only=True)
+class Run(Attempt):
     """One attempt at a deployment job."""
 
     project: Project
     build: Build
     job: Job
-    log: LogStream
-    variables: dict[str, str]
-    deadline: float
-    stop_reason: str | None = None
-    ended: threading.Event = field(default_factory=threading.Event)  # wakes the heartbeat when the work is done
-
-    def end(self) -> str | None:
-        """The work is over: the heartbeat stops now. Why it stopped early, if it did."""
-        reason = self.stop_reason
-        self.stop_reason = reason or "finished"
-        self.ended.set()
-        return reason
-
-    def should_stop(self) -> str | None:
-        if self.stop_reason is None and time.monotonic() > self.deadline:
-            self.stop_reason = TIMED_OUT
-        return self.stop_reason
-
-    def say(self, line: str) -> None:
-        self.log.write(line)
 
 
 def substitute(text: str, variables: Mapping[str, str]) -> str:
@@ -100,7 +80,7 @@ def run_deployment_job(job_id: str) -> None:
         job_prefix = blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
         stream = LogStream(logs.chunk_sink(job_prefix), SecretMask(inputs.secrets), chunk_bytes=logs.MIN_PART_BYTES)
         deadline = time.monotonic() + config.job_timeout_seconds
-        run = Run(project, build, job, stream, inputs.variables, deadline)
+        run = Run(project=project, build=build, job=job, log=stream, variables=inputs.variables, deadline=deadline)
         _deliver(run, environment.provider, inputs, job_prefix)
 
 

@@ -29,11 +29,12 @@ def dispatch_job(job_id: str) -> None:
     job = job_store.get_job(job_id)
     if job is None or job.deployment_id is not None or job.status != Status.QUEUED:
         return
+    api_url = config.runner_api_url
     refusal = executors.refusal()
-    if refusal is None and config.runner_api_url is None:
+    if refusal is None and api_url is None:
         refusal = "Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL)."
-    if refusal is not None:
-        _refuse(job, refusal)
+    if refusal is not None or api_url is None:
+        _refuse(job, refusal or "")
         return
     token = mint_token()
     if not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds, token.token_hash):
@@ -45,7 +46,7 @@ def dispatch_job(job_id: str) -> None:
         progress.move(fresh, Event.FAIL, "The build was deleted.")
         return
     progress.refresh_build(build.project_id, build.build_id)
-    executors.run(Ticket(config.runner_api_url, job_id, token.token))
+    executors.run(Ticket(api_url, job_id, token.token))
     if config.executor == "local":
         _fail_if_abandoned(job_id)
 

@@ -20,6 +20,7 @@ from typing import Any
 
 from chalicelib.runner import shell
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
+from chalicelib.runner.attempt import TIMED_OUT, Attempt
 from chalicelib.runner.cache import restore_cache, save_cache
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket, TokenRevoked
@@ -29,7 +30,6 @@ from chalicelib.runner.worker_api import WorkerApi
 log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
 LEASE_LOST = "lease lost"
-TIMED_OUT = "timed out"
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")  # of the runner's own environment, to the scripts
 
 
@@ -37,39 +37,19 @@ class JobFailed(Exception):
     """A phase failed; the message says where and why."""
 
 
-@dataclass
-class Run:
-    """One attempt at a job, as its phases see it."""
+@dataclass(kw_only=True)
+class Run(Attempt):
+    """One attempt at a build job, as its phases see it."""
 
     client: JobClient
     spec: dict[str, Any]
     folder: Path
-    log: LogStream
-    variables: dict[str, str]
-    deadline: float
-    stop_reason: str | None = None
     messages: list[str] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
-    ended: threading.Event = field(default_factory=threading.Event)  # wakes the heartbeat when the work is done
 
     @property
     def configuration(self) -> dict[str, Any]:
         return dict(self.spec.get("configuration") or {})
-
-    def end(self) -> str | None:
-        """The work is over: the heartbeat stops now (not at its next beat). Why it stopped early, if it did."""
-        reason = self.stop_reason
-        self.stop_reason = reason or "finished"
-        self.ended.set()
-        return reason
-
-    def should_stop(self) -> str | None:
-        if self.stop_reason is None and time.monotonic() > self.deadline:
-            self.stop_reason = TIMED_OUT
-        return self.stop_reason
-
-    def say(self, line: str) -> None:
-        self.log.write(line)
 
 
 def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
@@ -93,7 +73,7 @@ def _run(client: JobClient, spec: dict[str, Any], work: Path) -> str:
     home.mkdir()
     limit = float(spec.get("timeoutSeconds") or 3600)
     stream = LogStream(client.put_log_chunk, SecretMask(spec.get("secrets") or []), name=f"log of {spec['jobId']}")
-    run = Run(client, spec, folder, stream, {}, time.monotonic() + limit)
+    run = Run(client=client, spec=spec, folder=folder, log=stream, variables={}, deadline=time.monotonic() + limit)
     with WorkerApi(run) as worker_api:
         run.variables.update(_script_environment(spec, folder, home, worker_api.url, worker_api.bin_folder))
         beat = threading.Thread(target=heartbeat, args=(run,), name="heartbeat", daemon=True)
