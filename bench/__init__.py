@@ -31,7 +31,7 @@ class Section:
     def markdown(self) -> str:
         lines = [f"## {self.title}", "", self.how, "", "| Measure | Figure | Target | Met |", "|---|---|---|---|"]
         for figure in self.figures:
-            met = "" if figure.met is None else ("yes" if figure.met else "**no**")
+            met = "" if figure.met is None else ("met" if figure.met else "**NOT MET**")
             lines.append(f"| {figure.measure} | {figure.value} | {figure.target} | {met} |")
         lines.extend(["", *(f"- {note}" for note in self.notes)] if self.notes else [])
         return "\n".join(lines) + "\n"

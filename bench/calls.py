@@ -5,6 +5,12 @@ the embedded emulator; botocore's event hooks count each request's DynamoDB and 
 twice and the second read is counted: a warm function, whose key lookup is cached for a short time
 (``domain/warm.py``; here for a minute rather than ten seconds, since the emulator takes seconds to read 1,000
 items where DynamoDB takes milliseconds). ``BENCH_TRACE=1`` prints each counted call with the tables it read.
+
+Then one build of a one-line job: its start, its dispatch by the jobs queue's handler (called here as the pump
+calls it: the local executor runs the job's runner in its sandbox, which talks to the app served over HTTP on
+loopback), and, counted apart by route, the AWS calls the service makes to answer each job protocol call of the
+runner; then the heartbeats of a job that sleeps a second. The runner itself makes none: it holds no AWS
+credentials, only its job token (and, for artifacts and cache, which these jobs have none of, presigned S3 URLs).
 """
 
 from __future__ import annotations
@@ -20,11 +26,13 @@ from typing import Any
 
 from bench import Figure, Section
 from bench.awscalls import CallCounter, Calls
+from bench.served import served_api
 
 SIZES = tuple(int(size) for size in os.environ.get("BENCH_SIZES", "10,1000").split(","))
 MAX_DYNAMODB_CALLS = 3
 QUERY_PAGE_BYTES = 1024 * 1024
 DEPLOYMENTS = 25  # more than a page of a deployments list
+HEARTBEAT_SECONDS = 0.25  # of the job whose heartbeats are counted (5 s by default)
 
 
 @dataclass
@@ -37,12 +45,12 @@ class Seeded:
 
 
 def run() -> Section:
-    section = Section(
-        "AWS calls per request",
-        __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
-        + f" Target: no Scan; at most {MAX_DYNAMODB_CALLS} DynamoDB calls per read, the same at 1,000 as at 10;"
-        " a list reads one Query page per 1 MB it returns.",
+    reads, *build = (paragraph.replace("\n", " ") for paragraph in __doc__.strip().split("\n\n")[1:])
+    target = (
+        f" Target: no Scan; at most {MAX_DYNAMODB_CALLS} DynamoDB calls per read, the same at 1,000 as at 10;"
+        " a list reads one Query page per 1 MB it returns."
     )
+    section = Section("AWS calls per request", "\n\n".join([reads + target, *build]))
     from chalicelib.domain import warm
 
     warm.REUSE_SECONDS = 60.0
@@ -56,8 +64,9 @@ def run() -> Section:
 
 
 def _build_lifecycle(client: Any, counter: CallCounter, server: Any) -> list[Figure]:
-    """What one build of one one-line job costs: its start request, then its run (as the jobs queue's handler)."""
-    from chalicelib.runner.job import run_job
+    """What one build of one one-line job costs: its start request, its dispatch (the jobs queue's handler, called
+    as the pump calls it), and each job protocol call of its runner, which the service answers; then what a
+    heartbeat costs, from a longer job."""
     from tests.builds import BuildProject
     from tests.support import new_account
 
@@ -65,21 +74,47 @@ def _build_lifecycle(client: Any, counter: CallCounter, server: Any) -> list[Fig
     built.start()  # the first start of a project reads its repository's refs afresh; count a later one
     with counter.counting() as start_calls:
         version = built.start()["version"]
-    job_id = built.build(version)["jobs"][0]["jobId"]
-    started = time.monotonic()
-    with counter.counting() as run_calls:
-        run_job(job_id)
-    seconds = time.monotonic() - started
+    run_calls, seconds = _run_job(counter, built.build(version)["jobs"][0]["jobId"])
     status = built.build(version)["status"]
-    return [
-        Figure("POST /builds (one job)", _all_services(start_calls)),
-        Figure(f"Running that job (echo hello, {status}, {seconds:.1f} s)", _all_services(run_calls)),
+    figures = [
+        Figure("POST /builds (one job)", start_calls.everything()),
+        Figure(
+            "Dispatching that job: the jobs queue's handler (claim, token, executor), runner calls aside",
+            run_calls.unlabelled().everything(),
+        ),
     ]
+    for label, times in run_calls.labelled.items():  # in the order the runner first called each
+        calls = run_calls.labels.get(label, Calls()).everything()
+        figures.append(Figure(f"Its runner's {label} ({_times(times)})", calls))
+    figures.append(Figure(f"Running that job in all (echo hello, {status}, {seconds:.1f} s)", run_calls.everything()))
+
+    sleeper = BuildProject(built.account, server, {"appveyor.yml": "build_script:\n  - sleep 1\n"})
+    sleeper_job = sleeper.build(sleeper.start()["version"])["jobs"][0]["jobId"]
+    beats, _ = _run_job(counter, sleeper_job, heartbeat_seconds=HEARTBEAT_SECONDS)
+    label = "POST /api/runner/jobs/{jobId}/heartbeat"
+    times = beats.labelled[label]
+    measure = f"Heartbeats of a job sleeping 1 s, renewing its lease every {HEARTBEAT_SECONDS} s ({_times(times)})"
+    figures.append(Figure(measure, beats.labels.get(label, Calls()).everything()))
+    return figures
 
 
-def _all_services(calls: Calls) -> str:
-    services = sorted({name.split(".", 1)[0] for name in calls.operations})
-    return "; ".join(f"{service} {calls.describe(service)}" for service in services)
+def _run_job(counter: CallCounter, job_id: str, heartbeat_seconds: float | None = None) -> tuple[Calls, float]:
+    """The calls of dispatching a queued job (which returns once its runner has ended), and how long it took."""
+    from chalicelib.domain.dispatch import dispatch_job
+
+    if heartbeat_seconds is not None:
+        os.environ["CONVEYOR_HEARTBEAT_SECONDS"] = str(heartbeat_seconds)
+    try:
+        started = time.monotonic()
+        with counter.counting() as calls:
+            dispatch_job(job_id)
+        return calls, time.monotonic() - started
+    finally:
+        os.environ.pop("CONVEYOR_HEARTBEAT_SECONDS", None)
+
+
+def _times(count: int) -> str:
+    return f"{count} {'call' if count == 1 else 'calls'}"
 
 
 def _figure(endpoint: str, counts: list[tuple[Calls, int]]) -> Figure:
@@ -113,6 +148,8 @@ def _count(client: Any, counter: CallCounter, path: str, seed: Seeded) -> tuple[
 
 @contextmanager
 def _in_process() -> Iterator[tuple[Any, CallCounter, Any]]:
+    """The app in this process, for the test client and, over HTTP on loopback, for the runners of its jobs (each
+    request of theirs labelled with its route); the emulator and a git server."""
     counter = CallCounter().install()  # before any client exists
     from chalicelib.local.emulator import Emulator
 
@@ -128,10 +165,24 @@ def _in_process() -> Iterator[tuple[Any, CallCounter, Any]]:
     from tests.gitserver import GitServer
 
     ensure_resources(app)
-    with tempfile.TemporaryDirectory() as root, GitServer(Path(root)) as server, Client(app, "local") as client:
+
+    def label(request: Any, get_response: Any) -> Any:
+        with counter.labelled(f"{request.method} {request.path}"):
+            return get_response(request)
+
+    app.register_middleware(label, "http")
+    with (
+        served_api() as api_url,
+        tempfile.TemporaryDirectory() as root,
+        GitServer(Path(root)) as server,
+        Client(app, "local") as client,
+    ):
+        os.environ["CONVEYOR_RUNNER_API_URL"] = api_url  # for dispatch, as ``conveyor local`` sets it
         try:
             yield client, counter, server
         finally:
+            app.middleware_handlers.remove((label, "http"))
+            os.environ.pop("CONVEYOR_RUNNER_API_URL")
             emulator.stop()
             counter.uninstall()
 

@@ -18,7 +18,19 @@ from bench import Figure, Section
 
 SAMPLES = 15
 TARGET_RATIO = 1.3
-LAZY = ("dulwich", "yaml", "ftplib", "azure", "chalicelib.runner", "chalicelib.deploy", "chalicelib.scm")
+# what runs jobs (the runner, the executors) and what only the local stack uses (the emulator, moto) included
+LAZY = (
+    "dulwich",
+    "yaml",
+    "ftplib",
+    "azure",
+    "moto",
+    "chalicelib.runner",
+    "chalicelib.executors",
+    "chalicelib.deploy",
+    "chalicelib.scm",
+    "chalicelib.local",
+)
 ROOT = Path(__file__).resolve().parents[1]
 
 _TIMED = """

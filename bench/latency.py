@@ -9,6 +9,7 @@ without TCP_NODELAY. Each is read 200 times over one kept-alive connection (as e
 
 from __future__ import annotations
 
+import secrets
 import statistics
 import subprocess
 import sys
@@ -53,12 +54,17 @@ LocalDevServer(config.chalice_app, config, "127.0.0.1", int(sys.argv[2]), handle
 
 
 def run() -> Section:
-    from chalicelib.local.emulator import FAKE_CREDENTIALS
+    from chalicelib.local.emulator import REGION
     from tests.e2e.test_local_stack import LocalStack, child_environment, free_ports
 
     section = Section("Latency of the local stack", __doc__.split("\n\n", 1)[1].replace("\n", " ").strip())
+    # The stack's emulator answers only requests signed with the stack's credentials: the bare app gets the same.
+    credentials = {
+        "AWS_ACCESS_KEY_ID": "BENCH" + secrets.token_hex(8).upper(),
+        "AWS_SECRET_ACCESS_KEY": secrets.token_urlsafe(30),
+    }
     with tempfile.TemporaryDirectory() as root:
-        stack = LocalStack.start(Path(root) / "stack").wait_until_ready()
+        stack = LocalStack.start(Path(root) / "stack", **credentials).wait_until_ready()
         bare_servers: list[subprocess.Popen[bytes]] = []
         try:
             api = requests.Session()
@@ -71,11 +77,12 @@ def run() -> Section:
             stack_keep = _reads(api, stack.base_url + path)
             stack_new = _reads(None, stack.base_url + path, stack.key)
 
-            account_id = _account_id(stack.aws_endpoint, project["accountName"])
             bare = {}
             for mode, port in zip(("nodelay", "nagle"), free_ports(2), strict=True):
                 app_dir = _bare_app(Path(root) / mode, project["projectId"])
-                environment = child_environment(AWS_ENDPOINT_URL=stack.aws_endpoint, **FAKE_CREDENTIALS)
+                environment = child_environment(
+                    AWS_ENDPOINT_URL=stack.aws_endpoint, AWS_DEFAULT_REGION=REGION, **credentials
+                )
                 bare_servers.append(
                     subprocess.Popen(
                         [sys.executable, "-c", _SERVE_BARE, str(app_dir), str(port), mode],
@@ -84,7 +91,7 @@ def run() -> Section:
                         stderr=subprocess.DEVNULL,
                     )
                 )
-                url = f"http://127.0.0.1:{port}/api/projects/{account_id}/{project['slug']}"
+                url = f"http://127.0.0.1:{port}/api/projects/{project['accountId']}/{project['slug']}"
                 _wait(url)
                 bare[mode] = (_reads(requests.Session(), url), _reads(None, url))
         finally:
@@ -124,19 +131,6 @@ def _bare_app(directory: Path, project_id: int) -> Path:
     (directory / "app.py").write_text(code)
     (directory / ".chalice" / "config.json").write_text('{"version": "2.0", "app_name": "bare", "stages": {"dev": {}}}')
     return directory
-
-
-def _account_id(aws_endpoint: str, account_name: str) -> int:
-    import os
-
-    os.environ["AWS_ENDPOINT_URL"] = aws_endpoint
-    from chalicelib.cli import apply_stage_environment
-    from chalicelib.store.accounts import get_account_by_name
-
-    apply_stage_environment("local")
-    account = get_account_by_name(account_name)
-    assert account is not None
-    return account.account_id
 
 
 def _wait(url: str) -> None:

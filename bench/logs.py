@@ -1,9 +1,10 @@
 """How logs scale: a job prints 200 MB; the runner's memory, the log in S3, its download, and reading it live.
 
-Against the embedded emulator, as the tests use it. The build is started through the API; its job message is
-taken off the queue here and handed, as Lambda would hand it, to the app's SQS handler in a fresh Python
-process, which reports its own peak RSS (the script it runs is its child, not counted). Meanwhile this process
-reads the start of the log through the API until the script's first line shows.
+Against the embedded emulator, as the tests use it. The build is started through the API; its job is claimed and
+its token minted here, as the jobs queue's handler does, and its runner runs in a fresh Python process (as the
+local executor runs it, without the sandbox), which reports its own peak RSS (the script it runs is its child,
+not counted). The runner sends its log to the app, served here over HTTP on loopback, through the job protocol.
+Meanwhile this process reads the start of the log through the API until the script's first line shows.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import Figure, Section
+from bench.served import served_api
 
 LINE_COUNT = 2_000_000  # of 100 bytes: 200 MB
 PEAK_TARGET_BYTES = 100_000_000
@@ -40,17 +42,18 @@ def _measure(root: Path) -> Section:
     from tests import jobprocess
     from tests.builds import BuildProject, appveyor_yml
     from tests.gitserver import GitServer
+    from tests.runners import dispatch
     from tests.support import new_account
 
-    with Client(app, stage_name="local") as client, GitServer(root) as git:
+    with Client(app, stage_name="local") as client, GitServer(root) as git, served_api() as api_url:
         account = new_account(client)
         yml = appveyor_yml("build: off", "test_script:", f"  - python3 print_log.py {LINE_COUNT}")
         project = BuildProject(account, git, {"appveyor.yml": yml, "print_log.py": jobprocess.PRINTER})
         version = project.start()["version"]
         job_id = project.build(version)["jobs"][0]["jobId"]
-        runner = jobprocess.start_handler(jobprocess.job_event(job_id))
+        runner = jobprocess.start_runner(dispatch(job_id, api_url))
         first_byte_seconds = _first_line_delay(project, job_id, runner)
-        memory = jobprocess.handler_result(runner, seconds=1800)
+        memory = jobprocess.runner_result(runner, seconds=1800)
         finished = project.wait(version, seconds=60)
         reply = account.api.get(f"/buildjobs/{job_id}/log")
         location = {name.lower(): value for name, value in reply.headers.items()}.get("location", "")
@@ -72,15 +75,17 @@ def _measure(root: Path) -> Section:
     return Section(
         "Logs at scale",
         f"A job whose script prints {expected_bytes // MB} MB ({LINE_COUNT:,} lines of {jobprocess.LINE_BYTES} "
-        "bytes) after a first line holding the time it was printed. The job's SQS message goes to the app's "
-        "handler in a fresh Python process, which reports its peak RSS (VmHWM; the script is its child and not "
-        "counted). Meanwhile the log's first 4 KiB are read through the API (`GET /api/buildjobs/{jobId}/log`, "
-        "`Range: bytes=0-4095`) every 0.1 s. Against the embedded emulator (moto), so S3 is local: in Lambda the "
-        "uploads take longer, not more memory.",
+        "bytes) after a first line holding the time it was printed. The job is claimed and its token minted as "
+        "the jobs queue's handler does; its runner (`chalicelib.runner.job.run_ticket`) runs in a fresh Python "
+        "process, as the local executor runs it but without the sandbox, and reports its peak RSS (VmHWM; the "
+        "script is its child and not counted). It sends the log through the job protocol to the app, served over "
+        "HTTP on loopback. Meanwhile the log's first 4 KiB are read through the API "
+        "(`GET /api/buildjobs/{jobId}/log`, `Range: bytes=0-4095`) every 0.1 s. Against the embedded emulator "
+        "(moto), so S3 is local: in AWS the uploads take longer, not more memory.",
         [
-            Figure("Runner process RSS before the job (after `import app`)", f"{baseline / MB:.0f} MB"),
+            Figure("Runner process RSS before the job (after importing the runner)", f"{baseline / MB:.0f} MB"),
             Figure("Runner process peak RSS", f"{peak / MB:.0f} MB", "< 100 MB", peak < PEAK_TARGET_BYTES),
-            Figure("Job wall time (the handler's call)", f"{memory['seconds']:.1f} s"),
+            Figure("Job wall time (`run_ticket`)", f"{memory['seconds']:.1f} s"),
             Figure(
                 "Log whole in S3",
                 f"{printed_bytes:,} of {expected_bytes:,} bytes printed, sha256 {'equal' if whole else 'different'}"
@@ -102,8 +107,10 @@ def _measure(root: Path) -> Section:
             ),
         ],
         [
-            "The runner keeps one 5 MiB chunk of the log in memory (stored to S3 every 2 s and whenever full); "
-            "the rest of its memory is Python, botocore's service models and the app.",
+            "The runner keeps the 1 MiB chunk of the log it is filling in memory, and at most one full chunk the "
+            "service has not taken yet; it sends the chunk (`PUT /api/runner/jobs/{jobId}/log/{index}`) every 2 s "
+            "and whenever full, and the service stores each in S3. The rest of its memory is Python, urllib3 and the "
+            "runner's own code: it imports neither the app nor botocore.",
             "A plain `GET` of a running log over 5 MB answers its last 5 MB; `Range: bytes=N-` follows it from byte N.",
         ],
     )

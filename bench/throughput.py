@@ -1,8 +1,9 @@
 """Throughput of the local stack: 50 one-line builds started at once, through ``conveyor local`` (``make run``).
 
 Eight clients start the builds of one project (its repository on a local git server) as fast as the API takes
-them; the stack's pump runs them with its default 4 workers. Queue-to-running is each job's ``started`` less its
-``created``, as the API reports them. These figures have no target: they are here so later changes can be compared.
+them; the stack's pump runs them with its default 4 workers, each job's runner in a sandbox of its own.
+Queue-to-running is each job's ``started`` less its ``created``, as the API reports them. These figures have no
+target: they are here so later changes can be compared.
 """
 
 from __future__ import annotations
