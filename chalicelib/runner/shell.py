@@ -8,7 +8,6 @@ import shutil
 import signal
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +77,8 @@ def run(
             _kill_group(process.pid)
             process.wait()
             break
-        time.sleep(_POLL_SECONDS)
+        with contextlib.suppress(subprocess.TimeoutExpired):  # returns as soon as the script ends
+            process.wait(timeout=_POLL_SECONDS)
     _kill_group(process.pid)  # background children must not outlive their script
     reader.join(timeout=5)
     return Outcome(None, stopped) if stopped else Outcome(process.returncode)
