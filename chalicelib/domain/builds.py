@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from chalicelib.scm import git
 
 BUILD_NOT_FOUND = "Build not found or access denied."
-MAX_JOBS = 90  # a build and its jobs are written in one DynamoDB transaction (at most 100 items)
 _JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
 
 
@@ -238,8 +237,6 @@ def _queue(
     specs = job_specs(configuration)
     if not specs:
         raise Invalid("The build matrix is empty: every job is excluded.")
-    if len(specs) > MAX_JOBS:
-        raise Invalid(f"The build matrix has {len(specs)} jobs; at most {MAX_JOBS} are allowed.")
     _check_size(configuration, version_format, revision.branch)
     number = store.take_build_number(project.account_id, project.slug)
     if number is None:

@@ -24,12 +24,19 @@ compare exactly, case included.
 from __future__ import annotations
 
 import itertools
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.errors import Invalid
+
 Json = dict[str, Any]
+MAX_JOBS = 90  # a build and its jobs are written in one DynamoDB transaction (at most 100 items)
+# The product before exclusions: each of its cells is matched against every exclusion, so it is bounded before
+# any cell is made (3,000 configurations x 3,000 platforms would be 9,000,000 of them).
+MAX_COMBINATIONS = 1000
 
 _WORKFLOW_KEYS = frozenset({"job_name", "job_group", "jobs_per_group", "job_depends_on", "job_allow_cancellation"})
 _IMAGE_VARIABLE = "APPVEYOR_BUILD_WORKER_IMAGE"
@@ -66,7 +73,10 @@ class _Combination:
 
 
 def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
-    """The jobs of a build: the product of images, env matrix rows, configurations and platforms, minus exclusions."""
+    """The jobs of a build: the product of images, env matrix rows, configurations and platforms, minus exclusions.
+
+    Invalid, before any job is made, when the product has more than MAX_COMBINATIONS cells; and when more than
+    MAX_JOBS jobs are left."""
     images = _values(configuration, "operatingSystem")
     rows = [tuple(row.get("variables") or ()) for row in configuration.get("environmentVariablesMatrix") or []]
     configurations = _values(configuration, "configuration")
@@ -76,11 +86,16 @@ def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
     def matches_any(key: str, combination: _Combination) -> bool:
         return any(_matches(condition, combination, common) for condition in configuration.get(key) or [])
 
+    dimensions = (_or_none(images), rows or [()], _or_none(configurations), _or_none(platforms))
+    size = math.prod(len(dimension) for dimension in dimensions)
+    if size > MAX_COMBINATIONS:
+        raise Invalid(
+            f"The build matrix has {size} combinations of images, environment rows, configurations and platforms; "
+            f"at most {MAX_COMBINATIONS} are allowed (before exclusions), and at most {MAX_JOBS} jobs."
+        )
     combinations = [
         _Combination(_text(_row_value(row, _IMAGE_VARIABLE)) or image, row, build_configuration, platform)
-        for image, row, build_configuration, platform in itertools.product(
-            _or_none(images), rows or [()], _or_none(configurations), _or_none(platforms)
-        )
+        for image, row, build_configuration, platform in itertools.product(*dimensions)
     ]
     kept = [
         combination
@@ -89,6 +104,8 @@ def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
         and not matches_any("matrixExcept", combination)
         and (not configuration.get("matrixOnly") or matches_any("matrixOnly", combination))
     ]
+    if len(kept) > MAX_JOBS:
+        raise Invalid(f"The build matrix has {len(kept)} jobs; at most {MAX_JOBS} are allowed.")
 
     def name(combination: _Combination) -> str:
         job_name = _text(combination.row_value("job_name"))

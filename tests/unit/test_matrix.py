@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
 from chalicelib.domain.yamlconfig import from_yaml
+from chalicelib.errors import Invalid
 
 Json = dict[str, Any]
 
@@ -242,3 +245,21 @@ def test_version_keeps_other_braces_as_written() -> None:
 
 def test_version_does_not_expand_placeholders_inside_the_branch() -> None:
     assert build_version("{branch}.{build}", 5, "{build}") == "{build}.5"
+
+
+def test_more_than_90_jobs_are_refused_naming_the_limit() -> None:
+    with pytest.raises(Invalid, match=r"91 jobs; at most 90"):
+        job_specs(configuration(configuration=values(*map(str, range(91)))))
+
+
+def test_a_product_of_at_most_1000_cells_may_be_excluded_down_to_its_jobs() -> None:
+    jobs = job_specs(configuration(configuration=values(*map(str, range(10))), platform=values(*map(str, range(100))),
+                                   matrixOnly=[{"variables": [named("platform", "7")]}]))  # fmt: skip
+
+    assert len(jobs) == 10
+
+
+def test_a_product_over_1000_cells_is_refused_whatever_it_excludes() -> None:
+    with pytest.raises(Invalid, match=r"1001 combinations .* at most 1000"):
+        job_specs(configuration(configuration=values(*map(str, range(7))), platform=values(*map(str, range(143))),
+                                matrixOnly=[{"variables": [named("platform", "7")]}]))  # fmt: skip
