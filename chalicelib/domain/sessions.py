@@ -40,7 +40,9 @@ def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, S
     TooManyRequests once the address has failed MAX_FAILED_SIGN_INS times in the current window."""
     window, window_ends = failure_window()
     address = email_key(email)
-    if store.failed_sign_ins(address, window) >= MAX_FAILED_SIGN_INS:
+    # Counted before the password is checked (and given back if it is right), in one conditional write: requests
+    # at once cannot all find the count under the limit and then all guess.
+    if not store.take_sign_in_attempt(address, window, window_ends, MAX_FAILED_SIGN_INS):
         minutes = max(1, round((window_ends - datetime.now(UTC)).total_seconds() / 60))
         raise TooManyRequests(f"Too many failed sign-ins with this address: try again in {minutes} minutes.")
     holders = [
@@ -51,9 +53,9 @@ def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, S
     if not holders:
         credentials.password_matches(password, _unusable_hash())
     member = next((member for member, stored in holders if credentials.password_matches(password, stored)), None)
-    if member is None:
-        store.count_failed_sign_in(address, window, window_ends)  # known address or not: a 429 tells nothing
+    if member is None:  # the attempt stays counted, known address or not: a 429 tells nothing
         raise Unauthorized(WRONG_CREDENTIALS)
+    store.give_back_sign_in_attempt(address, window)
     now = datetime.now(UTC)
     session = Session(
         account_id=member.account_id,

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from pynamodb.exceptions import UpdateError
+
 from chalicelib.store.api_keys import key_hash  # a token is stored as a key is: its SHA-256
 from chalicelib.store.models import CounterModel, SessionModel
+from chalicelib.store.transactions import is_condition_failure
 
 
 @dataclass(frozen=True)
@@ -57,15 +60,23 @@ def _failures_key(email_key: str, window: int) -> str:
     return f"sign-in-failures#{window}#{email_key}"
 
 
-def failed_sign_ins(email_key: str, window: int) -> int:
-    """How many sign-ins with the address failed in the time window numbered ``window``."""
+def take_sign_in_attempt(email_key: str, window: int, window_ends: datetime, limit: int) -> bool:
+    """Count one more sign-in with the address in the window, unless ``limit`` are counted already (False then).
+
+    One conditional update, so that requests at once cannot all read a count under the limit; the count goes
+    (TTL) some time after the window ends."""
     try:
-        return int(CounterModel.get(_failures_key(email_key, window)).value or 0)
-    except CounterModel.DoesNotExist:
-        return 0
+        CounterModel(_failures_key(email_key, window)).update(
+            actions=[CounterModel.value.add(1), CounterModel.expires.set(window_ends)],
+            condition=CounterModel.value.does_not_exist() | (CounterModel.value < limit),
+        )
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
+        return False
+    return True
 
 
-def count_failed_sign_in(email_key: str, window: int, window_ends: datetime) -> None:
-    """One more failed sign-in with the address in the window; the count goes (TTL) some time after it ends."""
-    counter = CounterModel(_failures_key(email_key, window))
-    counter.update(actions=[CounterModel.value.add(1), CounterModel.expires.set(window_ends)])
+def give_back_sign_in_attempt(email_key: str, window: int) -> None:
+    """Uncount an attempt taken in the window: it succeeded."""
+    CounterModel(_failures_key(email_key, window)).update(actions=[CounterModel.value.add(-1)])

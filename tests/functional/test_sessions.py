@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from chalice.test import Client
 
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
-from chalicelib.domain import sessions
+from chalicelib.domain import credentials, sessions
 from chalicelib.domain.warm import forget_everything
 from chalicelib.store.api_keys import key_hash
 from chalicelib.store.models import SessionModel
 from chalicelib.store.sessions import Session, add_session
-from tests.support import Account, Caller, Reply, member_of_role, unique
+from tests.support import Account, Caller, Reply, in_parallel, member_of_role, unique
 
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a new one, quite long"
@@ -302,3 +303,47 @@ def test_ten_failed_sign_ins_with_an_address_refuse_it_with_429_until_the_window
     window, ends = sessions.failure_window()
     monkeypatch.setattr(sessions, "failure_window", lambda: (window + 1, ends + timedelta(minutes=15)))
     assert sign_in(client, email).status == 204
+
+
+def test_forty_wrong_passwords_at_once_get_no_more_401s_than_the_limit(
+    account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each request is held at its password check until every other one has reached its own or been answered: a
+    limit read before the check and counted after it lets all forty through."""
+    email = add_user_with_password(account)
+    attempts = 4 * sessions.MAX_FAILED_SIGN_INS
+    settled = threading.Condition()
+    checking, answered = [0], [0]
+    check = credentials.password_matches
+
+    def check_once_every_request_got_this_far(password: str, stored: str) -> bool:
+        with settled:
+            checking[0] += 1
+            settled.notify_all()
+            settled.wait_for(lambda: checking[0] + answered[0] >= attempts, timeout=20)
+        return check(password, stored)
+
+    def wrong_guess() -> Reply:
+        try:
+            return sign_in(client, email, "a wrong guess")
+        finally:
+            with settled:
+                answered[0] += 1
+                settled.notify_all()
+
+    monkeypatch.setattr(credentials, "password_matches", check_once_every_request_got_this_far)
+    replies = in_parallel([wrong_guess] * attempts)
+
+    statuses = sorted(reply.status for reply in replies)
+    assert statuses == [401] * sessions.MAX_FAILED_SIGN_INS + [429] * (attempts - sessions.MAX_FAILED_SIGN_INS)
+    assert checking[0] == sessions.MAX_FAILED_SIGN_INS  # a refused guess never reaches the password
+    monkeypatch.undo()
+    assert sign_in(client, email).status == 429
+
+
+def test_successful_sign_ins_do_not_count_against_the_limit(account: Account, client: Client) -> None:
+    email = add_user_with_password(account)
+    for _ in range(sessions.MAX_FAILED_SIGN_INS):
+        assert sign_in(client, email).status == 204
+
+    assert sign_in(client, email, "a wrong guess").status == 401
