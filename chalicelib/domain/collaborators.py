@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.roles import role_exists
-from chalicelib.domain.users import assign_role, free_email, team_member
+from chalicelib.domain.users import assign_role, free_email, may_change, may_give, team_member
 from chalicelib.domain.validation import valid_email
 from chalicelib.domain.warm import forget_everything
 from chalicelib.errors import Conflict
@@ -18,7 +18,7 @@ from chalicelib.store.members import Member
 def add_collaborator(caller: Caller, email: str, role_id: int) -> None:
     """Give the person behind ``email`` a role in the caller's account, under their own user id."""
     email = free_email(caller, valid_email(email))
-    role_exists(caller, role_id)
+    may_give(caller, role_exists(caller, role_id))
     elsewhere = store.memberships_of_email(email)
     # Their own account's record (not a collaboration) names them best.
     elsewhere.sort(key=lambda member: member.is_collaborator)
@@ -45,5 +45,7 @@ def update_collaborator(caller: Caller, user_id: int, role_id: int) -> None:
 
 def delete_collaborator(caller: Caller, user_id: int) -> None:
     """Take a collaborator's access to the account away (their own account is untouched)."""
-    store.delete_member(team_member(caller, user_id, collaborator=True).member)
+    member = team_member(caller, user_id, collaborator=True).member
+    may_change(caller, member)
+    store.delete_member(member)
     forget_everything()

@@ -7,10 +7,11 @@ from datetime import UTC, datetime
 
 from chalicelib.domain import credentials
 from chalicelib.domain.auth import Caller
+from chalicelib.domain.permissions import ADMINISTRATOR, USER
 from chalicelib.domain.roles import get_role, list_roles, role_exists
 from chalicelib.domain.validation import invalid, valid_email, valid_name, valid_password
 from chalicelib.domain.warm import forget_everything
-from chalicelib.errors import Conflict, NotFound
+from chalicelib.errors import Conflict, Forbidden, NotFound
 from chalicelib.store import counters
 from chalicelib.store import members as store
 from chalicelib.store.members import Member, Notifications
@@ -79,7 +80,7 @@ def add_user(caller: Caller, new: NewUser) -> None:
     """A new user of the caller's account, with a password given twice or generated."""
     email = free_email(caller, valid_email(new.email))
     full_name = valid_name(new.full_name, "fullName")
-    role_exists(caller, new.role_id)
+    may_give(caller, role_exists(caller, new.role_id))
     if new.generate_password:
         password = credentials.new_password()
     else:
@@ -103,6 +104,7 @@ def add_user(caller: Caller, new: NewUser) -> None:
 def update_user(caller: Caller, change: UserChange) -> None:
     """Change a user's details, role, notification preferences and, when given, password."""
     before = team_member(caller, change.user_id, collaborator=False).member
+    may_change(caller, before)
     email = valid_email(change.email)
     if store.email_key(email) != store.email_key(before.email):
         free_email(caller, email)
@@ -126,12 +128,14 @@ def delete_user(caller: Caller, user_id: int) -> None:
     member = team_member(caller, user_id, collaborator=False).member
     if member.is_owner:
         raise Conflict("The account owner cannot be deleted.")
+    may_change(caller, member)
     store.delete_member(member)
     forget_everything()
 
 
 def assign_role(caller: Caller, before: Member, role_id: int) -> None:
     """Give a member another role (the owner stays an administrator)."""
+    may_change(caller, before)
     _assign_role(caller, before, role_id)
     store.update_member(before, replace(before, role_id=role_id))
     forget_everything()
@@ -140,9 +144,36 @@ def assign_role(caller: Caller, before: Member, role_id: int) -> None:
 def _assign_role(caller: Caller, member: Member, role_id: int) -> None:
     if role_id == member.role_id:
         return
-    role_exists(caller, role_id)
+    role = role_exists(caller, role_id)
     if member.is_owner:
         raise Conflict("The account owner's role cannot be changed.")
+    may_give(caller, role)
+
+
+def may_change(caller: Caller, member: Member) -> None:
+    """Forbidden unless the caller may change the member at all: nobody but the owner changes the owner, and only
+    Administrators change Administrators (a role allowed to update users could otherwise take the account)."""
+    if member.is_owner and member.user_id != caller.user_id:
+        raise Forbidden("Only the account owner can change the account owner.")
+    if not caller.is_administrator and _is_administrator(get_role(caller, member.role_id)):
+        raise Forbidden("Only an Administrator can change or remove an Administrator.")
+
+
+def may_give(caller: Caller, role: Role) -> None:
+    """Forbidden unless the caller may give ``role``: an Administrator any; anyone else the built-in User role (every
+    member's baseline) or a role that grants nothing the caller's own role does not (so nobody raises their own
+    role, or a friend's, past theirs)."""
+    if caller.is_administrator or (role.is_system and role.name == USER):
+        return
+    if _is_administrator(role):
+        raise Forbidden("Only an Administrator can give the Administrator role.")
+    beyond = sorted(role.allowed - caller.permissions)
+    if beyond:
+        raise Forbidden(f"The role '{role.name}' grants permissions your role does not have: {', '.join(beyond)}.")
+
+
+def _is_administrator(role: Role) -> bool:
+    return role.is_system and role.name == ADMINISTRATOR
 
 
 def free_email(caller: Caller, email: str) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from chalice.test import Client
 
-from tests.support import Account, Reply, new_account, unique
+from tests.support import Account, Caller, Reply, new_account, unique
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00$")
 LIST_FIELDS = {
@@ -688,3 +688,84 @@ def test_an_administrator_who_is_not_the_owner_can_manage_users(account: Account
 
     assert [user["email"] for user in users(account)] == [account.owner_email, admin["email"]]
 
+
+# Taking the account with UpdateUserDetails (issue 19, finding 7)
+
+
+def user_keeper(account: Account, *granted: str) -> tuple[dict[str, Any], Caller]:
+    """A user whose custom role grants ``granted`` (UpdateUserDetails by default), and a caller acting as it."""
+    name = unique("keepers")[:40]
+    account.add_role(name, set(granted or {"UpdateUserDetails"}))
+    keeper = account.add_user(email(), role=name)
+    return keeper, account.caller_for(keeper["email"])
+
+
+def test_a_user_keeper_cannot_reset_the_owners_password(account: Account) -> None:
+    _, caller = user_keeper(account)
+    owner_id = owner(account)["userId"]
+
+    reply = caller.put("/users", user_change(account, owner_id, password="taken over, owner"))
+
+    assert_refused(reply, 403)
+    assert "owner" in reply.json["message"]
+
+
+def test_a_user_keeper_cannot_change_an_administrator(account: Account) -> None:
+    _, caller = user_keeper(account)
+    admin = account.add_user(email(), role="Administrator")
+    before = team_state(account)
+
+    for change in ({"password": "taken over, admin"}, {"email": email()}, {"roleId": account.role_id("User")}):
+        reply = caller.put("/users", user_change(account, admin["userId"], **change))
+        assert_refused(reply, 403)
+        assert "Administrator" in reply.json["message"]
+    assert team_state(account) == before
+
+
+def test_a_user_keeper_cannot_raise_its_own_role(account: Account) -> None:
+    keeper, caller = user_keeper(account)
+    account.add_role("Everything but admin", {"UpdateUserDetails", "ManageProjects", "DeleteUser", "AddRole"})
+
+    to_admin = caller.put("/users", user_change(account, keeper["userId"], roleId=account.role_id("Administrator")))
+    to_more = caller.put("/users", user_change(account, keeper["userId"],
+                                               roleId=account.role_id("Everything but admin")))  # fmt: skip
+
+    assert_refused(to_admin, 403)
+    assert_refused(to_more, 403)
+    assert user_by_email(account, keeper["email"])["roleName"].startswith("keepers")
+
+
+def test_a_user_adder_cannot_add_an_administrator(account: Account) -> None:
+    _, caller = user_keeper(account, "AddUser")
+    body = new_user_body(account, roleId=account.role_id("Administrator"))
+
+    assert_refused(caller.post("/users", body), 403)
+    assert body["email"] not in [user["email"] for user in users(account)]
+
+
+def test_another_administrator_cannot_change_the_owner(account: Account) -> None:
+    admin = account.add_user(email(), role="Administrator")
+    caller = account.caller_for(admin["email"])
+
+    reply = caller.put("/users", user_change(account, owner(account)["userId"], password="taken over, owner"))
+
+    assert_refused(reply, 403)
+
+
+def test_a_user_keeper_still_changes_users_and_gives_roles_it_holds(account: Account) -> None:
+    keeper, caller = user_keeper(account)
+    target = account.add_user(email())
+    keepers_role = user_by_email(account, keeper["email"])["roleId"]
+
+    assert_done(caller.put("/users", user_change(account, target["userId"], roleId=keepers_role, password="new, long")))
+    assert_done(caller.put("/users", user_change(account, keeper["userId"], roleId=account.role_id("User"))))
+
+
+def test_a_user_keeper_cannot_make_a_collaborator_an_administrator(account: Account, client: Client) -> None:
+    _, caller = user_keeper(account)
+    friend = add_collaborator(account, new_account(client).owner_email)
+
+    reply = caller.put("/collaborators", {"userId": friend["userId"], "roleId": account.role_id("Administrator")})
+
+    assert_refused(reply, 403)
+    assert "Administrator" in reply.json["message"]
