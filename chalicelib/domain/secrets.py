@@ -19,9 +19,10 @@ from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid
+from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
 
 TOKEN_PREFIX = "cvy1:"
-MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call (and at least one byte)
+MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
 MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
 
 
@@ -79,7 +80,8 @@ def protect_document(account_id: int, document: Any, stored: Any, field: str = "
     """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces.
 
     Refused (``field`` names the request field) before any KMS call: a secure value that is not a string, a new
-    one that KMS cannot encrypt (empty, or over MAX_SECRET_BYTES), and more than MAX_NEW_SECRETS to look at.
+    one that KMS cannot encrypt (over MAX_SECRET_BYTES) or that the build log could not mask (under
+    MIN_SECRET_CHARS, surrounding spaces aside; stored ones stay), and more than MAX_NEW_SECRETS to look at.
     """
     kept = {holder[key] for holder, key in secret_values(stored) if isinstance(holder[key], str)}
     found = list(secret_values(document))
@@ -87,8 +89,18 @@ def protect_document(account_id: int, document: Any, stored: Any, field: str = "
         value = holder[key]
         if not isinstance(value, str):
             raise Invalid("A secure value must be a string.")
-        if value not in kept and not value.startswith(TOKEN_PREFIX) and not 0 < len(value.encode()) <= MAX_SECRET_BYTES:
-            raise invalid(field, f"A secure value must be 1 to {MAX_SECRET_BYTES} bytes long.")
+        if value in kept or value.startswith(TOKEN_PREFIX):
+            continue
+        if len(value.strip()) < MIN_SECRET_CHARS:
+            raise invalid(
+                field,
+                f"A secure value must be at least {MIN_SECRET_CHARS} characters long (surrounding spaces aside): "
+                "the build log cannot mask a shorter one.",
+            )
+        if len(value.encode()) > MAX_SECRET_BYTES:
+            raise invalid(
+                field, f"A secure value must be {MIN_SECRET_CHARS} characters to {MAX_SECRET_BYTES} bytes long."
+            )
     if sum(holder[key] not in kept for holder, key in found) > MAX_NEW_SECRETS:
         raise invalid(field, f"At most {MAX_NEW_SECRETS} new secure values can be sent at once.")
     for holder, key in found:

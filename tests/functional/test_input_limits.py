@@ -14,6 +14,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.http import MAX_BODY_BYTES
+from chalicelib.domain import matrix, secrets
 from chalicelib.domain.project_settings import MAX_CONFIGURATION_BYTES, valid_configuration
 from chalicelib.domain.validation import MAX_INTEGER, MAX_NESTING_DEPTH
 from chalicelib.domain.yamlconfig import default_configuration
@@ -485,15 +486,17 @@ def test_a_secure_value_over_4096_bytes_is_refused(world: World) -> None:
     assert_refused(world, *variables_with(world, variable), "4096")
 
 
-@pytest.mark.parametrize("value", ["", "x" * 4096, "é" * 2048], ids=["empty", "4096 ascii", "4096 bytes utf-8"])
-def test_a_secure_value_of_1_to_4096_bytes_is_stored(world: World, value: str) -> None:
+@pytest.mark.parametrize(
+    "value", ["", "abc", "x" * 4096, "é" * 2048], ids=["empty", "3 characters", "4096 ascii", "4096 bytes utf-8"]
+)
+def test_a_secure_value_of_3_characters_to_4096_bytes_is_stored(world: World, value: str) -> None:
     variable = named("SECRET", value, secure=True)
     reply = world.call(*variables_with(world, variable))
 
     if value:
         assert_accepted(reply, 204)
-    else:  # nothing for KMS to encrypt: a refusal, no longer a server error
-        assert reply.status == 400 and "4096" in reply.json["message"], reply.body
+    else:  # nothing for KMS to encrypt, nor for the log to mask: a refusal, no longer a server error
+        assert reply.status == 400 and "3 characters" in reply.json["message"], reply.body
 
 
 def test_more_than_200_new_secure_values_at_once_are_refused(world: World) -> None:
@@ -723,3 +726,75 @@ def test_a_build_whose_version_could_be_exactly_256_characters_long_starts(world
 
     assert_accepted(reply, 200)
     assert reply.json["version"] == f"1-{text(245)}"
+
+
+# The build matrix
+
+
+def test_a_matrix_of_millions_of_jobs_is_refused_before_any_job_is_built(
+    client: Client, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """3,000 configurations x 3,000 platforms once took 9,000,000 jobs, 15 s and gigabytes to refuse."""
+    account = new_account(client)
+    names = [f"c{index}" for index in range(3000)]
+    project = BuildProject(
+        account,
+        git_server,
+        {
+            "appveyor.yml": appveyor_yml(
+                "configuration:", *[f"  - {name}" for name in names], "platform:", *[f"  - {name}" for name in names]
+            )
+        },  # fmt: skip
+    )
+    built: list[object] = []
+    combination = matrix._Combination
+
+    def counted(*args: Any) -> Any:
+        built.append(args)
+        if len(built) > 100_000:  # stop a builder that would go on to 9,000,000
+            raise RuntimeError("the matrix is being built past any limit")
+        return combination(*args)
+
+    monkeypatch.setattr(matrix, "_Combination", counted)
+    reply = account.api.post("/builds", {"accountName": account.name, "projectSlug": project.project["slug"],
+                                         "branch": "master"})  # fmt: skip
+
+    assert reply.status == 400, reply.body
+    assert "9000000" in reply.json["message"] and str(matrix.MAX_COMBINATIONS) in reply.json["message"]
+    assert built == []
+    assert account.api.get(project.path + "/history?recordsNumber=10").json["builds"] == []
+
+
+# Secure values too short to mask (issue 19, finding 10)
+
+
+@pytest.mark.parametrize("value", ["a", "10", " 7 "], ids=["one", "two", "two with spaces"])
+@pytest.mark.parametrize("where", ["project variables", "appveyor.yml", "environment"])
+def test_a_secure_value_too_short_to_mask_is_refused_where_it_is_saved(world: World, where: str, value: str) -> None:
+    """The build log masks no value under 3 characters (masking "a" would destroy the log): such a secret would
+    be printed in plain text, so it is not taken."""
+    if where == "project variables":
+        request = variables_with(world, named("SECRET", value, secure=True))
+    elif where == "appveyor.yml":
+        yml = appveyor_yml("environment:", "  SECRET:", f"    secure: '{value}'")
+        request = "PUT", world.settings_path + "/settings/yaml", yml.encode()
+    else:
+        settings = {"providerSettings": [named("url", "http://127.0.0.1:9/")],
+                    "environmentVariables": [named("SECRET", value, secure=True)]}  # fmt: skip
+        request = "POST", "/environments", {"name": unique("short"), "provider": "Webhook", "settings": settings}
+
+    assert_refused(world, *request, "3 characters")
+
+
+def test_a_short_secure_value_stored_before_the_limit_is_kept(world: World) -> None:
+    token = secrets.encrypt(new_account_id(world), "ab")  # stored before short values were refused
+
+    reply = world.call(*variables_with(world, named("OLD", token, secure=True)))
+
+    assert_accepted(reply, 204)
+    shown = world.call("GET", world.settings_path + "/settings/environment-variables").json
+    assert shown == [named("OLD", token, secure=True)]
+
+
+def new_account_id(world: World) -> int:
+    return int(world.account.api.get(world.settings_path + "/settings").json["project"]["accountId"])

@@ -194,7 +194,7 @@ def test_project_and_environment_responses_match_their_documented_shapes(account
     assert_conforms(api.get(f"{path}/history?recordsNumber=10"), f"GET {PROJECT}/history")
     assert_conforms(api.get(f"{path}/history"), f"GET {PROJECT}/history")  # 400: recordsNumber is required
     assert_conforms(api.get(f"{path}/deployments"), f"GET {PROJECT}/deployments")
-    environment = add_environment(account, "FTP", {"host": "ftp.example", "password": "pw"}, secure={"password"})
+    environment = add_environment(account, "FTP", {"host": "ftp.example", "password": "pw!"}, secure={"password"})
     environment_path = f"/environments/{environment['deploymentEnvironmentId']}"
     assert_conforms(api.get("/environments"), "GET /environments")
     assert_conforms(api.get(f"{environment_path}/settings"), f"GET {ENVIRONMENT}/settings")
