@@ -1,17 +1,19 @@
 """Which webhook events start a build: the configuration's branch, tag and commit filters, as a pure function.
 
 They apply to builds a repository's webhook starts, never to builds started through the API (AppVeyor's rule).
-A filter value written ``/regex/`` is a regular expression searched for; plain text is compared without case
-(the message contains it; the author's name or e-mail is it). File patterns are globs: ``*`` within a folder,
-``**`` across folders, and a pattern ending in ``/`` takes everything under that folder.
+A filter value written ``/regex/`` is a regular expression searched for, on RE2 (domain/user_regex.py); plain
+text is compared without case (the message contains it; the author's name or e-mail is it). File patterns are
+globs: ``*`` within a folder, ``**`` across folders, and a pattern ending in ``/`` takes everything under that
+folder; they run on RE2 too, since ``**/**/**/...`` would backtrack for ever on a deep path.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
+
+from chalicelib.domain.user_regex import compile_pattern, is_pattern
 
 SKIP_DIRECTIVES = ("[skip ci]", "[ci skip]", "[skip appveyor]")
 
@@ -106,14 +108,9 @@ def _values(entries: Any) -> list[str]:
     return [entry["value"] for entry in entries or [] if isinstance(entry, dict) and entry.get("value")]
 
 
-def _regex(rule: str) -> re.Pattern[str] | None:
-    """The expression of a ``/regex/`` rule; None for plain text (or an expression that does not compile)."""
-    if len(rule) > 1 and rule.startswith("/") and rule.endswith("/"):
-        try:
-            return re.compile(rule[1:-1])
-        except re.error:
-            return None
-    return None
+def _regex(rule: str) -> Any:
+    """The RE2 expression of a ``/regex/`` rule, None for plain text; Invalid when RE2 refuses the expression."""
+    return compile_pattern(rule) if is_pattern(rule) else None
 
 
 def _branch_matches(rule: str, branch: str) -> bool:
@@ -139,8 +136,10 @@ def _file_matches(patterns: list[str], name: str) -> bool:
 
 
 @lru_cache(maxsize=256)
-def _glob(pattern: str) -> re.Pattern[str]:
+def _glob(pattern: str) -> Any:
     """A file pattern as an expression: ``**`` any folders, ``*`` and ``?`` within one, ``dir/`` all under dir."""
+    import re2  # loads only where a file filter is matched: cold start
+
     pattern = pattern.strip().lstrip("/")
     if pattern.endswith("/"):
         pattern += "**"
@@ -159,6 +158,6 @@ def _glob(pattern: str) -> re.Pattern[str]:
             parts.append("[^/]")
             index += 1
         else:
-            parts.append(re.escape(pattern[index]))
+            parts.append(re2.escape(pattern[index]))
             index += 1
-    return re.compile("".join(parts))
+    return re2.compile("".join(parts))

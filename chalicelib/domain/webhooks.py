@@ -4,6 +4,8 @@ branch's open builds first.
 
 A webhook acts for its project: the id in its URL (and the secret, when the project has one) is its credential,
 so no caller's rights apply. Commit filters apply here only, never to builds started through the API.
+A delivery starts at most one build: it is remembered by the provider's delivery id and, when signed, by its
+signature and body, so a captured signed body sent again under a new delivery id starts nothing.
 """
 
 from __future__ import annotations
@@ -53,11 +55,17 @@ def receive(project: Project, delivery: Delivery, payload: Any) -> Outcome:
     delivered = delivery_id(delivery.provider, delivery.headers)
     if delivered and not store.claim_delivery(project.project_id, delivered):
         return Outcome(message=f"Delivery '{delivered}' was handled already; nothing more is started.")
+    # The delivery id is not signed: a captured body and its signature, sent again under a new id, is a replay.
+    digest = _signed_digest(project, delivery)
+    if digest and not store.claim_signed_delivery(project.project_id, digest):
+        return Outcome(message="This signed delivery was received already; nothing more is started.")
     try:
         return _handle(project, event)
     except BaseException:
         if delivered:
             store.release_delivery(project.project_id, delivered)  # a redelivery gets another try
+        if digest:
+            store.release_signed_delivery(project.project_id, digest)
         raise
 
 
@@ -80,11 +88,25 @@ def authenticate(project: Project, delivery: Delivery) -> None:
         if not hmac.compare_digest(sent.encode(), secret.encode()):
             raise Unauthorized("The X-Gitlab-Token header does not match the project's webhook secret.")
         return
+    expected = "sha256=" + hmac.new(secret.encode(), delivery.body, hashlib.sha256).hexdigest()
+    if not hmac.compare_digest(_signature(delivery).encode(), expected.encode()):
+        raise Unauthorized("The webhook's signature does not match the project's webhook secret.")
+
+
+def _signature(delivery: Delivery) -> str:
+    """The body's signature as sent (X-Hub-Signature-256, Bitbucket's X-Hub-Signature), in the form it is checked."""
     header = "x-hub-signature" if delivery.provider == "bitbucket" else "x-hub-signature-256"
     signature = delivery.headers.get(header) or delivery.headers.get("x-hub-signature-256", "")
-    expected = "sha256=" + hmac.new(secret.encode(), delivery.body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(signature.strip().lower().encode(), expected.encode()):
-        raise Unauthorized("The webhook's signature does not match the project's webhook secret.")
+    return signature.strip().lower()
+
+
+def _signed_digest(project: Project, delivery: Delivery) -> str | None:
+    """A digest of (project, signature, body) for a delivery ``authenticate`` checked a signature of; else None."""
+    if not project.webhook_secret or delivery.provider == "gitlab":  # GitLab sends a token, not a signature
+        return None
+    digest = hashlib.sha256(f"{project.project_id}\n{_signature(delivery)}\n".encode())
+    digest.update(delivery.body)
+    return digest.hexdigest()
 
 
 def _handle(project: Project, event: HookEvent) -> Outcome:
@@ -118,7 +140,10 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
         and event.pull_request_id is None
         and store.branch_has_open_pull_request(project.project_id, event.branch),
     )
-    reason = filters.skip_reason(configuration, pushed)
+    try:
+        reason = filters.skip_reason(configuration, pushed)
+    except Invalid as error:  # a /regex/ RE2 cannot run, stored before patterns were checked when saved
+        return Outcome(message=f"Not built: {error.message}")
     if reason:
         return Outcome(message=reason)
     if project.rolling_builds and not event.is_tag:

@@ -1,6 +1,7 @@
-"""What incoming webhooks remember, as claims in the uniques table: deliveries handled, pull requests open.
+"""What incoming webhooks remember, as claims in the uniques table: deliveries handled (by the provider's delivery
+id, and signed ones by a digest of their signature and body too), pull requests open.
 
-Both expire (the table's TTL attribute): a delivery only needs to outlive its provider's redeliveries, and a pull
+All expire (the table's TTL attribute): a delivery only needs to outlive its provider's redeliveries, and a pull
 request whose closing was never heard of stops counting after a while.
 """
 
@@ -31,7 +32,11 @@ def _pull_request_key(project_id: int, branch: str) -> str:
 
 def claim_delivery(project_id: int, delivery_id: str) -> bool:
     """Note a delivery as handled; False (nothing written) when it was handled before."""
-    claim = UniqueModel(_delivery_key(project_id, delivery_id), expires=_expires(DELIVERY_DAYS))
+    return _claim(_delivery_key(project_id, delivery_id))
+
+
+def _claim(key: str) -> bool:
+    claim = UniqueModel(key, expires=_expires(DELIVERY_DAYS))
     try:
         claim.save(condition=UniqueModel.key.does_not_exist())
     except PutError as error:
@@ -44,6 +49,20 @@ def claim_delivery(project_id: int, delivery_id: str) -> bool:
 def release_delivery(project_id: int, delivery_id: str) -> None:
     """Forget a delivery whose handling failed, so a redelivery is handled."""
     UniqueModel(_delivery_key(project_id, delivery_id)).delete()
+
+
+def _signed_key(project_id: int, digest: str) -> str:
+    return f"webhook-signed#{project_id}#{digest}"
+
+
+def claim_signed_delivery(project_id: int, digest: str) -> bool:
+    """Note a signed body as handled; False (nothing written) when the same signed body was handled before."""
+    return _claim(_signed_key(project_id, digest))
+
+
+def release_signed_delivery(project_id: int, digest: str) -> None:
+    """Forget a signed body whose handling failed, so a redelivery is handled."""
+    UniqueModel(_signed_key(project_id, digest)).delete()
 
 
 def note_open_pull_request(project_id: int, branch: str) -> None:

@@ -496,3 +496,49 @@ def test_junk_build_number_body_is_a_client_error(account: Account, project: dic
     assert 400 <= reply.status < 500, reply.body
     assert isinstance(reply.json["message"], str)
     assert read_settings(account, project)["nextBuildNumber"] == 1
+
+
+# Patterns: a /regex/ the filters run on RE2 is refused when saved if RE2 cannot run it.
+
+
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("branches:\n  only:\n    - /(?<=release-)1/\n", "/(?<=release-)1/"),
+        ("skip_commits:\n  message: /(wip)\\1/\n", "/(wip)\\1/"),
+        ("only_commits:\n  author: /^(?!bot)/\n", "/^(?!bot)/"),
+        ("deploy:\n  - provider: S3\n    on:\n      branch: /(?<=x)y/\n", "/(?<=x)y/"),
+    ],
+    ids=["lookbehind", "backreference", "lookahead", "deploy-on-branch"],
+)
+def test_a_pattern_re2_cannot_run_is_refused_when_saved_as_yaml(
+    account: Account, project: dict[str, Any], text: str, named: str
+) -> None:
+    before = read_settings(account, project)
+
+    message = assert_refused(put_yaml(account, project, text), 400)
+
+    assert named in message and "RE2" in message
+    assert read_settings(account, project) == before
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("excludeBranches", [{"value": "/(?<=x)a/"}]), ("skipCommitsMessage", "/(a)\\1/")],
+    ids=["lookbehind", "backreference"],
+)
+def test_a_pattern_re2_cannot_run_is_refused_when_saved_as_json(
+    account: Account, project: dict[str, Any], field: str, value: Any
+) -> None:
+    before = read_settings(account, project)
+
+    message = assert_refused(account.api.put("/projects", with_configuration(before, **{field: value})), 400)
+
+    assert str(value[0]["value"] if isinstance(value, list) else value) in message
+    assert read_settings(account, project) == before
+
+
+def test_a_pattern_re2_runs_is_saved(account: Account, project: dict[str, Any]) -> None:
+    assert put_yaml(account, project, "skip_commits:\n  message: /^(a+)+$/\n").status == 204
+
+    assert read_settings(account, project)["configuration"]["skipCommitsMessage"] == "/^(a+)+$/"

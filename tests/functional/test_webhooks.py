@@ -239,6 +239,21 @@ def test_a_webhook_secret_is_stored_masked_and_github_deliveries_must_be_signed_
     assert len(github.builds()) == 1
 
 
+def test_a_replayed_signed_body_with_a_new_delivery_id_starts_nothing(github: HookProject) -> None:
+    github.configure(webhookSecret="s3cret-hook")
+    body = json.dumps(github_push("refs/heads/master", github.head)).encode()
+    signature = signed(body, "s3cret-hook")
+
+    first = github.post(None, {**github_headers("push"), "X-Hub-Signature-256": signature}, raw=body)
+    replayed = github.post(None, {**github_headers("push"), "X-Hub-Signature-256": signature}, raw=body)
+    recased = github.post(None, {**github_headers("push"), "X-Hub-Signature-256": signature.upper()}, raw=body)
+
+    started(first)
+    assert "received already" in skipped(replayed)
+    assert "received already" in skipped(recased)
+    assert len(github.builds()) == 1
+
+
 def test_unknown_id_is_404_and_malformed_json_is_400(github: HookProject) -> None:
     unknown = github.post(
         github_push("refs/heads/master", github.head),
@@ -411,6 +426,36 @@ def test_branch_filter_lets_a_matching_branch_build(account: Account, git_server
     assert started(project.post(github_push("refs/heads/release/1.0", sha), github_headers("push")))["branch"] == (
         "release/1.0"
     )
+
+
+def test_a_catastrophic_skip_commits_pattern_answers_and_filters(account: Account, git_server: GitServer) -> None:
+    # On a backtracking engine ^(a+)+$ against forty a's and a "!" never finishes: fail here, before the webhook.
+    from chalicelib.domain.user_regex import compile_pattern
+
+    assert type(compile_pattern("/^(a+)+$/")).__module__.startswith("re2")
+    yml = YML + "skip_commits:\n  message: /^(a+)+$/\n"
+    project = HookProject(account, git_server, yml=yml)
+    near = project.repository.commit({"appveyor.yml": yml, "a.txt": "1"}, message="a" * 40 + "!")
+    matching = project.repository.commit({"appveyor.yml": yml, "a.txt": "2"}, message="a" * 40)
+
+    built = project.post(github_push("refs/heads/master", near, "a" * 40 + "!"), github_headers("push"))
+    skipped_push = project.post(github_push("refs/heads/master", matching, "a" * 40), github_headers("push"))
+
+    assert started(built)["commitId"] == near
+    assert "skip_commits.message" in skipped(skipped_push)
+    assert len(project.builds()) == 1
+
+
+def test_a_repository_pattern_re2_cannot_run_answers_why_nothing_started(
+    account: Account, git_server: GitServer
+) -> None:
+    yml = YML + "branches:\n  only:\n    - /(?<=release-)1/\n"
+    project = HookProject(account, git_server, yml=yml)
+
+    answer = skipped(project.post(github_push("refs/heads/master", project.head), github_headers("push")))
+
+    assert "Not built" in answer and "/(?<=release-)1/" in answer
+    assert project.builds() == []
 
 
 def test_skip_tags_skips_a_tag_push(account: Account, git_server: GitServer) -> None:

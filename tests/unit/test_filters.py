@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chalicelib.domain.filters import PushedCommit, skip_reason
 from chalicelib.domain.yamlconfig import from_yaml
+from chalicelib.errors import Invalid
 
 
 def configuration(yaml_text: str) -> dict[str, Any]:
@@ -150,3 +154,65 @@ def test_a_pull_request_is_filtered_by_its_target_branch() -> None:
     cfg = configuration("branches:\n  only: [master]")
     assert skip_reason(cfg, pushed(branch="master", pull_request_id=3)) is None
     assert skip_reason(cfg, pushed(branch="dev", pull_request_id=3)) is not None
+
+
+# Catastrophic patterns: a backtracking engine never finishes ^(a+)+$ against forty a's and a "!", nor thirty
+# "**/" against a deep path. Each attack runs in a child process, so against such an engine it fails on the
+# timeout instead of hanging the tests.
+def filter_in_a_child(yaml_text: str, *commits: PushedCommit) -> list[str]:
+    """skip_reason of each commit under the configuration, computed in a child process."""
+    script = (
+        "from chalicelib.domain.filters import PushedCommit, skip_reason\n"
+        "from chalicelib.domain.yamlconfig import from_yaml\n"
+        f"cfg, _ = from_yaml({yaml_text!r})\n"
+        f"for commit in {list(commits)!r}:\n"
+        "    print(skip_reason(cfg, commit))\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert child.returncode == 0, child.stderr
+    return child.stdout.splitlines()
+
+
+def test_a_catastrophic_skip_commits_pattern_answers_at_once() -> None:
+    reasons = filter_in_a_child(
+        "skip_commits:\n  message: /^(a+)+$/",
+        PushedCommit(branch="master", title="a" * 40 + "!"),
+        PushedCommit(branch="master", title="a" * 40),
+    )
+
+    assert reasons == ["None", "Skipped: the commit title matches skip_commits.message."]
+
+
+def test_file_globs_cannot_stall_on_a_deep_path() -> None:
+    reasons = filter_in_a_child(
+        "skip_commits:\n  files:\n    - '" + "**/" * 30 + "x.md'",
+        PushedCommit(branch="master", title="Work", files=("a/" * 200 + "y.c",)),
+        PushedCommit(branch="master", title="Docs", files=("a/" * 200 + "x.md",)),
+    )
+
+    assert reasons == ["None", "Skipped: every changed file matches skip_commits.files."]
+
+
+@pytest.mark.parametrize(
+    ("rule", "refused"),
+    [("/(?<=x)a/", "(?<="), ("/(a)\\1/", "\\1"), ("/(?!wip)/", "(?!")],
+)
+def test_a_pattern_re2_cannot_run_is_refused_naming_it(rule: str, refused: str) -> None:
+    with pytest.raises(Invalid) as error:
+        configuration(f"branches:\n  only: ['{rule}']")
+
+    assert rule in error.value.message and refused in error.value.message
+    assert "branches.only" in error.value.message
+
+
+def test_a_stored_pattern_re2_cannot_run_fails_the_filter_not_the_service() -> None:
+    cfg = {**NO_FILTERS, "skipCommitsMessage": "/(?<=x)a/"}  # saved before patterns were checked
+
+    with pytest.raises(Invalid, match=r"\(\?<=x\)a"):
+        skip_reason(cfg, pushed())

@@ -18,6 +18,8 @@ from chalicelib.domain.yamlconfig.sections import SCRIPT_FIELDS, SCRIPTS, STACKS
 from chalicelib.domain.yamlconfig.syntax import (
     COUNT,
     FLAG,
+    PATTERN,
+    PATTERNS,
     TEXT,
     VALUES,
     Json,
@@ -43,8 +45,8 @@ def _commit_filter(key: str, prefix: str) -> Section:
     return group(
         key,
         {
-            "message": (f"{prefix}Message", TEXT),
-            "author": (f"{prefix}Author", TEXT),
+            "message": (f"{prefix}Message", PATTERN),
+            "author": (f"{prefix}Author", PATTERN),
             "files": (f"{prefix}Files", VALUES),
         },
     )
@@ -55,7 +57,7 @@ _SECTIONS: dict[str, Section] = {
     "pull_requests": group(
         "pull_requests", {"do_not_increment_build_number": ("doNotIncrementBuildNumberOnPullRequests", FLAG)}
     ),
-    "branches": branches({"only": ("includeBranches", VALUES), "except": ("excludeBranches", VALUES)}),
+    "branches": branches({"only": ("includeBranches", PATTERNS), "except": ("excludeBranches", PATTERNS)}),
     "skip_tags": single("skip_tags", "skipTags", FLAG),
     "skip_non_tags": single("skip_non_tags", "skipNonTags", FLAG),
     "skip_commits": _commit_filter("skip_commits", "skipCommits"),

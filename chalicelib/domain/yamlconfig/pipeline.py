@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.domain.user_regex import check_pattern
 from chalicelib.domain.yamlconfig.sections import Fields, provider_settings, read_group, single, write_group
 from chalicelib.domain.yamlconfig.syntax import (
     FLAG,
+    PATTERNS,
     TEXT,
     VALUES,
     Flow,
@@ -159,9 +161,12 @@ def _read_deployment(item: Any, path: str) -> Json:
     conditions = settings.get("on")
     for name, value in ({} if conditions is None else mapping(conditions, f"{path}.on")).items():
         if name == "branch":
-            deployment["onBranch"] = [] if value is None else VALUES.read(value, f"{path}.on.branch")
+            deployment["onBranch"] = [] if value is None else PATTERNS.read(value, f"{path}.on.branch")
         else:
-            deployment["onEnvironmentVariables"].append(named_value(name, value, f"{path}.on.{name}"))
+            condition = named_value(name, value, f"{path}.on.{name}")
+            if not condition["value"]["isEncrypted"]:
+                check_pattern(condition["value"].get("value", ""), f"{path}.on.{name}")
+            deployment["onEnvironmentVariables"].append(condition)
     return deployment
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.domain.user_regex import check_pattern
 from chalicelib.domain.validation import MAX_NESTING_DEPTH, nesting_depth
 from chalicelib.errors import Invalid
 
@@ -146,6 +147,13 @@ TEXT = Kind(text, lambda value: None if value is None else Plain(value))
 VALUES = Kind(
     lambda value, path: [{"value": text(item, where)} for item, where in items(value, path)],
     lambda values: [Plain(entry["value"]) for entry in values],
+)
+# Filter values that may be written /regex/ (branches, commit filters, deploy conditions): checked here, so a
+# pattern RE2 cannot run is refused when the settings are saved, and fails a build whose appveyor.yml holds it.
+PATTERN = Kind(lambda value, path: check_pattern(text(value, path), path), TEXT.write)
+PATTERNS = Kind(
+    lambda value, path: [{"value": check_pattern(text(item, where), where)} for item, where in items(value, path)],
+    VALUES.write,
 )
 
 
