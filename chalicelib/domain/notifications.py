@@ -102,12 +102,13 @@ def notify_build(project_id: int, build_id: int, revision: int, deadline: float)
     previous = next((older_build.status for older_build in older if older_build.status in DECIDED), None)
     changed = status_changed(status, previous)
     subject, body = messages.build_subject(project, build), messages.build_body(project, build)
+    audience = list(_audience(project))
     notices = [
         _email(member.email, subject, body)
-        for member in _audience(project)
+        for member in audience
         if user_wants_build(member.notifications, status, changed, is_mine(member.email, build.commit))
     ]
-    notices += _configured(project, build, status, changed)
+    notices += _configured(project, build, status, changed, {member.email.strip().lower() for member in audience})
     if not notices or not store.claim_build_notifications(build):
         return 0
     return _deliver(notices, deadline, f"build {build_id}")
@@ -146,8 +147,12 @@ def _audience(project: Project) -> Iterator[Member]:
             yield member
 
 
-def _configured(project: Project, build: Build, status: Status, changed: bool) -> list[Notice]:
-    """The notices of the build configuration's ``notifications:`` entries that fire (Email and Webhook)."""
+def _configured(project: Project, build: Build, status: Status, changed: bool, members: set[str]) -> list[Notice]:
+    """The notices of the build configuration's ``notifications:`` entries that fire (Email and Webhook).
+
+    A pull request's author wrote its configuration (a fork's, anyone): its entries send e-mail only to
+    ``members`` (the lower-cased addresses of those who may see the project) and nothing else."""
+    pull_request = build.pull_request is not None
     notices: list[Notice] = []
     event: dict[str, Any] | None = None  # made once, and only if an entry needs it (artifact URLs cost calls)
     for index, entry in enumerate(build.configuration.get("notifications") or []):
@@ -157,25 +162,39 @@ def _configured(project: Project, build: Build, status: Status, changed: bool) -
         if provider not in ("email", "webhook"):
             log.info("build %s: notification %s (%s) is not a provider Conveyor sends", build.build_id, index, provider)
             continue
+        if pull_request and provider != "email":
+            log.info("build %s: notification %s (%s) not sent for a pull request", build.build_id, index, provider)
+            continue
         try:
-            values = _revealed(project.account_id, entry.get("settings") or {}, build.pull_request is not None)
+            values = _revealed(project.account_id, entry.get("settings") or {}, pull_request)
         except _Unrevealed as error:
             log.warning("build %s: notification %s (%s) skipped: %s", build.build_id, index, provider, error)
             continue
         if event is None:
             event = messages.build_event(project, build, job_store.get_jobs(build.job_ids))
         if provider == "email":
-            notices += _entry_emails(values, event, project, build)
+            notices += _entry_emails(values, event, project, build, members if pull_request else None)
         else:
             notices.append(_entry_webhook(values, event))
     return notices
 
 
-def _entry_emails(values: dict[str, Any], event: dict[str, Any], project: Project, build: Build) -> list[Notice]:
+def _entry_emails(
+    values: dict[str, Any], event: dict[str, Any], project: Project, build: Build, only: set[str] | None
+) -> list[Notice]:
+    """An Email entry's e-mails; with ``only``, to those of its addresses only (a pull request's: members')."""
     data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
     subject = render(str(values["subject"]), data) if values.get("subject") else messages.build_subject(project, build)
     body = render(str(values["message"]), data) if values.get("message") else messages.build_body(project, build)
-    return [_email(address, subject, body) for address in _addresses(values)]
+    addresses = _addresses(values)
+    allowed = [address for address in addresses if only is None or address.lower() in only]
+    if len(allowed) < len(addresses):
+        log.info(
+            "build %s: %s addresses of a pull request's Email entry skipped: not members of the account",
+            build.build_id,
+            len(addresses) - len(allowed),
+        )
+    return [_email(address, subject, body) for address in allowed]
 
 
 def _addresses(values: dict[str, Any]) -> list[str]:

@@ -202,6 +202,43 @@ def test_webhook_and_email_entries_of_the_configuration(
     assert len(subjects_to(ops)) == 1
 
 
+def test_a_pull_request_build_emails_only_members_and_calls_no_webhook(
+    account: Account, git_server: GitServer, pump: SqsPump, receivers: tuple[WebhookReceiver, WebhookReceiver]
+) -> None:
+    good, _ = receivers
+    member = add_user(account)
+    attacker = f"{unique('attacker')}@evil.example"
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD_LINES)})
+    # A fork's pull request: its appveyor.yml names an outside address and a URL of its choosing.
+    head = project.repository.commit(
+        {
+            "appveyor.yml": appveyor_yml(
+                *BUILD_LINES,
+                "notifications:",
+                "  - provider: Email",
+                f"    to: [{attacker}, {member}]",
+                "    subject: 'From the pull request {{buildVersion}}'",
+                "  - provider: Webhook",
+                f"    url: {good.url}/pull-request",
+            )
+        },
+        branch="feature",
+    )
+    project.repository.set_ref("refs/pull/7/head", head)
+    sent_before = len(outbox())
+
+    build = project.run(pullRequestId=7)
+
+    assert build["status"] == "success" and build["pullRequestId"] == "7"
+    entry = f"From the pull request {build['version']}"
+    assert entry in wait_for_subjects(member, 2)  # a member named by the entry still gets it
+    settle()
+    assert subjects_to(attacker) == []
+    recipients = {address for message in outbox()[sent_before:] for address in message.destinations["ToAddresses"]}
+    assert recipients <= {account.owner_email, member}
+    assert good.requests == []
+
+
 def test_a_redelivered_message_sends_nothing_again(account: Account, git_server: GitServer, pump: SqsPump) -> None:
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD_LINES)})
     build = project.run()
