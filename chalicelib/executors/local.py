@@ -130,8 +130,10 @@ def run(ticket: Ticket, unsafe: bool, timeout: float) -> int:
     else:
         command = runner
         ticket = Ticket(ticket.api_url, ticket.job_id, ticket.token, (*ticket.warnings, warning or ""))
+    # the runner dies with the service that started it (a stack killed outright): setpriv's pdeathsig, then
+    # unshare's --kill-child, carry the signal into the sandbox
     process = subprocess.Popen(
-        command,
+        ["setpriv", "--pdeathsig", "KILL", "--", *command],
         stdin=subprocess.PIPE,
         env=_environment(),
         cwd="/",

@@ -127,7 +127,10 @@ def _artifact_json(artifact: Artifact) -> dict[str, Any]:
 
 
 def heartbeat(run: Run) -> None:
-    """Renew the lease every few seconds; a cancel or a token that no longer works stops the job."""
+    """Renew the lease every few seconds; a cancel or a token that no longer works stops the job.
+
+    The log is flushed by its own thread: a slow upload never holds up a renewal.
+    """
     seconds = float(run.spec.get("heartbeatSeconds") or 5)
     while run.stop_reason is None:
         run.ended.wait(seconds)
@@ -144,10 +147,6 @@ def heartbeat(run: Run) -> None:
             continue
         if status == "cancelling":
             run.stop_reason = CANCELLED
-        try:
-            run.log.flush()
-        except Exception:
-            log.warning("job %s: flushing the log failed", run.spec["jobId"], exc_info=True)
 
 
 # The phases, in AppVeyor's order.

@@ -17,6 +17,7 @@ import pytest
 import requests
 
 from chalicelib.executors import local
+from chalicelib.executors.local import PROJECT_DIR
 from tests.e2e.test_local_stack import LocalStack, finished
 from tests.gitserver import GitServer, Repository
 from tests.support import unique
@@ -38,6 +39,7 @@ import os
 from pathlib import Path
 
 build_folder = os.path.realpath(os.environ.get("APPVEYOR_BUILD_FOLDER", "/nonexistent"))
+code = os.environ["CODE_DIR"]  # the service's own code, bound read-only where a clone in /tmp puts it: no secrets
 pids = sorted(int(name) for name in os.listdir("/proc") if name.isdigit())
 print("PROCESSES", len(pids))
 for pid in pids:
@@ -53,7 +55,7 @@ for name, value in sorted(os.environ.items()):
     print("FOUND env", name + "=" + value)
 for root in sorted({os.environ["HOME"], "/tmp"}):
     for folder, folders, files in os.walk(root):
-        if os.path.realpath(folder) == build_folder:  # the build's own clone
+        if os.path.realpath(folder) == build_folder or (folder + "/").startswith(code + "/"):  # its clone, our code
             folders.clear()
             continue
         for name in files:
@@ -140,7 +142,8 @@ def test_a_build_scanning_every_process_and_file_it_can_read_finds_none_of_the_s
 ) -> None:
     assert stack.key == ADMIN_KEY
 
-    build, log = run_build(stack, git_server, {"scan.py": SCAN, "appveyor.yml": "build_script:\n  - python3 scan.py\n"})
+    files = {"scan.py": SCAN, "appveyor.yml": "build_script:\n  - python3 scan.py\n"}
+    build, log = run_build(stack, git_server, files, {"CODE_DIR": str(PROJECT_DIR)})
 
     assert build["status"] == "success", (build, log, stack.stderr)
     assert "SCAN DONE" in log, log  # the scan ran to its end

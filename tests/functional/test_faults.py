@@ -74,7 +74,7 @@ def test_a_service_answering_503_now_and_then_is_retried_and_the_job_outcome_is_
     version = project.start()["version"]
     job_id = only_job(project, version)
 
-    with FlakyGateway(api_url, every=3) as flaky:
+    with FlakyGateway(api_url, every=2) as flaky:
         ticket = dispatch(job_id, flaky.url)
         RunnerProcess(ticket).wait(seconds=120)
 
