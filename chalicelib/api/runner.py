@@ -23,7 +23,7 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
-from chalicelib.domain import runner_jobs
+from chalicelib.domain import runner_cache, runner_jobs
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 from chalicelib.store.jobs import Job
 from chalicelib.wire.fields import Fields
@@ -94,7 +94,7 @@ def artifact_upload(jobId: str) -> Response:
 
 @blueprint.route(f"{_PREFIX}/cache/entries", methods=["POST"], content_types=_ANY)
 def cache_entries(jobId: str) -> Response:
-    return _runner_call(jobId, lambda job: runner_jobs.cache_entries(job, _texts(_fields().array("ids"), "ids")))
+    return _runner_call(jobId, lambda job: runner_cache.cache_entries(job, _texts(_fields().array("ids"), "ids")))
 
 
 @blueprint.route(f"{_PREFIX}/cache/uploads", methods=["POST"], content_types=_ANY)
@@ -104,7 +104,7 @@ def cache_upload(jobId: str) -> Response:
         metadata = fields.body.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise Invalid("metadata must be an object.")
-        return runner_jobs.cache_upload(job, fields.text("id", 16), fields.integer("size", minimum=0), metadata)
+        return runner_cache.cache_upload(job, fields.text("id", 16), fields.integer("size", minimum=0), metadata)
 
     return _runner_call(jobId, view)
 
@@ -112,7 +112,7 @@ def cache_upload(jobId: str) -> Response:
 @blueprint.route(f"{_PREFIX}/cache/prune", methods=["POST"], content_types=_ANY)
 def cache_prune(jobId: str) -> Response:
     return _runner_call(
-        jobId, lambda job: {"deleted": runner_jobs.cache_prune(job, _texts(_fields().array("keep"), "keep"))}
+        jobId, lambda job: {"deleted": runner_cache.cache_prune(job, _texts(_fields().array("keep"), "keep"))}
     )
 
 

@@ -15,40 +15,34 @@ import secrets
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.repositories import clone_url
 from chalicelib.domain.status import Event, Status
-from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound, Unauthorized
+from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.artifacts import artifact_key
 from chalicelib.store.jobs import Job
-from chalicelib.store.uploads import presigned_download, presigned_upload
+from chalicelib.store.uploads import presigned_upload
 from chalicelib.wire.time import timestamp
-
-if TYPE_CHECKING:
-    from datetime import datetime
 
 TOKEN_PREFIX = "cvyj_"
 MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log
 MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
 MAX_ARTIFACTS = 1000
-MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
 MAX_REPORTS_PER_CALL = 1000
 MAX_REPORTS_PER_JOB = 100_000  # messages and tests together
 MAX_FIELD_LENGTH = 64 * 1024
 MAX_REPORT_BYTES = 64 * 1024  # a report as stored (a DynamoDB item holds 400 KB at most)
 _VERSION = re.compile(r"[0-9A-Za-z._+\-]{1,128}")
 RESULTS = ("success", "failed", "cancelled")
-_CACHE_ENTRY_ID = re.compile(r"[0-9a-f]{16}")
-_CACHE_METADATA = ("dependencies", "checksum")
 _RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
     "initScripts",
     "cloneScripts",
@@ -108,7 +102,7 @@ def runner_job(job_id: str, authorization: str | None) -> Job:
     return job
 
 
-def _build_and_project(job: Job) -> tuple[build_store.Build, project_store.Project]:
+def build_and_project(job: Job) -> tuple[build_store.Build, project_store.Project]:
     build = build_store.get_build(job.project_id, job.build_id)
     project = project_store.get_project_by_id(job.account_id, job.project_id)
     if build is None or project is None:
@@ -118,7 +112,7 @@ def _build_and_project(job: Job) -> tuple[build_store.Build, project_store.Proje
 
 def job_spec(job: Job) -> dict[str, Any]:
     """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits."""
-    build, project = _build_and_project(job)
+    build, project = build_and_project(job)
     warnings: list[str] = []
     environment = job_environment(project, build, job, warnings.append)
     configuration = build.configuration
@@ -173,43 +167,6 @@ def artifact_upload(job: Job, file_name: str, size: int) -> dict[str, Any]:
     return presigned_upload(key, size, "application/octet-stream")
 
 
-def cache_entries(job: Job, entry_ids: list[str]) -> dict[str, Any]:
-    """Each cache entry's metadata and a download URL (None when it is not stored); whether the job may save."""
-    from chalicelib.store.cache import cache_entry_metadata
-
-    build, _ = _build_and_project(job)
-    entries: dict[str, Any] = {}
-    for entry_id in _entry_ids(entry_ids):
-        key = _cache_key(job, entry_id)
-        metadata = cache_entry_metadata(key)
-        entries[entry_id] = None if metadata is None else {"metadata": metadata, "downloadUrl": presigned_download(key)}
-    return {"entries": entries, "save": build.pull_request is None}
-
-
-def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -> dict[str, Any]:
-    """A presigned upload of one cache entry; never for a pull request's build (a fork could poison the cache)."""
-    _may_save_cache(job)
-    (entry_id,) = _entry_ids([entry_id])
-    if not 0 <= size <= MAX_CACHE_ENTRY_BYTES:
-        raise Invalid(f"A cache entry is at most {MAX_CACHE_ENTRY_BYTES:,} bytes.")
-    if set(metadata) - set(_CACHE_METADATA) or not all(
-        isinstance(value, str) and len(value) <= 128 for value in metadata.values()
-    ):
-        raise Invalid("A cache entry's metadata is its dependencies and checksum digests.")
-    return presigned_upload(_cache_key(job, entry_id), size, "application/gzip", metadata)
-
-
-def cache_prune(job: Job, keep: list[str]) -> int:
-    """Delete the job's cache entries other than ``keep``; how many went."""
-    from chalicelib.store.cache import delete_cache_keys, list_cache_keys
-
-    _may_save_cache(job)
-    kept = {_cache_key(job, entry_id) for entry_id in _entry_ids(keep)}
-    stale = [key for key in list_cache_keys(_cache_folder(job)) if key not in kept]
-    delete_cache_keys(stale)
-    return len(stale)
-
-
 def add_messages(job: Job, messages: list[dict[str, Any]]) -> None:
     """Store build messages and compilation messages the job's scripts reported."""
     _check_count(messages)
@@ -249,7 +206,7 @@ def update_version(job: Job, version: str) -> None:
     """UpdateBuild -Version: the build's version, unique in its project as at start."""
     if not _VERSION.fullmatch(version):
         raise Invalid("A build version is 1 to 128 letters, digits, dots, dashes, underscores or plus signs.")
-    build, _ = _build_and_project(job)
+    build, _ = build_and_project(job)
     if version.lower() != build.version.lower():  # versions are unique regardless of case
         build_store.change_version(build, version)
 
@@ -315,31 +272,6 @@ def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[dict
             "created": timestamp(datetime.now(UTC)),
         }
     return list(stored.values())
-
-
-def _may_save_cache(job: Job) -> None:
-    build, _ = _build_and_project(job)
-    if build.pull_request is not None:
-        raise Forbidden("The build cache is not saved by pull request builds.")
-
-
-def _entry_ids(entry_ids: list[str]) -> list[str]:
-    if len(entry_ids) > 100 or not all(isinstance(e, str) and _CACHE_ENTRY_ID.fullmatch(e) for e in entry_ids):
-        raise Invalid("Cache entries are named by up to 100 ids of 16 hexadecimal digits.")
-    return entry_ids
-
-
-def _cache_folder(job: Job) -> str:
-    """Each matrix job keeps its own cache, found again by its name in the next build."""
-    return f"{blobs.project_cache_prefix(job.account_id, job.project_id)}{_name_digest(job.name)}/"
-
-
-def _name_digest(name: str) -> str:
-    return hashlib.sha256(name.encode()).hexdigest()[:16]
-
-
-def _cache_key(job: Job, entry_id: str) -> str:
-    return f"{_cache_folder(job)}{entry_id}.tgz"
 
 
 def _job_prefix(job: Job) -> str:
