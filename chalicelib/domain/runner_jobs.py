@@ -236,9 +236,8 @@ def finish(job: Job, result: str, message: str | None, log_chunks: int, artifact
 
 def job_counts(job_id: str, artifacts: int) -> dict[str, int]:
     """The job's counts as the API shows them, from what it reported."""
-    messages = reports.list_reports(job_id, reports.MESSAGE)
-    compilation = reports.list_reports(job_id, reports.COMPILATION)
-    tests = reports.list_reports(job_id, reports.TEST)
+    found = reports.reports_by_kind(job_id)
+    messages, compilation, tests = found[reports.MESSAGE], found[reports.COMPILATION], found[reports.TEST]
     return {
         "messagesCount": len(messages),
         "compilationMessagesCount": len(compilation),

@@ -64,6 +64,15 @@ def list_reports(job_id: str, kind: str) -> list[Report]:
     ]
 
 
+def reports_by_kind(job_id: str) -> dict[str, list[Report]]:
+    """Every report of a job in one query, by kind (each kind in list_reports' order)."""
+    found: dict[str, list[Report]] = {MESSAGE: [], COMPILATION: [], TEST: []}
+    for model in JobReportModel.query(job_id):
+        kind = model.report.partition("#")[0]
+        found.setdefault(kind, []).append(Report(kind, dict(model.body), model.created))
+    return found
+
+
 def delete_reports(job_ids: Iterable[str]) -> None:
     """Remove every report of these jobs (their build is deleted, or they run again)."""
     with JobReportModel.batch_write() as batch:
