@@ -26,6 +26,7 @@ from typing import Any
 import requests
 
 from bench import Figure, Section
+from bench.stacks import stack_with_project
 
 BUILDS = 20
 SAMPLES = 10
@@ -37,25 +38,11 @@ _STAMP = re.compile(rf"^{MARKER} (\d+\.\d+)$", re.MULTILINE)
 
 
 def run() -> Section:
-    from tests.e2e.test_local_stack import LocalStack
-    from tests.gitserver import GitServer, Repository
-
     section = Section("Queue to running", __doc__.split("\n\n", 1)[1].replace("\n", " ").strip())
-    with tempfile.TemporaryDirectory() as root, GitServer(Path(root) / "git") as git:
-        repository = Repository.create(git.root, "first-command.git")
-        repository.commit({"appveyor.yml": YML})
-        stack = LocalStack.start(Path(root) / "stack").wait_until_ready()
-        try:
-            api = requests.Session()
-            api.headers["Authorization"] = f"Bearer {stack.key}"
-            project = api.post(
-                f"{stack.base_url}/api/projects",
-                json={"repositoryProvider": "git", "repositoryName": git.url_of("first-command.git")},
-            ).json()
-            runs = [_one_build(api, stack.base_url, project) for _ in range(BUILDS + 1)][1:]
-            said = [line for line in stack.stderr.splitlines() if "sandbox" in line.lower()]  # a refusal, a warning
-        finally:
-            stack.stop()
+    with tempfile.TemporaryDirectory() as root, stack_with_project(Path(root), "first-command.git", YML) as started:
+        stack, api, project = started
+        runs = [_one_build(api, stack.base_url, project) for _ in range(BUILDS + 1)][1:]
+        said = [line for line in stack.stderr.splitlines() if "sandbox" in line.lower()]  # a refusal, a warning
     claimed = sorted(run["claimed"] for run in runs)
     first_command = sorted(run["first_command"] for run in runs)
     whole = sorted(run["finished"] for run in runs)

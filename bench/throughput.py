@@ -19,6 +19,7 @@ from typing import Any
 import requests
 
 from bench import Figure, Section
+from bench.stacks import stack_with_project
 
 BUILDS = 50
 CLIENTS = 8
@@ -26,37 +27,24 @@ FINISHED = {"success", "failed", "cancelled"}
 
 
 def run() -> Section:
-    from tests.e2e.test_local_stack import LocalStack
-    from tests.gitserver import GitServer, Repository
-
     section = Section("Throughput of the local stack", __doc__.split("\n\n", 1)[1].replace("\n", " ").strip())
-    with tempfile.TemporaryDirectory() as root, GitServer(Path(root) / "git") as git:
-        repository = Repository.create(git.root, "one-line.git")
-        repository.commit({"appveyor.yml": "build_script:\n  - echo one line\n"})
-        stack = LocalStack.start(Path(root) / "stack").wait_until_ready()
-        try:
-            api = requests.Session()
-            api.headers["Authorization"] = f"Bearer {stack.key}"
-            project = api.post(
-                f"{stack.base_url}/api/projects",
-                json={"repositoryProvider": "git", "repositoryName": git.url_of("one-line.git")},
-            ).json()
-            start = {"accountName": project["accountName"], "projectSlug": project["slug"]}
-            path = f"{stack.base_url}/api/projects/{project['accountName']}/{project['slug']}"
+    yml = "build_script:\n  - echo one line\n"
+    with tempfile.TemporaryDirectory() as root, stack_with_project(Path(root), "one-line.git", yml) as started:
+        stack, api, project = started
+        start = {"accountName": project["accountName"], "projectSlug": project["slug"]}
+        path = f"{stack.base_url}/api/projects/{project['accountName']}/{project['slug']}"
 
-            def start_one(_: int) -> str:
-                reply = api.post(f"{stack.base_url}/api/builds", json=start)
-                reply.raise_for_status()
-                return str(reply.json()["version"])
+        def start_one(_: int) -> str:
+            reply = api.post(f"{stack.base_url}/api/builds", json=start)
+            reply.raise_for_status()
+            return str(reply.json()["version"])
 
-            started = time.perf_counter()
-            with ThreadPoolExecutor(CLIENTS) as pool:
-                versions = list(pool.map(start_one, range(BUILDS)))
-            starting = time.perf_counter() - started
-            builds = [_wait(api, f"{path}/build/{version}") for version in versions]
-            finishing = time.perf_counter() - started
-        finally:
-            stack.stop()
+        started = time.perf_counter()
+        with ThreadPoolExecutor(CLIENTS) as pool:
+            versions = list(pool.map(start_one, range(BUILDS)))
+        starting = time.perf_counter() - started
+        builds = [_wait(api, f"{path}/build/{version}") for version in versions]
+        finishing = time.perf_counter() - started
     waits = sorted(_seconds(job["created"], job["started"]) for build in builds for job in build["jobs"])
     succeeded = sum(build["status"] == "success" for build in builds)
     section.figures += [
