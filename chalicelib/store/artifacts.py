@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 from urllib.parse import quote
 
 from botocore.exceptions import ClientError
@@ -22,14 +22,6 @@ def artifact_key(job_prefix: str, file_name: str) -> str:
         # S3 keys are flat, but proxies and clients normalise paths: a key must say exactly what it means.
         raise ValueError(f"{file_name!r} is not an artifact file name.")
     return f"{job_prefix}artifacts/{file_name}"
-
-
-def put_artifact(job_prefix: str, file_name: str, local_path: Path) -> int:
-    """Upload a local file as a job's artifact (streamed, multipart when big); returns its size."""
-    key = artifact_key(job_prefix, file_name)
-    size = local_path.stat().st_size
-    aws.client("s3").upload_file(str(local_path), settings().bucket, key, ExtraArgs={"ContentType": _CONTENT_TYPE})
-    return size
 
 
 def open_artifact_stream(job_prefix: str, file_name: str) -> StreamingBody:

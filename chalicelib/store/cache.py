@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from botocore.exceptions import ClientError
 
 from chalicelib import aws
@@ -21,23 +19,6 @@ def cache_entry_metadata(key: str) -> dict[str, str] | None:
             return None
         raise
     return dict(head.get("Metadata", {}))
-
-
-def put_cache_entry(key: str, local_path: Path, metadata: dict[str, str]) -> None:
-    """Upload an archive as a cache entry (streamed, multipart when big), replacing the entry's previous one."""
-    extra = {"ContentType": "application/gzip", "Metadata": metadata}
-    aws.client("s3").upload_file(str(local_path), settings().bucket, key, ExtraArgs=extra)
-
-
-def get_cache_entry(key: str, local_path: Path) -> bool:
-    """Download a cache entry's archive to ``local_path`` (streamed); False when there is none."""
-    try:
-        aws.client("s3").download_file(settings().bucket, key, str(local_path))
-    except ClientError as error:
-        if _is_missing(error):
-            return False
-        raise
-    return True
 
 
 def list_cache_keys(prefix: str) -> list[str]:

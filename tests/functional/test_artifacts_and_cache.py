@@ -18,14 +18,9 @@ from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.cache import CacheEntry, dependencies_checksum, restore_cache, save_cache
-from chalicelib.store.artifacts import artifact_url, put_artifact
-from chalicelib.store.cache import (
-    cache_entry_metadata,
-    delete_cache_keys,
-    get_cache_entry,
-    list_cache_keys,
-    put_cache_entry,
-)
+from chalicelib.store.artifacts import artifact_url
+from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys
+from tests.storage import get_cache_entry, put_artifact, put_cache_entry
 from tests.support import unique
 
 

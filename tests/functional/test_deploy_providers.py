@@ -18,8 +18,8 @@ from azure.storage.blob import BlobServiceClient
 from chalicelib import deploy
 from chalicelib.config import settings as service_settings
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped, selected
-from chalicelib.store.artifacts import put_artifact
 from tests.peers import Azurite, FtpServer, WebhookReceiver, require_azurite
+from tests.storage import put_artifact
 from tests.support import unique
 
 APP_ZIP = b"PK\x03\x04 the application, zipped \x00\xff" * 50
