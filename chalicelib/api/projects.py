@@ -8,6 +8,7 @@ from chalice import Response
 
 from chalicelib.api.http import ApiBlueprint, Call, plain_text
 from chalicelib.domain import badges, project_settings, projects
+from chalicelib.domain.access import Right, has_right
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
@@ -49,7 +50,8 @@ def delete_project(call: Call, accountName: str, projectSlug: str) -> None:
 @api.route(PROJECT + "/settings")
 def get_settings(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     project = badges.with_badge_id(projects.find_project(call.caller, accountName, projectSlug))
-    return settings_json(project, list_roles(call.caller), call.base_url)
+    may_update = has_right(call.caller, project, Right.UPDATE)
+    return settings_json(project, list_roles(call.caller), call.base_url, may_update)
 
 
 @api.route(PROJECT + "/settings/yaml")

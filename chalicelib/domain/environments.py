@@ -1,7 +1,8 @@
 """Deployment environments: a named provider with its settings, variables and access key.
 
-Secret values (``isEncrypted`` named values, ``secure`` notification settings) are kept as account-bound
-tokens exactly as project settings keep them. The environment access key is a credential too: it is shown
+Secret values (``isEncrypted`` named values, ``secure`` notification settings) are kept as tokens bound to the
+environment and field, exactly as project settings keep theirs, and shown only to callers who may change them.
+The environment access key is a credential too: it is shown
 in plain text once, in the response that creates the environment (an admin copies it to the agent machines),
 and afterwards as its token, to callers who may manage or update environments only. Sending the token back
 keeps the key; sending a new key replaces it (AppVeyor shows the key in plain text with every read).
@@ -47,6 +48,7 @@ MIN_ACCESS_KEY_LENGTH = 16
 MAX_ACCESS_KEY_LENGTH = 128
 MAX_ACCESS_KEY_FIELD_LENGTH = 1024  # environmentAccessKey in an update: a new key, or the token shown for the key
 MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
+ACCESS_KEY_FIELD = "accessKey"  # the field an access key's token is bound to
 MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
 
 
@@ -64,7 +66,8 @@ class EnvironmentInput:
 
 @dataclass(frozen=True)
 class EnvironmentDetails:
-    """An environment and the access key a response shows: plain once when made, else its token, or None."""
+    """An environment as a response shows it: its secrets' tokens and access key only to those who may change
+    them (the key in plain text once, when made)."""
 
     environment: Environment
     access_key: str | None
@@ -94,14 +97,15 @@ def add_environment(caller: Caller, request: EnvironmentInput) -> EnvironmentDet
     if request.provider is None:
         raise invalid("provider", "provider is required.")
     provider = valid_provider(request.provider)
-    settings = _protected_settings(caller.account_id, request, {})
+    owner = secrets.Owner(caller.account_id, "environment", counters.next_value(counters.ENVIRONMENTS))
+    settings = _protected_settings(owner, request, {})
     access_key = token_urlsafe(24)
     environment = Environment(
         account_id=caller.account_id,
-        environment_id=counters.next_value(counters.ENVIRONMENTS),
+        environment_id=owner.object_id,
         name=name,
         provider=provider,
-        access_key=secrets.encrypt(caller.account_id, access_key),
+        access_key=secrets.encrypt(owner, ACCESS_KEY_FIELD, access_key),
         access_key_hash=access_key_hash(access_key),
         settings=settings,
         created=datetime.now(UTC),
@@ -120,13 +124,14 @@ def update_environment(caller: Caller, environment_id: int, request: Environment
         before,
         name=name,
         provider=before.provider if request.provider is None else valid_provider(request.provider),
-        settings=_protected_settings(caller.account_id, request, before.settings),
+        settings=_protected_settings(secrets.environment_owner(before), request, before.settings),
     )
     if _replaces_access_key(before, request.access_key):
         key = valid_access_key(request.access_key or "")
         if store.access_key_taken(access_key_hash(key)):
             raise Conflict("That environment access key is in use; choose another.")
-        after = replace(after, access_key=secrets.encrypt(caller.account_id, key), access_key_hash=access_key_hash(key))
+        token = secrets.encrypt(secrets.environment_owner(before), ACCESS_KEY_FIELD, key)
+        after = replace(after, access_key=token, access_key_hash=access_key_hash(key))
     return _details(caller, store.save_environment(before, after))
 
 
@@ -143,22 +148,26 @@ _decrypted: WarmCache[str] = WarmCache()
 def environment_values(environment: Environment) -> tuple[dict[str, str], dict[str, str], list[str]]:
     """Provider settings and environment variables by name, secrets decrypted, and the secrets (to mask)."""
     secret_values: list[str] = []
+    owner = secrets.environment_owner(environment)
 
-    def plain(values: list[dict[str, Any]]) -> dict[str, str]:
+    def plain(values: list[dict[str, Any]], kind: str) -> dict[str, str]:
         found: dict[str, str] = {}
         for entry in values:
             value = entry["value"].get("value") or ""
             if entry["value"].get("isEncrypted") and value:
-                value = _decrypted.get(
-                    (environment.account_id, value), partial(secrets.decrypt, environment.account_id, value)
-                )
+                field = f"{kind}/{entry['name']}"
+                value = _decrypted.get((owner, field, value), partial(secrets.decrypt, owner, field, value))
                 if value not in secret_values:
                     secret_values.append(value)
             found[entry["name"]] = value
         return found
 
     settings = environment.settings
-    return plain(settings.get("providerSettings", [])), plain(settings.get("environmentVariables", [])), secret_values
+    return (
+        plain(settings.get("providerSettings", []), "setting"),
+        plain(settings.get("environmentVariables", []), "variable"),
+        secret_values,
+    )
 
 
 def find_environment_by_access_key(access_key: str) -> Environment | None:
@@ -193,15 +202,16 @@ def valid_access_key(access_key: str) -> str:
 
 
 def _details(caller: Caller, environment: Environment) -> EnvironmentDetails:
-    may_see_key = caller.can(Permission.MANAGE_ENVIRONMENTS) or caller.can(Permission.UPDATE_ENVIRONMENT_SETTINGS)
-    return EnvironmentDetails(environment, environment.access_key if may_see_key else None)
+    if caller.can(Permission.MANAGE_ENVIRONMENTS) or caller.can(Permission.UPDATE_ENVIRONMENT_SETTINGS):
+        return EnvironmentDetails(environment, environment.access_key)
+    return EnvironmentDetails(replace(environment, settings=secrets.without_secrets(environment.settings)), None)
 
 
 def _replaces_access_key(environment: Environment, sent: str | None) -> bool:
     """Whether an update's environmentAccessKey is a new key: not absent, not the token shown, not the key itself."""
     if sent is None or sent == environment.access_key or access_key_hash(sent) == environment.access_key_hash:
         return False
-    if sent.startswith(secrets.TOKEN_PREFIX):
+    if secrets.is_token(sent):
         raise invalid(
             "environmentAccessKey",
             "environmentAccessKey is not this environment's key token: send the token back to keep the key, "
@@ -217,7 +227,7 @@ def _free_name(caller: Caller, name: str) -> str:
     return name
 
 
-def _protected_settings(account_id: int, request: EnvironmentInput, stored: dict[str, Any]) -> dict[str, Any]:
+def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored: dict[str, Any]) -> dict[str, Any]:
     """The settings to store: checked, in canonical form, new secrets encrypted, stored tokens kept."""
     settings = {
         "providerSettings": _named_values(request.provider_settings, "settings.providerSettings"),
@@ -226,7 +236,7 @@ def _protected_settings(account_id: int, request: EnvironmentInput, stored: dict
         if request.notifications is None
         else _notifications(request.notifications),
     }
-    secrets.protect_document(account_id, settings, stored, "settings")
+    secrets.protect_document(owner, settings, stored, "settings")
     size = len(json.dumps(settings))
     if size > MAX_SETTINGS_BYTES:
         raise invalid(

@@ -32,14 +32,14 @@ def job_environment(project: Project, build: Build, job: Job, warn: Callable[[st
     env.variables.update(appveyor_variables(project, build, job, None))
     pull_request = build.pull_request is not None
     named: list[dict[str, Any]] = [*build.configuration.get("environmentVariables", []), *job.spec.get("variables", [])]
-    _add_named(env, project.account_id, named, decrypt_secrets=not pull_request, warn=warn)
+    _add_named(env, secrets.project_owner(project), named, decrypt_secrets=not pull_request, warn=warn)
     env.variables.update(build.request_variables)
     return env
 
 
 def _add_named(
     env: JobEnvironment,
-    account_id: int,
+    owner: secrets.Owner,
     named: Iterable[dict[str, Any]],
     decrypt_secrets: bool,
     warn: Callable[[str], None],
@@ -56,9 +56,12 @@ def _add_named(
                 warn(f"Secure variable {name} is not set: secure variables are not decrypted in pull request builds.")
                 continue
             try:
-                text = secrets.decrypt(account_id, text)
-            except Invalid:
-                warn(f"Secure variable {name} is not set: its value is not a secret of this account.")
+                text = secrets.decrypt(owner, f"variable/{name}", text)
+            except Invalid as error:
+                warn(
+                    f"Secure variable {name} is not set: {error.message} A secure value works only where it was "
+                    f"set: set {name} in this project's settings and use the token shown there."
+                )
                 continue
             env.secrets.append(text)
         env.variables[name] = str(text)

@@ -166,7 +166,7 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
             log.info("build %s: notification %s (%s) not sent for a pull request", build.build_id, index, provider)
             continue
         try:
-            values = _revealed(project.account_id, entry.get("settings") or {}, pull_request)
+            values = _revealed(secrets.project_owner(project), entry.get("settings") or {}, pull_request)
         except _Unrevealed as error:
             log.warning("build %s: notification %s (%s) skipped: %s", build.build_id, index, provider, error)
             continue
@@ -231,20 +231,20 @@ def _email(address: str, subject: str, body: str) -> Notice:
     )
 
 
-def _revealed(account_id: int, value: Any, pull_request: bool) -> Any:
+def _revealed(owner: secrets.Owner, value: Any, pull_request: bool, key: str = "settings") -> Any:
     """The settings with every ``{secure: token}`` decrypted; never for a pull request's build, whose
     configuration its author wrote (a secret sent to the URL they chose would be theirs)."""
     if isinstance(value, dict) and set(value) == {"secure"}:
         if pull_request:
             raise _Unrevealed("secure settings are not decrypted in pull request builds")
         try:
-            return secrets.decrypt(account_id, str(value["secure"]))
-        except Invalid:
-            raise _Unrevealed("a secure setting is not a secret of this account") from None
+            return secrets.decrypt(owner, f"notification/{key}", str(value["secure"]))
+        except Invalid as error:
+            raise _Unrevealed(error.message) from None
     if isinstance(value, dict):
-        return {key: _revealed(account_id, item, pull_request) for key, item in value.items()}
+        return {name: _revealed(owner, item, pull_request, name) for name, item in value.items()}
     if isinstance(value, list):
-        return [_revealed(account_id, item, pull_request) for item in value]
+        return [_revealed(owner, item, pull_request, key) for item in value]
     return value
 
 

@@ -15,7 +15,7 @@ from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project, find_project_by_id
 from chalicelib.domain.repositories import valid_repository
-from chalicelib.domain.secrets import MAX_SECRET_BYTES, TOKEN_PREFIX, protect, protect_document
+from chalicelib.domain.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
 from chalicelib.errors import Invalid
@@ -93,9 +93,13 @@ def _webhook_secret(project: Project, sent: str | None) -> str | None:
         return project.webhook_secret
     if not sent:
         return None
-    if not sent.startswith(TOKEN_PREFIX) and len(sent.encode()) > MAX_SECRET_BYTES:
+    if not is_token(sent) and len(sent.encode()) > MAX_SECRET_BYTES:
         raise invalid("webhookSecret", f"webhookSecret must be at most {MAX_SECRET_BYTES} bytes long.")
-    return protect(project.account_id, sent, {project.webhook_secret} if project.webhook_secret else set())
+    kept = [project.webhook_secret] if project.webhook_secret else []
+    try:
+        return protect(project_owner(project), "webhookSecret", sent, kept)
+    except Invalid as error:
+        raise invalid("webhookSecret", f"{error.message} Send the plain value to set it.") from error
 
 
 def settings_yaml(caller: Caller, account_name: str, slug: str) -> str:
@@ -173,7 +177,7 @@ def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
 
 def _protected(project: Project, configuration: dict[str, Any], field: str) -> dict[str, Any]:
     """The configuration to store: new secrets encrypted, stored tokens kept, and small enough to store."""
-    protect_document(project.account_id, configuration, project.configuration, field)
+    protect_document(project_owner(project), configuration, project.configuration, field)
     size = len(json.dumps(configuration))
     if size > MAX_CONFIGURATION_BYTES:
         raise invalid(

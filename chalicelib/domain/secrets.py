@@ -1,16 +1,24 @@
-"""Secret values at rest: encrypted with the stage's KMS key, bound to their account.
+"""Secret values at rest: encrypted with the stage's KMS key, bound to the object and field that own them.
 
-A secret is stored, and shown to clients, as an opaque token: ``cvy1:`` and the base64 KMS
-ciphertext. A client that sends a token back keeps the secret; one that sends anything else sends a
-new plain value, which is encrypted before it is stored. Plain text never leaves the service except
-into the build that uses it.
+A secret is stored, and shown to clients, as an opaque token: ``cvy2:`` and the base64 KMS ciphertext. Its
+KMS encryption context names the account, the owning object (``project/12``, ``environment/3``) and the
+field (``variable/DB_PASSWORD``, ``setting/password``, ``notification/authorization``, ``webhookSecret``...),
+so a token decrypts only where it was made: copied into another project's appveyor.yml, another variable or
+another environment, KMS refuses it. A client that sends a token back in its own place keeps the secret; one
+that sends anything else sends a new plain value, which is encrypted before it is stored. Plain text never
+leaves the service except into the build or the delivery that uses it.
+
+Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
+where they are stored, and only there: an owner accepts the legacy tokens found in its own stored settings.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
-from collections.abc import Iterator
+import copy
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -20,76 +28,175 @@ from chalicelib.config import settings
 from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.store.environments import Environment
+from chalicelib.store.projects import Project
 
-TOKEN_PREFIX = "cvy1:"
+TOKEN_PREFIX = "cvy2:"
+LEGACY_TOKEN_PREFIX = "cvy1:"  # bound to the account only: accepted where stored, never made any more
 MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
 MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
+_VARIABLE_LISTS = frozenset({"environmentVariables", "variables", "onEnvironmentVariables"})
+_SETTING_LISTS = frozenset({"providerSettings"})
 
 
-def _context(account_id: int) -> dict[str, str]:
-    return {"conveyor-account": str(account_id)}
+def is_token(value: str) -> bool:
+    """Whether a value is a secret's token (of any owner), not a plain value."""
+    return value.startswith((TOKEN_PREFIX, LEGACY_TOKEN_PREFIX))
 
 
-def encrypt(account_id: int, plain: str) -> str:
-    """The token of a new secret of the account."""
+@dataclass(frozen=True)
+class Owner:
+    """The object secrets belong to: ``kind`` ``object_id`` of the account, and its legacy tokens."""
+
+    account_id: int
+    kind: str  # "project", "environment"
+    object_id: int
+    legacy: frozenset[str] = frozenset()  # cvy1 tokens found in the object's own stored settings
+
+    @classmethod
+    def of(cls, kind: str, account_id: int, object_id: int, *stored: Any) -> Owner:
+        """The owner of the secrets in ``stored`` (its settings, its tokens as stored)."""
+        legacy = {token for token in _tokens(stored) if token.startswith(LEGACY_TOKEN_PREFIX)}
+        return cls(account_id, kind, object_id, frozenset(legacy))
+
+    def context(self, field: str) -> dict[str, str]:
+        return {
+            "conveyor-account": str(self.account_id),
+            "conveyor-owner": f"{self.kind}/{self.object_id}",
+            "conveyor-field": field,
+        }
+
+    def describe(self, field: str) -> str:
+        return f"this {self.kind}'s {_words(field)}"
+
+
+def project_owner(project: Project) -> Owner:
+    """Who a project's secrets belong to: its variables, settings, notifications and webhook secret."""
+    return Owner.of("project", project.account_id, project.project_id, project.configuration, project.webhook_secret)
+
+
+def environment_owner(environment: Environment) -> Owner:
+    """Who an environment's secrets belong to: its settings, variables, notifications and access key."""
+    return Owner.of(
+        "environment", environment.account_id, environment.environment_id, environment.settings, environment.access_key
+    )
+
+
+def encrypt(owner: Owner, field: str, plain: str) -> str:
+    """The token of a new secret of ``owner``'s ``field``."""
     blob = aws.client("kms").encrypt(
-        KeyId=settings().kms_key, Plaintext=plain.encode(), EncryptionContext=_context(account_id)
+        KeyId=settings().kms_key, Plaintext=plain.encode(), EncryptionContext=owner.context(field)
     )["CiphertextBlob"]
     return TOKEN_PREFIX + base64.b64encode(blob).decode()
 
 
-def decrypt(account_id: int, token: str) -> str:
-    """The plain value behind a token of the account; Invalid for anything else."""
+def decrypt(owner: Owner, field: str, token: str) -> str:
+    """The plain value behind a token of ``owner``'s ``field``; Invalid for anything else."""
+    if token.startswith(TOKEN_PREFIX):
+        context = owner.context(field)
+    elif token.startswith(LEGACY_TOKEN_PREFIX) and token in owner.legacy:
+        context = {"conveyor-account": str(owner.account_id)}
+    else:
+        raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.")
     try:
         blob = base64.b64decode(token[len(TOKEN_PREFIX) :], validate=True)
-        plain: bytes = aws.client("kms").decrypt(CiphertextBlob=blob, EncryptionContext=_context(account_id))[
-            "Plaintext"
-        ]
+        plain: bytes = aws.client("kms").decrypt(CiphertextBlob=blob, EncryptionContext=context)["Plaintext"]
     except (binascii.Error, ValueError, ClientError) as error:
-        raise Invalid("A secure value is not a secret of this account.") from error
+        raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.") from error
     return plain.decode()
 
 
-def protect(account_id: int, value: str, kept: set[str]) -> str:
-    """The stored form of a secret a client sent: tokens in ``kept`` (already stored) or of this
-    account as they are; any other value is a new plain secret and is encrypted."""
+def protect(owner: Owner, field: str, value: str, kept: Collection[str]) -> str:
+    """The stored form of a secret a client sent: tokens in ``kept`` (already stored there) or of this owner's
+    field as they are; any other value is a new plain secret and is encrypted."""
     if value in kept:
         return value
-    if value.startswith(TOKEN_PREFIX):
-        decrypt(account_id, value)
+    if is_token(value):
+        decrypt(owner, field, value)
         return value
-    return encrypt(account_id, value)
+    return encrypt(owner, field, value)
 
 
-def secret_values(document: Any) -> Iterator[tuple[dict[str, Any], str]]:
-    """Every secret inside a JSON document (settings, YAML), as (the object holding it, its key):
-    ``{"isEncrypted": true, "value": ...}`` named values, and ``{"secure": ...}`` notification settings."""
-    if isinstance(document, dict):
-        if document.get("isEncrypted") is True and "value" in document:
-            yield document, "value"
-        elif set(document) == {"secure"}:
-            yield document, "secure"
-        for child in document.values():
-            yield from secret_values(child)
-    elif isinstance(document, list):
-        for child in document:
-            yield from secret_values(child)
+def secret_fields(document: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """Every secret inside a JSON document (settings, YAML), as (the object holding it, its key, its field):
+    ``{"isEncrypted": true, "value": ...}`` named values (field ``variable/NAME`` or ``setting/NAME``), and
+    ``{"secure": ...}`` notification settings (field ``notification/KEY``)."""
+    return _walk(document, "", "")
 
 
-def protect_document(account_id: int, document: Any, stored: Any, field: str = "settings") -> None:
+def _walk(node: Any, within: str, field: str) -> Iterator[tuple[dict[str, Any], str, str]]:
+    if isinstance(node, list):
+        for child in node:
+            yield from _walk(child, within, field)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("isEncrypted") is True and "value" in node:
+        yield node, "value", field
+    elif set(node) == {"secure"}:
+        yield node, "secure", field
+    named = isinstance(node.get("name"), str) and "value" in node
+    for key, child in node.items():
+        if named and key == "value":
+            kind = "variable" if within in _VARIABLE_LISTS else "setting"
+            yield from _walk(child, within, f"{kind}/{node['name']}")
+        elif key in _VARIABLE_LISTS or key in _SETTING_LISTS:
+            yield from _walk(child, key, "")
+        elif within == "notifications" or key == "notifications":
+            yield from _walk(child, "notifications", f"notification/{key}")
+        else:
+            yield from _walk(child, within, field)
+
+
+def without_secrets(document: Any) -> Any:
+    """A copy of a settings document with every secret's token taken out, for callers who may not change them."""
+    shown = copy.deepcopy(document)
+    for holder, key, _ in secret_fields(shown):
+        if key == "secure":
+            holder[key] = ""
+        else:
+            del holder[key]
+    return shown
+
+
+def _words(field: str) -> str:
+    """A field as messages name it: ``variable/NAME`` is "variable NAME"."""
+    return field.replace("/", " ", 1)
+
+
+def _tokens(documents: Iterable[Any]) -> Iterator[str]:
+    for document in documents:
+        if isinstance(document, str):
+            yield document
+        else:
+            yield from (holder[key] for holder, key, _ in secret_fields(document) if isinstance(holder[key], str))
+
+
+def protect_document(owner: Owner, document: Any, stored: Any, field: str = "settings") -> None:
     """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces.
 
     Refused (``field`` names the request field) before any KMS call: a secure value that is not a string, a new
     one that KMS cannot encrypt (over MAX_SECRET_BYTES) or that the build log could not mask (under
-    MIN_SECRET_CHARS, surrounding spaces aside; stored ones stay), and more than MAX_NEW_SECRETS to look at.
+    MIN_SECRET_CHARS, surrounding spaces aside; stored ones stay), a stored token sent back for another field
+    than its own, and more than MAX_NEW_SECRETS to look at.
     """
-    kept = {holder[key] for holder, key in secret_values(stored) if isinstance(holder[key], str)}
-    found = list(secret_values(document))
-    for holder, key in found:
+    kept: Mapping[str, str] = {
+        holder[key]: where for holder, key, where in secret_fields(stored) if isinstance(holder[key], str)
+    }
+    found = list(secret_fields(document))
+    for holder, key, where in found:
         value = holder[key]
         if not isinstance(value, str):
             raise Invalid("A secure value must be a string.")
-        if value in kept or value.startswith(TOKEN_PREFIX):
+        if value in kept:
+            if value.startswith(TOKEN_PREFIX) and kept[value] != where:
+                raise invalid(
+                    field,
+                    f"The token sent for {_words(where)} is the one of {_words(kept[value])}: a secure value works "
+                    "only where it was set. Send the plain value to set it here.",
+                )
+            continue
+        if is_token(value):
             continue
         if len(value.strip()) < MIN_SECRET_CHARS:
             raise invalid(
@@ -101,7 +208,10 @@ def protect_document(account_id: int, document: Any, stored: Any, field: str = "
             raise invalid(
                 field, f"A secure value must be {MIN_SECRET_CHARS} characters to {MAX_SECRET_BYTES} bytes long."
             )
-    if sum(holder[key] not in kept for holder, key in found) > MAX_NEW_SECRETS:
+    if sum(holder[key] not in kept for holder, key, _ in found) > MAX_NEW_SECRETS:
         raise invalid(field, f"At most {MAX_NEW_SECRETS} new secure values can be sent at once.")
-    for holder, key in found:
-        holder[key] = protect(account_id, holder[key], kept)
+    for holder, key, where in found:
+        try:
+            holder[key] = protect(owner, where, holder[key], kept)
+        except Invalid as error:
+            raise invalid(field, f"{error.message} Send the plain value to set it here.") from error

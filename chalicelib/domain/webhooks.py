@@ -18,7 +18,7 @@ from typing import Any
 
 from chalicelib.domain import builds, filters, progress
 from chalicelib.domain.hook_events import HookEvent, delivery_id, read_event
-from chalicelib.domain.secrets import decrypt
+from chalicelib.domain.secrets import decrypt, project_owner
 from chalicelib.domain.status import Status
 from chalicelib.errors import Invalid, NotFound, Unauthorized
 from chalicelib.store import builds as build_store
@@ -82,7 +82,7 @@ def authenticate(project: Project, delivery: Delivery) -> None:
     as X-Gitlab-Token, the others sign the body with it (X-Hub-Signature-256, Bitbucket's X-Hub-Signature)."""
     if not project.webhook_secret:
         return
-    secret = decrypt(project.account_id, project.webhook_secret)
+    secret = decrypt(project_owner(project), "webhookSecret", project.webhook_secret)
     if delivery.provider == "gitlab":
         sent = delivery.headers.get("x-gitlab-token", "")
         if not hmac.compare_digest(sent.encode(), secret.encode()):

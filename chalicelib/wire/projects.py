@@ -39,8 +39,9 @@ def project_json(project: Project, roles: list[Role], builds: list[dict[str, Any
     return shape
 
 
-def settings_json(project: Project, roles: list[Role], base_url: str) -> dict[str, Any]:
-    """GET .../settings: the project, its full settings, and the build images on offer."""
+def settings_json(project: Project, roles: list[Role], base_url: str, may_update: bool) -> dict[str, Any]:
+    """GET .../settings: the project, its full settings, and the build images on offer; the webhook secret's
+    token only to callers who may update the project."""
     settings = {
         **project_json(project, roles),
         "versionFormat": project.version_format,
@@ -49,9 +50,10 @@ def settings_json(project: Project, roles: list[Role], base_url: str) -> dict[st
         "webhookUrl": f"{base_url}/api/{project.repository_type.lower()}/webhook?id={project.webhook_id}",
         "ignoreServiceYml": project.ignore_service_yml,
         "rollingBuilds": project.rolling_builds,
-        "webhookSecret": project.webhook_secret,  # a secrets token (or null): sending it back keeps the secret
         "configuration": project.configuration,
     }
+    if may_update:
+        settings["webhookSecret"] = project.webhook_secret  # a token (or null): sending it back keeps the secret
     if project.badge_id:  # the view gives one to projects from before badges
         settings["statusBadgeId"] = project.badge_id
     return {"project": project_json(project, roles), "settings": settings, "images": IMAGES}

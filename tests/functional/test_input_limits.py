@@ -787,14 +787,12 @@ def test_a_secure_value_too_short_to_mask_is_refused_where_it_is_saved(world: Wo
 
 
 def test_a_short_secure_value_stored_before_the_limit_is_kept(world: World) -> None:
-    token = secrets.encrypt(new_account_id(world), "ab")  # stored before short values were refused
+    project = world.account.api.get(world.settings_path + "/settings").json["project"]
+    owner = secrets.Owner(int(project["accountId"]), "project", int(project["projectId"]))
+    token = secrets.encrypt(owner, "variable/OLD", "ab")  # stored before short values were refused
 
     reply = world.call(*variables_with(world, named("OLD", token, secure=True)))
 
     assert_accepted(reply, 204)
     shown = world.call("GET", world.settings_path + "/settings/environment-variables").json
     assert shown == [named("OLD", token, secure=True)]
-
-
-def new_account_id(world: World) -> int:
-    return int(world.account.api.get(world.settings_path + "/settings").json["project"]["accountId"])

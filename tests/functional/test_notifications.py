@@ -16,7 +16,6 @@ from moto.ses.models import ses_backends
 from app import send_notifications
 from chalicelib.domain import secrets
 from chalicelib.local.pump import SqsPump, sqs_event
-from chalicelib.store import accounts
 from chalicelib.store import builds as build_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
@@ -141,8 +140,9 @@ def test_webhook_and_email_entries_of_the_configuration(
     silent_url: str,
 ) -> None:
     good, broken = receivers
-    account_id = accounts.get_account_by_name(account.name).account_id  # type: ignore[union-attr]
-    token = secrets.encrypt(account_id, "hook-secret")
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD_LINES)})
+    owner = secrets.Owner(project.project["accountId"], "project", project.project["projectId"])
+    token = secrets.encrypt(owner, "notification/X-Hook-Secret", "hook-secret")  # as the settings would show it
     ops = f"{unique('ops')}@ops.example"
     yml = appveyor_yml(
         *BUILD_LINES,
@@ -165,7 +165,7 @@ def test_webhook_and_email_entries_of_the_configuration(
         "    subject: 'Build {{status}}: {{projectName}} {{buildVersion}}'",
         "    on_build_failure: true",
     )
-    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    project.repository.commit({"appveyor.yml": yml})
 
     build = project.run()
     failed = project.run(environmentVariables={"FAIL": "1"})

@@ -286,15 +286,15 @@ def test_another_accounts_token_is_refused_in_settings(
     assert secret_named(read_variables(account.api, project), "SECRET") == token
 
 
-def test_a_token_of_another_project_of_the_account_is_a_secret_of_the_account(
+def test_a_token_of_another_project_of_the_account_is_refused(
     account: Account, project: dict[str, Any], token: str
 ) -> None:
     sibling = add_project(account, "octo/sibling")
-    shared = [{"name": "SHARED", "value": {"isEncrypted": True, "value": token}}]
+    shared = [{"name": "SECRET", "value": {"isEncrypted": True, "value": token}}]
 
-    assert account.api.put(variables_path(sibling), shared).status == 204
+    assert_refused(account.api.put(variables_path(sibling), shared), 400)
 
-    assert secret_named(read_variables(account.api, sibling), "SHARED") == token
+    assert read_variables(account.api, sibling) == []
 
 
 # Validation of the variable list

@@ -41,7 +41,7 @@ from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import named, wait_for_deployment
 from tests.gitserver import GitServer
 from tests.peers import FtpServer, WebhookReceiver
-from tests.support import Account, Caller, Reply, add_project, project_path, unique
+from tests.support import Account, Caller, Reply, unique
 
 
 def secret(kind: str) -> str:
@@ -178,12 +178,12 @@ class Scenario:
     service_log: list[str]
 
 
-def tokens_of(account: Account, *values: str) -> list[str]:
-    """The tokens of new secrets of the account (set on a project of their own, as any client could)."""
-    holder = add_project(account, f"octo/{unique('tokens')}")
-    variables = [named(f"T{index}", value, secure=True) for index, value in enumerate(values)]
-    ok(account.api.put(project_path(holder) + "/settings/environment-variables", variables), 204)
-    shown = ok(account.api.get(project_path(holder) + "/settings/environment-variables"))
+def tokens_of(project: BuildProject, variables: dict[str, str]) -> list[str]:
+    """The tokens of new secrets of the project's ``variables``, set in its settings as a client sets them to copy
+    the tokens into appveyor.yml (a token decrypts only in its project, for its variable)."""
+    path = project.path + "/settings/environment-variables"
+    ok(project.account.api.put(path, [named(name, value, secure=True) for name, value in variables.items()]), 204)
+    shown = ok(project.account.api.get(path))
     return [variable["value"]["value"] for variable in shown]
 
 
@@ -377,8 +377,9 @@ def scenario(
         assert create_account(name, email, OWNER_KEY) == OWNER_KEY
         account = RecordingAccount(client, name, email, OWNER_KEY)
         set_up_the_team(account)
-        repository_token, matrix_token = tokens_of(account, REPOSITORY_VARIABLE, MATRIX_VARIABLE)
-        project = BuildProject(account, git_server, {"appveyor.yml": repository_yml(repository_token, matrix_token)})
+        project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - exit 1")})
+        tokens = tokens_of(project, {"REPOSITORY_VAR": REPOSITORY_VARIABLE, "MATRIX_VAR": MATRIX_VARIABLE})
+        project.repository.commit({"appveyor.yml": repository_yml(*tokens)})
         configure_the_project(project)
 
         build = project.run(branch="master", environmentVariables={"REQUEST_VAR": PLAIN_REQUEST_VARIABLE})
@@ -548,24 +549,28 @@ def test_the_stored_scan_finds_plain_values(stored: list[dict[str, Any]]) -> Non
     assert "deployments" in tables_holding(PLAIN_DEPLOYMENT_VARIABLE)
 
 
-def secure_values(document: Any) -> Iterator[Any]:
-    """The values a document holds as secrets: ``{isEncrypted: true, value}`` and ``{secure: ...}``."""
-    for holder, key in secrets.secret_values(document):
-        yield holder[key]
+def owner_of(item: dict[str, Any]) -> secrets.Owner:
+    """Who the secrets of a stored item belong to: its environment, else its project."""
+    if item["__table"] == settings().table_name("environments"):
+        return secrets.Owner(int(item["account_id"]), "environment", int(item["environment_id"]))
+    return secrets.Owner(int(item["account_id"]), "project", int(item["project_id"]))
 
 
-def test_every_secure_value_stored_is_a_token_of_a_secret_of_the_account(
+def test_every_secure_value_stored_is_a_token_of_a_secret_of_its_owner(
     scenario: Scenario, stored: list[dict[str, Any]]
 ) -> None:
     decrypted: dict[str, set[str]] = {}
-    for found in stored_values(stored):
-        if "<json>" in found.path or not isinstance(found.value, str) or not found.value.startswith(("{", "[")):
-            continue
-        for value in secure_values(json.loads(found.value)):
-            assert isinstance(value, str) and value.startswith(secrets.TOKEN_PREFIX), (found.table, found.path, value)
-            plain = secrets.decrypt(scenario.account_id, value)
-            assert leaks(base64.b64decode(value.removeprefix(secrets.TOKEN_PREFIX)), [plain]) == []
-            decrypted.setdefault(plain, set()).add(f"{found.table.removeprefix(settings().table_name(''))}{found.path}")
+    for item in stored:
+        for found in every_value(item["__table"], "", item):
+            if "<json>" in found.path or not isinstance(found.value, str) or not found.value.startswith(("{", "[")):
+                continue
+            for holder, key, bound_to in secrets.secret_fields(json.loads(found.value)):
+                value = holder[key]
+                assert isinstance(value, str) and value.startswith(secrets.TOKEN_PREFIX), (found.table, found.path)
+                plain = secrets.decrypt(owner_of(item), bound_to, value)
+                assert leaks(base64.b64decode(value.removeprefix(secrets.TOKEN_PREFIX)), [plain]) == []
+                where = f"{found.table.removeprefix(settings().table_name(''))}{found.path}"
+                decrypted.setdefault(plain, set()).add(where)
 
     assert set(decrypted) == set(STORED_AS_TOKENS) - {ACCESS_KEY}
     assert {"projects.configuration", "builds.configuration"} <= decrypted[PROJECT_VARIABLE]
@@ -599,7 +604,8 @@ def test_the_access_key_is_stored_encrypted_and_hashed(scenario: Scenario, store
     (webhook,) = [item for item in items_of(stored, "environments") if item["provider"] == "Webhook"]
 
     assert webhook["access_key"].startswith(secrets.TOKEN_PREFIX)
-    assert secrets.decrypt(scenario.account_id, webhook["access_key"]) == ACCESS_KEY
+    owner = owner_of(webhook)
+    assert secrets.decrypt(owner, "accessKey", webhook["access_key"]) == ACCESS_KEY
     assert webhook["access_key_hash"] == sha256(ACCESS_KEY)
     assert any(sha256(ACCESS_KEY) in item["key"] for item in items_of(stored, "uniques"))
 
