@@ -33,6 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     key.add_argument("--account", required=True)
     key.add_argument("--email", required=True)
     key.add_argument("--api-key", help="use this key (a 'v2.' key is user-level) instead of a new random one")
+    commands.add_parser("migrate", help="bring stored data up to this version (after an upgrade; run it twice freely)")
     agent = commands.add_parser("agent", help="a deployment agent of an Agent environment (runs where it deploys)")
     agent.add_argument("--url", required=True, help="the service's base URL, e.g. http://127.0.0.1:8000")
     agent.add_argument("--key", required=True, help="the environment's access key")
@@ -65,6 +66,12 @@ def run(args: argparse.Namespace) -> None:
         run_local(LocalOptions.from_environment())
         return
     apply_stage_environment(args.stage)
+    if args.command == "migrate":
+        from chalicelib.domain.migrations import migrate
+
+        for name, changed in migrate().items():
+            print(f"{name}: {changed} changed")
+        return
     from chalicelib.domain.accounts import create_account, create_api_key
 
     if args.command == "create-account":

@@ -6,6 +6,7 @@ and `GitServer` serves every repository below that root, so a test clones exactl
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 from collections.abc import Iterable
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from socketserver import ThreadingMixIn
 from types import TracebackType
+from typing import Any
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from dulwich.errors import NotGitRepository
@@ -58,14 +60,29 @@ class _QuietHandler(WSGIRequestHandler):
 class GitServer:
     """Serves every repository under `root` over git smart HTTP at 127.0.0.1 on a free port."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, credentials: tuple[str, str] | None = None) -> None:
         self.root = Path(root)
+        self.credentials = credentials  # a private server: every request must carry them as Basic auth
+        self.authorizations: list[str] = []  # the Authorization header of every request, "" when it had none
         self._server: _ThreadingWSGIServer | None = None
         self._thread: threading.Thread | None = None
 
+    def _guarded(self, app: Any) -> Any:
+        def serve(environ: dict[str, Any], start_response: Any) -> Any:
+            sent = environ.get("HTTP_AUTHORIZATION", "")
+            self.authorizations.append(sent)
+            if self.credentials is not None:
+                expected = "Basic " + base64.b64encode(":".join(self.credentials).encode()).decode()
+                if sent != expected:
+                    start_response("401 Unauthorized", [("WWW-Authenticate", 'Basic realm="git"')])
+                    return [b"authentication required"]
+            return app(environ, start_response)
+
+        return serve
+
     def start(self) -> GitServer:
         """Start serving in a daemon thread; returns the server."""
-        app = make_wsgi_chain(_RepositoriesUnder(self.root))
+        app = self._guarded(make_wsgi_chain(_RepositoriesUnder(self.root)))
         self._server = make_server("127.0.0.1", 0, app, server_class=_ThreadingWSGIServer, handler_class=_QuietHandler)
         self._thread = threading.Thread(target=self._server.serve_forever, name="git-server", daemon=True)
         self._thread.start()

@@ -14,7 +14,7 @@ from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.roles import list_roles
 from chalicelib.wire.fields import Fields
-from chalicelib.wire.projects import parse_settings_change, project_json, settings_json
+from chalicelib.wire.projects import parse_credentials, parse_settings_change, project_json, settings_json
 
 api = ApiBlueprint(__name__)
 PROJECT = "/projects/{accountName}/{projectSlug}"
@@ -33,7 +33,8 @@ def list_projects(call: Call) -> list[dict[str, Any]]:
 def add_project(call: Call) -> dict[str, Any]:
     fields = Fields(call.json())
     repository_name = fields.text("repositoryName", MAX_REPOSITORY_NAME_LENGTH)
-    project = projects.add_project(call.caller, fields.text("repositoryProvider"), repository_name)
+    credentials = parse_credentials(fields)
+    project = projects.add_project(call.caller, fields.text("repositoryProvider"), repository_name, credentials)
     return project_json(project, list_roles(call.caller))
 
 

@@ -1,6 +1,7 @@
 """/api/runner/jobs/{jobId}: the job protocol, what a build's runner calls, authenticated by its job token only.
 
 GET  /api/runner/jobs/{jobId}                  -> the job's spec
+POST /api/runner/jobs/{jobId}/clone-credentials -> {"username", "password"}, once per attempt (then 409)
 POST /api/runner/jobs/{jobId}/heartbeat        -> {"status": "running" | "cancelling"}
 PUT  /api/runner/jobs/{jobId}/log/{index}      raw bytes (a masked chunk of the log) -> 204
 POST /api/runner/jobs/{jobId}/artifacts        {"fileName", "size"} -> {"url", "headers"}
@@ -62,6 +63,11 @@ def _objects(values: list[Any], name: str) -> list[dict[str, Any]]:
 @blueprint.route(_PREFIX, methods=["GET"], content_types=_ANY)
 def spec(jobId: str) -> Response:
     return _runner_call(jobId, runner_jobs.job_spec)
+
+
+@blueprint.route(f"{_PREFIX}/clone-credentials", methods=["POST"], content_types=_ANY)
+def clone_credentials(jobId: str) -> Response:
+    return _runner_call(jobId, runner_jobs.clone_credentials)
 
 
 @blueprint.route(f"{_PREFIX}/heartbeat", methods=["POST"], content_types=_ANY)

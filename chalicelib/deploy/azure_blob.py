@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from azure.core.exceptions import AzureError, ResourceExistsError
+from azure.core.pipeline.transport import RequestsTransport
 from azure.storage.blob import BlobServiceClient, ContainerClient
 
+from chalicelib import outbound
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, open_artifact, selected
 
 # Uploads go in blocks of this size, so an artifact is never held whole in memory (the SDK's default is 64 MiB).
@@ -33,6 +35,7 @@ def deliver(delivery: Delivery) -> None:
             credential={"account_name": account, "account_key": key},
             max_single_put_size=BLOCK_BYTES,
             max_block_size=BLOCK_BYTES,
+            transport=RequestsTransport(session=outbound.session(), session_owner=True),  # each hop checked
         ) as service:
             container = service.get_container_client(container_name)
             _ensure_container(container, delivery)
@@ -40,6 +43,8 @@ def deliver(delivery: Delivery) -> None:
                 delivery.stop_if_asked()
                 blob_name = f"{folder}/{artifact.file_name}" if folder else artifact.file_name
                 _upload(container, delivery, artifact, blob_name)
+    except outbound.Refused as error:
+        raise DeployFailed(f"Azure Blob deployment to {endpoint} was not made: {error}") from None
     except (AzureError, ValueError) as error:
         raise DeployFailed(f"Azure Blob deployment to {endpoint}/{container_name} failed: {_reason(error)}") from None
 

@@ -8,6 +8,7 @@ import posixpath
 import ssl
 from urllib.parse import urlsplit
 
+from chalicelib import outbound
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, open_artifact, selected
 
 CONNECT_TIMEOUT_SECONDS = 60
@@ -44,9 +45,16 @@ def deliver(delivery: Delivery) -> None:
 
 def _connect(ftp: ftplib.FTP, host: str, port: int, username: str, password: str, active: bool) -> None:
     try:
-        ftp.connect(host, port, timeout=CONNECT_TIMEOUT_SECONDS)
-    except (OSError, EOFError, ftplib.Error) as error:
-        raise DeployFailed(f"Could not connect to the FTP server {host}:{port}: {_reason(error)}") from None
+        address = outbound.resolve(host, port)
+    except outbound.Refused as error:
+        raise DeployFailed(f"Did not connect to the FTP server {host}:{port}: {error}") from None
+    try:
+        # the address checked, not the name again (it could resolve elsewhere by now); passive data connections go to
+        # that same address, whatever PASV answers (ftplib ignores the address in it)
+        ftp.connect(address, port, timeout=CONNECT_TIMEOUT_SECONDS)
+    except (OSError, EOFError, ftplib.Error):
+        raise DeployFailed(f"The FTP server {host}:{port} is unreachable.") from None
+    ftp.host = host  # FTPS checks the server's certificate for the name, not the address
     try:
         ftp.login(username, password)  # no username: ftplib logs in as anonymous
         if isinstance(ftp, ftplib.FTP_TLS):

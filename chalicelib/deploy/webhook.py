@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import json
 import math
-import urllib.error
-import urllib.request
 from typing import Any
 from urllib.parse import urlsplit
 
+import requests
+
+from chalicelib import outbound
 from chalicelib.deploy.base import Delivery, DeployFailed
 
 DEFAULT_TIMEOUT_MINUTES = 1.0
@@ -22,21 +23,24 @@ def deliver(delivery: Delivery) -> None:
         raise DeployFailed(f"The Webhook provider needs an http(s) url, not {url!r}.")
     minutes = _timeout_minutes(delivery.setting("request_timeout"))
     delivery.stop_if_asked()
-    headers = {"Content-Type": "application/json", "User-Agent": "Conveyor"}
+    headers = {"Content-Type": "application/json"}
     if delivery.setting("authorization"):
         headers["Authorization"] = delivery.setting("authorization")
-    request = urllib.request.Request(url, data=json.dumps(body(delivery)).encode(), headers=headers, method="POST")
     shown = f"{target.scheme}://{target.netloc}{target.path}"  # the query may carry a token
+    data = json.dumps(body(delivery)).encode()
     try:
-        with urllib.request.urlopen(request, timeout=minutes * 60) as response:
-            status = response.status
-    except urllib.error.HTTPError as error:
-        raise DeployFailed(f"The webhook {shown} answered {error.code} {error.reason}.") from None
-    except (urllib.error.URLError, OSError) as error:
-        reason = error.reason if isinstance(error, urllib.error.URLError) else error
-        if isinstance(reason, TimeoutError):
-            raise DeployFailed(f"The webhook {shown} did not answer within {minutes:g} minute(s).") from None
-        raise DeployFailed(f"The webhook {shown} could not be reached: {reason}") from None
+        with outbound.request("POST", url, data=data, headers=headers, timeout=minutes * 60) as response:
+            status, reason = response.status_code, response.reason
+    except outbound.Refused as error:
+        raise DeployFailed(f"The webhook {shown} was not called: {error}") from None
+    except requests.Timeout:
+        raise DeployFailed(f"The webhook {shown} did not answer within {minutes:g} minute(s).") from None
+    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
+        raise DeployFailed(f"The webhook {shown} cannot be called: its URL or authorization is invalid.") from None
+    except requests.RequestException:  # no details: they would describe the network the service runs in
+        raise DeployFailed(f"The webhook {shown} is unreachable.") from None
+    if not 200 <= status < 300:
+        raise DeployFailed(f"The webhook {shown} answered {status} {reason}.")
     delivery.log(f"The webhook {shown} answered {status}")
 
 

@@ -15,7 +15,7 @@ from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, MAX_CONFIGURATION_BYTES
 from chalicelib.domain.projects import find_project
-from chalicelib.domain.repositories import clone_url
+from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.domain.status import Status
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
@@ -169,11 +169,17 @@ def _resolve(
         pull_ref = _pull_ref(project.repository_type, pull_request_id)
     elif ref is not None and not ref.startswith("refs/heads/"):
         pull_ref = ref
-    url = clone_url(project.repository_type, project.repository_name)
+    source = clone_source(project)
     from chalicelib.scm import git  # dulwich loads only when a build starts: cold start
 
     try:
-        return git.resolve(url, branch=branch or project.repository_branch, commit_id=commit_id, pull_ref=pull_ref)
+        return git.resolve(
+            source.url,
+            branch=branch or project.repository_branch,
+            commit_id=commit_id,
+            pull_ref=pull_ref,
+            credentials=source.credentials,
+        )
     except git.RevisionNotFound as error:
         raise NotFound(str(error)) from error
     except git.SourceError as error:

@@ -19,6 +19,7 @@ from functools import partial
 from secrets import token_urlsafe
 from typing import Any
 
+from chalicelib import outbound
 from chalicelib.domain import secrets
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
@@ -48,6 +49,7 @@ MIN_ACCESS_KEY_LENGTH = 16
 MAX_ACCESS_KEY_LENGTH = 128
 MAX_ACCESS_KEY_FIELD_LENGTH = 1024  # environmentAccessKey in an update: a new key, or the token shown for the key
 MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
+HOST_SETTINGS = ("url", "server", "host", "endpoint")  # provider settings the service connects to
 ACCESS_KEY_FIELD = "accessKey"  # the field an access key's token is bound to
 MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
 
@@ -236,6 +238,7 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
         if request.notifications is None
         else _notifications(request.notifications),
     }
+    _check_hosts(settings)
     secrets.protect_document(owner, settings, stored, "settings")
     size = len(json.dumps(settings))
     if size > MAX_SETTINGS_BYTES:
@@ -244,6 +247,20 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
             f"settings would be {size} bytes long as stored; at most {MAX_SETTINGS_BYTES} bytes are allowed.",
         )
     return settings
+
+
+def _check_hosts(settings: dict[str, Any]) -> None:
+    """Refuse, when saved, a server or URL setting the service would refuse to connect to (checked again at use)."""
+    for entry in settings["providerSettings"]:
+        value = entry["value"]
+        if entry["name"].lower() in HOST_SETTINGS and not value.get("isEncrypted") and value.get("value"):
+            refusal = outbound.url_refusal(value["value"])
+            if refusal:
+                raise invalid("settings.providerSettings", f"{entry['name']}: {refusal}")
+    for notification in settings["notifications"]:
+        url = (notification.get("settings") or {}).get("url") if isinstance(notification, dict) else None
+        if isinstance(url, str) and (refusal := outbound.url_refusal(url)):
+            raise invalid("settings.notifications", f"url: {refusal}")
 
 
 def _named_values(values: Any, field: str) -> list[dict[str, Any]]:

@@ -11,10 +11,12 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from chalicelib import outbound
 from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project, find_project_by_id
 from chalicelib.domain.repositories import valid_repository
+from chalicelib.domain.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
@@ -48,6 +50,7 @@ class SettingsChange:
     role_rights: RoleRights
     rolling_builds: bool = False
     webhook_secret: str | None = None  # None keeps the stored secret, "" removes it, a token keeps it, else a new one
+    credentials: CredentialsChange = NO_CREDENTIALS  # the repository's clone credentials
 
 
 def update_settings(caller: Caller, change: SettingsChange) -> None:
@@ -84,7 +87,7 @@ def update_settings(caller: Caller, change: SettingsChange) -> None:
         rolling_builds=change.rolling_builds,
         webhook_secret=_webhook_secret(project, change.webhook_secret),
     )
-    store.save_settings(project, after)
+    store.save_settings(project, with_credentials(after, change.credentials, before=project))
 
 
 def _webhook_secret(project: Project, sent: str | None) -> str | None:
@@ -177,6 +180,10 @@ def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
 
 def _protected(project: Project, configuration: dict[str, Any], field: str) -> dict[str, Any]:
     """The configuration to store: new secrets encrypted, stored tokens kept, and small enough to store."""
+    for notification in configuration.get("notifications") or []:
+        url = (notification.get("settings") or {}).get("url")
+        if isinstance(url, str) and (refusal := outbound.url_refusal(url)):
+            raise invalid(field, f"notifications: url: {refusal}")
     protect_document(project_owner(project), configuration, project.configuration, field)
     size = len(json.dumps(configuration))
     if size > MAX_CONFIGURATION_BYTES:

@@ -11,6 +11,7 @@ from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, has_right, requir
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.badges import new_badge_id
 from chalicelib.domain.repositories import repository_title, valid_repository
+from chalicelib.domain.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.validation import MAX_NAME_LENGTH
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
 from chalicelib.errors import Conflict, NotFound
@@ -23,8 +24,10 @@ from chalicelib.store.projects import Project
 MAX_SLUG_SUFFIX = 1000
 
 
-def add_project(caller: Caller, provider: str, repository_name: str) -> Project:
-    """A new project of the caller's account for a repository, with default settings."""
+def add_project(
+    caller: Caller, provider: str, repository_name: str, credentials: CredentialsChange = NO_CREDENTIALS
+) -> Project:
+    """A new project of the caller's account for a repository (and its clone credentials), with default settings."""
     repository_name, scm = valid_repository(provider, repository_name)
     name = repository_title(repository_name)[:MAX_NAME_LENGTH]  # within what a settings update accepts
     project = Project(
@@ -42,6 +45,7 @@ def add_project(caller: Caller, provider: str, repository_name: str) -> Project:
         created=datetime.now(UTC),
         badge_id=new_badge_id(),
     )
+    project = with_credentials(project, credentials)
     base = slugify(name)
     for suffix in range(MAX_SLUG_SUFFIX):
         slug = base if suffix == 0 else f"{base}-{suffix}"

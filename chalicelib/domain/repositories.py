@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
 
+from chalicelib import outbound
 from chalicelib.config import repository_base_url, settings
 from chalicelib.domain.validation import invalid, too_long
 
@@ -51,6 +52,15 @@ def _check_url(name: str) -> None:
         return
     if parsed.scheme not in _URL_SCHEMES or not parsed.netloc:
         raise invalid("repositoryName", "repositoryName must be a clone URL (https://, http:// or git://).")
+    if "@" in parsed.netloc:
+        raise invalid(
+            "repositoryName",
+            "repositoryName must not carry credentials (user:password@): every member could read them. Set "
+            "repositoryAuthentication to 'credentials' with repositoryUsername and repositoryPassword instead.",
+        )
+    refusal = outbound.url_refusal(name)
+    if refusal:
+        raise invalid("repositoryName", refusal)
 
 
 def repository_title(name: str) -> str:
@@ -69,3 +79,14 @@ def clone_url(provider: str, name: str) -> str:
         organisation, _, project = name.partition("/")
         return f"{base}/{organisation}/{project}/_git/{repository_title(name)}"
     return f"{base}/{name}.git"
+
+
+def without_credentials(name: str) -> tuple[str, str | None, str | None]:
+    """A repository name without the ``user:password@`` a project stored before such names were refused, and the
+    user name and password it carried (None where it had none)."""
+    parsed = urlsplit(name)
+    if parsed.scheme not in _URL_SCHEMES or "@" not in parsed.netloc:
+        return name, None, None
+    userinfo, _, host = parsed.netloc.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    return urlunsplit(parsed._replace(netloc=host)), unquote(user) or None, unquote(password) if colon else None

@@ -20,7 +20,7 @@ from typing import Any
 from chalicelib.config import settings
 from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
-from chalicelib.domain.repositories import clone_url
+from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.domain.status import Event, Status
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
 from chalicelib.store import blobs, logs, reports
@@ -110,6 +110,19 @@ def build_and_project(job: Job) -> tuple[build_store.Build, project_store.Projec
     return build, project
 
 
+def clone_credentials(job: Job) -> dict[str, str]:
+    """The user name and password the job's runner fetches the repository with, handed once per attempt: the
+    runner takes them before any script of the build runs, and a second request (a build script's, say) gets
+    nothing but a Conflict."""
+    _, project = build_and_project(job)
+    credentials = clone_source(project).credentials
+    if credentials is None:
+        raise NotFound("The job's repository needs no credentials.")
+    if not job_store.take_clone_credentials(job.job_id):
+        raise Conflict("The job's clone credentials were handed out already: a job's runner takes them once.")
+    return {"username": credentials[0], "password": credentials[1]}
+
+
 def job_spec(job: Job) -> dict[str, Any]:
     """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits."""
     build, project = build_and_project(job)
@@ -118,6 +131,7 @@ def job_spec(job: Job) -> dict[str, Any]:
     configuration = build.configuration
     depth = configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
     config = settings()
+    source = clone_source(project)
     return {
         "jobId": job.job_id,
         "jobName": job.name,
@@ -125,7 +139,8 @@ def job_spec(job: Job) -> dict[str, Any]:
         "timeoutSeconds": config.job_timeout_seconds,
         "heartbeatSeconds": config.heartbeat_seconds,
         "source": {
-            "url": clone_url(project.repository_type, project.repository_name),
+            "url": source.url,
+            "credentials": source.credentials is not None,  # taken apart, once: clone_credentials
             "ref": build.ref,
             "commitId": build.commit.get("commitId", ""),
             "depth": depth,

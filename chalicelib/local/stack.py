@@ -16,6 +16,7 @@ from chalice.local import ChaliceRequestHandler, LocalDevServer
 from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.domain.accounts import ensure_account
+from chalicelib.domain.migrations import migrate
 from chalicelib.executors import local as local_executor
 from chalicelib.local.emulator import Emulator, use_fake_credentials
 from chalicelib.local.pump import SqsPump
@@ -101,6 +102,7 @@ def run_local(options: LocalOptions) -> None:
     config = local_config()
     app = config.chalice_app  # importing app.py applies the stage's environment variables
     ensure_resources(app)
+    migrate()  # what an older version left at AWS_ENDPOINT_URL (the embedded emulator starts empty)
     key, _ = ensure_account(options.account, options.admin_email, options.api_key)
     os.environ.pop("CONVEYOR_API_KEY", None)  # the key is the stack's: nothing it starts may inherit it
     os.environ.setdefault("CONVEYOR_RUNNER_API_URL", f"http://127.0.0.1:{options.port}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import http.client
-import urllib.error
-import urllib.request
 from urllib.parse import urlsplit
+
+import requests
+
+from chalicelib import outbound
 
 TIMEOUT_SECONDS = 10.0
 
@@ -32,20 +33,20 @@ def send_webhook(
     if urlsplit(url).scheme not in ("http", "https") or shown(url).endswith("://"):
         raise WebhookFailed(f"A webhook needs an http(s) url, not {shown(url)!r}.")
     method = method.upper() if method.upper() in ("GET", "POST", "PUT") else "POST"
+    sent_headers = {"Content-Type": "application/json", **(headers or {})}
     try:
-        request = urllib.request.Request(url, data=None if method == "GET" else body, method=method)
-        request.add_header("Content-Type", "application/json")
-        request.add_header("User-Agent", "Conveyor")
-        for name, value in (headers or {}).items():
-            request.add_header(name, value)
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            return int(response.status)
-    except urllib.error.HTTPError as error:
-        raise WebhookFailed(f"The webhook {shown(url)} answered {error.code} {error.reason}.") from None
-    except (urllib.error.URLError, OSError, http.client.HTTPException) as error:
-        reason = error.reason if isinstance(error, urllib.error.URLError) else error
-        if isinstance(reason, TimeoutError):
-            raise WebhookFailed(f"The webhook {shown(url)} did not answer within {timeout:g} s.") from None
-        raise WebhookFailed(f"The webhook {shown(url)} could not be reached ({type(reason).__name__}).") from None
-    except ValueError:  # an invalid URL, or a header the settings gave that cannot be sent (a newline in it)
+        response = outbound.request(
+            method, url, data=None if method == "GET" else body, headers=sent_headers, timeout=timeout
+        )
+    except outbound.Refused as error:
+        raise WebhookFailed(f"The webhook {shown(url)} was not sent: {error}") from None
+    except requests.Timeout:
+        raise WebhookFailed(f"The webhook {shown(url)} did not answer within {timeout:g} s.") from None
+    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
         raise WebhookFailed(f"The webhook {shown(url)} cannot be sent: its URL or a header is invalid.") from None
+    except requests.RequestException:  # no details: they would describe the network the service runs in
+        raise WebhookFailed(f"The webhook {shown(url)} is unreachable.") from None
+    with response:
+        if not 200 <= response.status_code < 300:
+            raise WebhookFailed(f"The webhook {shown(url)} answered {response.status_code} {response.reason}.")
+        return response.status_code

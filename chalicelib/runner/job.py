@@ -8,6 +8,7 @@ its lease was lost) stops the job.
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import sys
@@ -61,10 +62,35 @@ def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
         log.warning("job %s: its token no longer works; nothing to run", ticket.job_id)
         return LEASE_LOST
     spec["warnings"] = [*ticket.warnings, *spec.get("warnings", [])]
+    _take_clone_credentials(client, spec)
     if work is not None:
         return _run(client, spec, work)
     with tempfile.TemporaryDirectory(prefix="conveyor-job-") as scratch:
         return _run(client, spec, Path(scratch))
+
+
+def _take_clone_credentials(client: JobClient, spec: dict[str, Any]) -> None:
+    """Take the repository's credentials before any script runs (the service hands them once), keep them in this
+    process only, and mask the password. Scripts run as this process's user: it makes itself non-dumpable first,
+    so they cannot read its memory (/proc/<pid>/mem, ptrace)."""
+    _not_dumpable()
+    source = spec.get("source") or {}
+    if not source.get("credentials") or (spec.get("configuration") or {}).get("cloneScripts"):
+        return  # a public repository, or clone_script fetches it: the credentials are never taken
+    try:
+        username, password = client.clone_credentials()
+    except ProtocolError as error:
+        source["credentials"] = None
+        spec["warnings"].append(f"The repository's credentials could not be taken: {error}")
+        return
+    source["credentials"] = (username, password)
+    spec["secrets"] = [*(spec.get("secrets") or []), password]
+
+
+def _not_dumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0) on Linux: /proc/<pid>/mem, environ and ptrace of this process are root's only."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # 4: PR_SET_DUMPABLE
 
 
 def _run(client: JobClient, spec: dict[str, Any], work: Path) -> str:
@@ -212,15 +238,25 @@ def _clone(run: Run) -> None:
         run.say(f"clone_folder is not used on this runner; the build folder is {run.folder}.")
     clone_scripts = config.get("cloneScripts", [])
     if clone_scripts:
+        if run.spec["source"].get("credentials"):
+            run.say("clone_script fetches the repository: the project's clone credentials are not given to scripts.")
         _scripts(run, "clone_script", clone_scripts)
         return
     from chalicelib.scm import git  # dulwich loads only where a job clones
 
     source = run.spec["source"]
     sha, ref, depth = source["commitId"], source["ref"], source.get("depth")
+    credentials = source.pop("credentials", None)  # used once, then dropped
     run.say(f"Fetching commit {sha[:8]} of {ref}" + (f" (depth {depth})" if depth else ""))
     try:
-        git.checkout(source["url"], ref, sha, run.folder, depth=int(depth) if depth else None)
+        git.checkout(
+            source["url"],
+            ref,
+            sha,
+            run.folder,
+            depth=int(depth) if depth else None,
+            credentials=credentials if isinstance(credentials, tuple) else None,
+        )
     except git.SourceError as error:
         run.say(str(error))
         raise JobFailed(str(error)) from error

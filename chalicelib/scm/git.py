@@ -35,6 +35,8 @@ from dulwich.refs import HEADREF, Ref
 from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from urllib3 import exceptions as http_errors
 
+from chalicelib import outbound
+
 _WHOLE_HISTORY = 2**31 - 1  # what `git fetch --unshallow` asks for: deepening a shallow repository needs a depth
 # a commit asked for by id is usually the head, else recent: the whole branch is fetched only when it is neither
 _DEEPER = (50, _WHOLE_HISTORY)
@@ -42,6 +44,7 @@ _SERVICE_FILES = (b"appveyor.yml", b".appveyor.yml")
 _HEX = re.compile(r"^[0-9a-f]{4,40}$")
 _PULL_NUMBER = re.compile(r"^refs/(?:pull|merge-requests)/(\d+)/")
 _SCHEMES = {"http", "https", "git", "file"}
+Credentials = tuple[str, str] | None  # a user name and a password (a token, usually), for HTTP(S) remotes
 _RETRIES = urllib3.Retry(total=5, connect=0, read=0)  # redirects are followed; failures are final
 
 
@@ -84,14 +87,15 @@ def resolve(
     commit_id: str | None = None,
     pull_ref: str | None = None,
     timeout: float = 20.0,
+    credentials: Credentials = None,
 ) -> Revision:
-    """What a build of this repository would build."""
+    """What a build of this repository would build (``credentials``: user name and password, for HTTP(S))."""
     fetch_ref = pull_ref or (f"refs/heads/{branch}" if branch else "HEAD")
     # HEAD names the default branch, or the branches do when a server reports no symref; a build of a named branch
     # needs one ref listed, however many the server has (GitHub's refs/pull/* run to thousands)
     wanted_refs = list(dict.fromkeys([fetch_ref] if branch else [fetch_ref, "HEAD", "refs/heads/"]))
     repo = MemoryRepo()
-    with _remote(url, timeout) as remote:
+    with _remote(url, timeout, checked=True, credentials=credentials) as remote:
         fetched = remote.fetch_ref(repo, fetch_ref, 1, wanted_refs, blobs=False)
         head = _head_of(fetched, fetch_ref, url)
         branch = branch or _default_branch(fetched, url)
@@ -114,7 +118,13 @@ def resolve(
 
 
 def checkout(
-    url: str, revision_ref: str, sha: str, folder: Path, depth: int | None = None, timeout: float = 300.0
+    url: str,
+    revision_ref: str,
+    sha: str,
+    folder: Path,
+    depth: int | None = None,
+    timeout: float = 300.0,
+    credentials: Credentials = None,
 ) -> None:
     """Make `folder` (existing, empty) a git working tree of commit `sha`, fetched from `revision_ref`."""
     missing = RevisionNotFound(f"Commit '{sha}' not found on '{revision_ref}'.")
@@ -122,7 +132,7 @@ def checkout(
         raise missing
     commit_id = ObjectID(sha.encode())
     with Repo.init(str(folder)) as repo:
-        with _remote(url, timeout) as remote:
+        with _remote(url, timeout, credentials=credentials) as remote:
             fetched = remote.fetch_ref(repo, revision_ref, depth, [revision_ref])
             _head_of(fetched, revision_ref, url)  # raises when the ref is gone
             if commit_id not in repo.object_store and repo.get_shallow():
@@ -149,6 +159,24 @@ class _OneTryProxyManager(urllib3.ProxyManager):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, retries=_RETRIES, **kwargs)
+
+
+class _CheckedPoolManager(_OneTryPoolManager):
+    """Connects only to addresses the service may reach for a user (chalicelib.outbound), pinned to the address
+    checked; each redirect is a new urlopen, checked again. The Host header and TLS name stay the URL's host."""
+
+    def connection_from_host(
+        self, host: str | None, port: int | None = None, scheme: str | None = "http", pool_kwargs: Any = None
+    ) -> Any:
+        https = scheme == "https"
+        address = outbound.resolve(host or "", port or (443 if https else 80))
+        kwargs = {**(pool_kwargs or {}), **({"assert_hostname": host, "server_hostname": host} if https else {})}
+        return super().connection_from_host(address, port, scheme, kwargs)
+
+    def urlopen(self, method: str, url: str, redirect: bool = True, **kw: Any) -> Any:  # type: ignore[override]
+        headers = dict(kw.get("headers") or self.headers)
+        headers["Host"] = urllib3.util.parse_url(url).netloc or ""
+        return super().urlopen(method, url, redirect, **{**kw, "headers": headers})
 
 
 @dataclass(frozen=True)
@@ -188,8 +216,12 @@ class _Remote:
 
 
 @contextmanager
-def _remote(url: str, timeout: float) -> Iterator[_Remote]:
-    """Fetching from `url`: whatever reading it raises becomes one SourceError; its connections close after."""
+def _remote(url: str, timeout: float, checked: bool = False, credentials: Credentials = None) -> Iterator[_Remote]:
+    """Fetching from `url`: whatever reading it raises becomes one SourceError; its connections close after.
+
+    ``checked``: the service fetches for a user, from its own network: only addresses chalicelib.outbound allows.
+    A runner fetches unchecked: it runs in the build's sandbox, which reaches what the build reaches anyway.
+    """
     scheme = urlsplit(url).scheme
     if scheme not in _SCHEMES and not (scheme == "" and url.startswith("/")):
         raise SourceError(
@@ -202,13 +234,17 @@ def _remote(url: str, timeout: float) -> Iterator[_Remote]:
             urllib3.PoolManager,
             default_urllib3_manager(
                 None,
-                pool_manager_cls=_OneTryPoolManager,
+                pool_manager_cls=_CheckedPoolManager if checked else _OneTryPoolManager,
                 proxy_manager_cls=_OneTryProxyManager,
                 base_url=_public(url),
                 timeout=timeout,
             ),
         )
-    client, path = get_transport_and_path(url, pool_manager=manager)
+    elif scheme == "git" and checked:
+        url = _pinned(url)
+    username, password = credentials or (None, None)
+    # given apart from the URL: dulwich sends them as Basic auth to the URL's origin only, never to a redirect's
+    client, path = get_transport_and_path(url, pool_manager=manager, username=username, password=password)
     try:
         yield _Remote(client, path)
     except SourceError:
@@ -220,6 +256,17 @@ def _remote(url: str, timeout: float) -> Iterator[_Remote]:
     finally:
         if manager is not None:
             manager.clear()
+
+
+def _pinned(url: str) -> str:
+    """A git:// URL with its host replaced by the address checked for it (dulwich would resolve the name again)."""
+    parts = urlsplit(url)
+    try:
+        address = outbound.resolve(parts.hostname or "", parts.port or 9418)
+    except outbound.Refused as error:
+        raise SourceError(f"Cannot read the repository {_public(url)}: {error}") from None
+    host = f"[{address}]" if ":" in address else address
+    return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
 
 
 def _head_of(fetched: FetchPackResult, ref: str, url: str) -> str:
@@ -311,6 +358,9 @@ def _service_yml(repo: BaseRepo, commit: GitCommit, remote: _Remote) -> str | No
 
 def _reason(error: Exception, url: str, timeout: float) -> str:
     chain = _causes(error)
+    refusal = next((e for e in chain if isinstance(e, outbound.Refused)), None)
+    if refusal is not None:
+        return str(refusal).rstrip(".")
     if any(isinstance(e, ConnectionRefusedError) for e in chain):
         return "connection refused"
     if any(isinstance(e, http_errors.NameResolutionError | socket.gaierror) for e in chain):

@@ -133,7 +133,21 @@ def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) ->
     ]
     if token_hash is not None:
         extra.append(JobModel.token_hash.set(token_hash))
+        extra.append(JobModel.credentials_taken.remove())  # this attempt's runner may take them
     return move_job(job_id, ["queued"], "running", extra=extra)
+
+
+def take_clone_credentials(job_id: str) -> bool:
+    """Note that the job's runner took its clone credentials; False (nothing written) when it had them already."""
+    try:
+        JobModel(job_id).update(
+            actions=[JobModel.credentials_taken.set(True)], condition=JobModel.credentials_taken.does_not_exist()
+        )
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
 
 
 def take_report_quota(job_id: str, count: int, limit: int) -> bool:

@@ -212,6 +212,9 @@ class ProjectModel(Model):
     next_build_number = NumberAttribute(default=1)
     webhook_id = UnicodeAttribute()
     webhook_secret = UnicodeAttribute(null=True)  # a secrets token: signs (GitHub) or accompanies (GitLab) hooks
+    repository_authentication = UnicodeAttribute(null=True)  # "credentials" for a private repository, else absent
+    repository_username = UnicodeAttribute(null=True)
+    repository_password = UnicodeAttribute(null=True)  # a secrets token
     rolling_builds = BooleanAttribute(default=False, null=True)  # a webhook push cancels its branch's open builds
     configuration = JSONAttribute()
     role_rights = JSONAttribute(null=True)  # {role_id: {right: allowed}}: per-project restrictions
@@ -343,6 +346,7 @@ class JobModel(Model):
     lease_expires = NumberAttribute(null=True)
     token_hash = UnicodeAttribute(null=True)  # SHA-256 of the job token its runner holds, while it holds one
     reports = NumberAttribute(null=True)  # messages and tests its runner has sent (a quota)
+    credentials_taken = BooleanAttribute(null=True)  # its runner took the clone credentials (once per claim)
     created = UTCDateTimeAttribute()
     started = UTCDateTimeAttribute(null=True)
     finished = UTCDateTimeAttribute(null=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -41,6 +42,9 @@ class Project:
     badge_id: str | None = None  # projects from before status badges have none until first asked
     webhook_secret: str | None = None  # a secrets token
     rolling_builds: bool = False
+    repository_authentication: str | None = None  # "credentials" (username and password), else None
+    repository_username: str | None = None
+    repository_password: str | None = None  # a secrets token, never shown
 
 
 def project_from_model(model: ProjectModel) -> Project:
@@ -69,6 +73,9 @@ def project_from_model(model: ProjectModel) -> Project:
         badge_id=model.badge_id,
         webhook_secret=model.webhook_secret,
         rolling_builds=bool(model.rolling_builds),
+        repository_authentication=model.repository_authentication,
+        repository_username=model.repository_username,
+        repository_password=model.repository_password,
     )
 
 
@@ -108,6 +115,12 @@ def list_projects(account_id: int) -> list[Project]:
     return [project_from_model(model) for model in ProjectModel.query(account_id)]
 
 
+def scan_projects() -> Iterator[Project]:
+    """Every project of every account: a Scan, for migrations only (never on a request's path)."""
+    for model in ProjectModel.scan():
+        yield project_from_model(model)
+
+
 def slug_taken(account_id: int, slug: str) -> bool:
     return ProjectModel.count(account_id, ProjectModel.slug == slug, limit=1) > 0
 
@@ -132,6 +145,9 @@ def add_project(project: Project) -> bool:
         created=project.created,
         revision=1,
         badge_id=project.badge_id,
+        repository_authentication=project.repository_authentication,
+        repository_username=project.repository_username,
+        repository_password=project.repository_password,
     )
     try:
         model.save(condition=ProjectModel.slug.does_not_exist())
@@ -164,6 +180,12 @@ def save_settings(before: Project, after: Project) -> None:
         if after.repository_branch
         else ProjectModel.repository_branch.remove(),
     ]
+    for attribute, value in (
+        (ProjectModel.repository_authentication, after.repository_authentication),
+        (ProjectModel.repository_username, after.repository_username),
+        (ProjectModel.repository_password, after.repository_password),
+    ):
+        actions.append(attribute.set(value) if value else attribute.remove())
     rights = _rights_json(after.role_rights)
     actions.append(ProjectModel.role_rights.set(rights) if rights else ProjectModel.role_rights.remove())
     if after.next_build_number != before.next_build_number:

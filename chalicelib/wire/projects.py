@@ -7,7 +7,8 @@ from typing import Any
 from chalicelib.domain.access import RIGHT_DESCRIPTIONS, Right
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, SettingsChange
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
-from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
+from chalicelib.domain.repository_credentials import CredentialsChange, public_repository_name
+from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid
 from chalicelib.store.projects import Project, RoleRights
 from chalicelib.store.roles import Role
 from chalicelib.wire.fields import Fields
@@ -27,7 +28,7 @@ def project_json(project: Project, roles: list[Role], builds: list[dict[str, Any
         "slug": project.slug,
         "repositoryType": project.repository_type,
         "repositoryScm": project.repository_scm,
-        "repositoryName": project.repository_name,
+        "repositoryName": public_repository_name(project),
         "isPrivate": project.is_private,
         "skipBranchesWithoutServiceYml": project.skip_branches_without_service_yml,
         "securityDescriptor": security_descriptor(project.role_rights, roles),
@@ -36,6 +37,9 @@ def project_json(project: Project, roles: list[Role], builds: list[dict[str, Any
     }
     if project.repository_branch:
         shape["repositoryBranch"] = project.repository_branch
+    if project.repository_authentication:  # the password is never shown
+        shape["repositoryAuthentication"] = project.repository_authentication
+        shape["repositoryUsername"] = project.repository_username
     return shape
 
 
@@ -113,6 +117,19 @@ def parse_role_rights(body: Any, roles: list[Role]) -> RoleRights:
     return role_rights
 
 
+def parse_credentials(fields: Fields) -> CredentialsChange:
+    """repositoryAuthentication (null removes the credentials), repositoryUsername, repositoryPassword: each
+    absent keeps what is stored."""
+    authentication: str | None = None
+    if "repositoryAuthentication" in fields.body:
+        authentication = fields.optional_text("repositoryAuthentication") or ""
+    return CredentialsChange(
+        authentication=authentication,
+        username=fields.optional_text("repositoryUsername", MAX_TEXT_LENGTH),
+        password=fields.optional_text("repositoryPassword", 8 * 1024),
+    )
+
+
 def parse_settings_change(body: Any, roles: list[Role]) -> SettingsChange:
     """The body of PUT /api/projects: the settings object as GET .../settings returns it."""
     fields = Fields(body)
@@ -137,5 +154,6 @@ def parse_settings_change(body: Any, roles: list[Role]) -> SettingsChange:
         configuration=configuration,
         role_rights=parse_role_rights(fields.body.get("securityDescriptor"), roles),
         rolling_builds=fields.boolean("rollingBuilds"),
+        credentials=parse_credentials(fields),
         webhook_secret=fields.optional_text("webhookSecret", 8 * 1024),  # a token of a 4 KB secret fits
     )

@@ -7,7 +7,9 @@ from __future__ import annotations
 import itertools
 import os
 import socket
+import threading
 from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import boto3
@@ -18,6 +20,7 @@ from azure.storage.blob import BlobServiceClient
 from chalicelib import deploy
 from chalicelib.config import settings as service_settings
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped, selected
+from tests.outbound_stubs import stubbed_resolver  # noqa: F401 (a fixture)
 from tests.peers import Azurite, FtpServer, WebhookReceiver, require_azurite
 from tests.storage import put_artifact
 from tests.support import unique
@@ -164,7 +167,7 @@ def test_ftp_wrong_password_fails_without_revealing_it(ftp: FtpServer, artifacts
 def test_ftp_connection_refused_fails_naming_the_server(artifacts: list[DeployArtifact]) -> None:
     port = refused_port()
 
-    with pytest.raises(DeployFailed, match=f"Could not connect to the FTP server 127.0.0.1:{port}"):
+    with pytest.raises(DeployFailed, match=f"The FTP server 127.0.0.1:{port} is unreachable"):
         deploy.deliver("FTP", delivery({"server": f"127.0.0.1:{port}", "password": "secret"}, artifacts))
 
 
@@ -398,7 +401,7 @@ def test_webhook_error_answer_fails_naming_the_status(receiver: WebhookReceiver,
 
 
 def test_webhook_unreachable_fails(artifacts: list[DeployArtifact]) -> None:
-    with pytest.raises(DeployFailed, match="could not be reached"):
+    with pytest.raises(DeployFailed, match="is unreachable"):
         deploy.deliver("Webhook", delivery({"url": f"http://127.0.0.1:{refused_port()}/"}, artifacts))
 
 
@@ -437,3 +440,79 @@ def test_an_artifact_no_longer_stored_fails_the_deployment(ftp: FtpServer, artif
 
     with pytest.raises(DeployFailed, match="gone.txt is no longer stored"):
         deploy.deliver("FTP", delivery(ftp_settings(ftp), [gone]))
+
+
+# Where deployments connect: never to the metadata address or the service's own network (chalicelib/outbound.py)
+
+
+class Redirector:
+    """An HTTP server on 127.0.0.1 that answers every request with a redirect to ``location``, counting them."""
+
+    def __init__(self, location: str) -> None:
+        redirector = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                redirector.requests += 1
+                self.send_response(302)
+                self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.requests = 0
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hook"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.mark.usefixtures("stubbed_resolver")
+def test_a_webhook_deployment_to_a_name_of_the_metadata_address_is_refused_before_connecting(
+    artifacts: list[DeployArtifact],
+) -> None:
+    with pytest.raises(DeployFailed, match="refused"):
+        deploy.deliver("Webhook", delivery({"url": "http://metadata.stub.test/latest/meta-data/"}, artifacts))
+
+
+@pytest.mark.usefixtures("stubbed_resolver")
+def test_a_webhook_that_redirects_to_the_metadata_address_is_not_followed(artifacts: list[DeployArtifact]) -> None:
+    redirector = Redirector("http://metadata.stub.test/latest/meta-data/iam/security-credentials/")
+    try:
+        with pytest.raises(DeployFailed, match="refused"):
+            deploy.deliver("Webhook", delivery({"url": redirector.url, "authorization": "Bearer t0ken"}, artifacts))
+    finally:
+        redirector.close()
+
+    assert redirector.requests == 1  # the first hop was sent; the redirect was checked, and refused, before connecting
+
+
+@pytest.mark.usefixtures("stubbed_resolver")
+@pytest.mark.parametrize("server", ["metadata.stub.test:21", "169.254.169.254", "mixed.stub.test"])
+def test_an_ftp_deployment_to_a_refused_address_is_refused_before_connecting(
+    server: str, artifacts: list[DeployArtifact]
+) -> None:
+    with pytest.raises(DeployFailed, match="refused") as failed:
+        deploy.deliver("FTP", delivery({"server": server, "password": "secret"}, artifacts))
+
+    assert "169.254" not in str(failed.value).replace(server, "")  # the message maps nothing beyond what was sent
+
+
+@pytest.mark.usefixtures("stubbed_resolver")
+def test_an_azure_blob_deployment_to_a_refused_endpoint_is_refused_before_connecting(
+    artifacts: list[DeployArtifact],
+) -> None:
+    settings = {
+        "storage_account_name": "devstoreaccount1",
+        "storage_access_key": "a2V5",
+        "container": "site",
+        "endpoint": "http://metadata.stub.test/devstoreaccount1",
+    }
+
+    with pytest.raises(DeployFailed, match="refused"):
+        deploy.deliver("AzureBlob", delivery(settings, artifacts))

@@ -14,6 +14,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,7 +28,7 @@ from chalicelib.store import blobs, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
 from tests.builds import BuildProject, appveyor_yml
-from tests.gitserver import GitServer
+from tests.gitserver import GitServer, Repository
 from tests.support import Account, Caller, Reply
 
 MATRIX_YML = appveyor_yml(
@@ -482,3 +483,32 @@ def test_a_job_keeps_a_bounded_number_of_reports(
     assert answers == [204, 409, 204, 409]
     listed = project.account.api.get(f"/buildjobs/{job.job_id}/messages").json
     assert [entry["message"] for entry in listed] == ["one", "two"]
+
+
+def test_a_jobs_runner_gets_its_repositorys_credentials_once(account: Account, tmp_path: Path) -> None:
+    user, password = "deploy-bot", "s3cret-clone-token"
+    with GitServer(tmp_path, credentials=(user, password)) as server:
+        Repository.create(server.root, "private.git").commit({"appveyor.yml": MATRIX_YML})
+        body = {
+            "repositoryProvider": "git",
+            "repositoryName": server.url_of("private.git"),
+            "repositoryAuthentication": "credentials",
+            "repositoryUsername": user,
+            "repositoryPassword": password,
+        }
+        project = account.api.post("/projects", body).json
+        queued = account.api.post("/builds", {"accountName": project["accountName"], "projectSlug": project["slug"]})
+    assert queued.status == 200, queued.body
+    path = f"/projects/{project['accountName']}/{project['slug']}/build/{queued.json['version']}"
+    job_id = account.api.get(path).json["build"]["jobs"][0]["jobId"]
+    token = mint_token()
+    assert job_store.claim_job(job_id, int(time.time()) + 120, token.token_hash)
+    runner = Caller(account.client, token.token, prefix="/api/runner/jobs")
+
+    spec = runner.get(f"/{job_id}")
+    first = runner.post(f"/{job_id}/clone-credentials")
+    second = runner.post(f"/{job_id}/clone-credentials")  # a build script that got hold of the token, say
+
+    assert password not in spec.body.decode() and spec.json["source"]["credentials"] is True
+    assert (first.status, first.json) == (200, {"username": user, "password": password})
+    assert second.status == 409 and password not in second.body.decode()

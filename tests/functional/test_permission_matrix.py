@@ -129,6 +129,7 @@ POST   /agent/jobs/{jobId}/heartbeat                                401   401  4
 POST   /agent/jobs/{jobId}/log                                      401   401  401     401          401   401
 POST   /agent/jobs/{jobId}/result                                   401   401  401     401          401   401
 GET    /runner/jobs/{jobId}                                         401   401  401     401          401   401
+POST   /runner/jobs/{jobId}/clone-credentials                       401   401  401     401          401   401
 POST   /runner/jobs/{jobId}/heartbeat                               401   401  401     401          401   401
 PUT    /runner/jobs/{jobId}/log/{index}                             401   401  401     401          401   401
 POST   /runner/jobs/{jobId}/artifacts                               401   401  401     401          401   401

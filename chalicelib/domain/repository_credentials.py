@@ -1,0 +1,124 @@
+"""A private repository's clone credentials: AppVeyor's ``repositoryAuthentication`` fields, kept out of sight.
+
+A user name and a password (a personal access token, usually) are sent in ``repositoryUsername`` and
+``repositoryPassword``: the password is encrypted for this project's ``repositoryPassword`` field and never shown
+again. A clone URL that carries ``user:password@`` is refused (every member reads the repository name), and one
+stored before that rule is used as it is until ``conveyor migrate`` moves its credentials into these fields;
+meanwhile no response shows them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from urllib.parse import urlsplit
+
+from chalicelib.domain import secrets
+from chalicelib.domain.repositories import clone_url, without_credentials
+from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid
+from chalicelib.store.projects import Project
+
+CREDENTIALS = "credentials"
+PASSWORD_FIELD = "repositoryPassword"  # the secrets field the password's token is bound to
+
+
+@dataclass(frozen=True)
+class CredentialsChange:
+    """What a request says of the credentials: None keeps each; ``authentication`` "" (or null) removes them."""
+
+    authentication: str | None = None
+    username: str | None = None
+    password: str | None = None
+
+
+NO_CREDENTIALS = CredentialsChange()  # a request that says nothing of them: keep what is stored
+
+
+@dataclass(frozen=True)
+class CloneSource:
+    """Where a repository is fetched from, and as whom (both None for a public repository)."""
+
+    url: str
+    username: str | None
+    password: str | None
+
+    @property
+    def credentials(self) -> tuple[str, str] | None:
+        """User name and password for the fetch; None for a public repository."""
+        if self.username is None and self.password is None:
+            return None
+        return self.username or "", self.password or ""
+
+
+def with_credentials(project: Project, change: CredentialsChange, before: Project | None = None) -> Project:
+    """The project with the credentials a request set, checked, the password encrypted; 400 naming the field.
+
+    ``before``: the project as stored, when its repository may have moved. A stored password goes only where it was
+    set: one who may update the settings, but never saw it, would otherwise point the project at their own host.
+    """
+    authentication = project.repository_authentication if change.authentication is None else change.authentication
+    if not authentication:
+        return replace(project, repository_authentication=None, repository_username=None, repository_password=None)
+    if authentication == "ssh":
+        raise invalid(
+            "repositoryAuthentication",
+            "SSH deploy keys are not supported yet: use 'credentials' (repositoryUsername and a token as "
+            "repositoryPassword) over HTTPS.",
+        )
+    if authentication != CREDENTIALS:
+        raise invalid("repositoryAuthentication", "repositoryAuthentication must be 'credentials' or null.")
+    if not clone_url(project.repository_type, project.repository_name).startswith(("https://", "http://")):
+        raise invalid("repositoryAuthentication", "Credentials need an http(s) clone URL.")
+    username = project.repository_username if change.username is None else change.username
+    if not username or len(username) > MAX_TEXT_LENGTH or not username.isprintable():
+        raise invalid("repositoryUsername", f"repositoryUsername must be 1 to {MAX_TEXT_LENGTH} printable characters.")
+    password = project.repository_password
+    if password and not change.password and before is not None and _origin(before) != _origin(project):
+        raise invalid(
+            PASSWORD_FIELD,
+            "The repository moved to another host: send repositoryPassword again (the stored one goes only to the "
+            "host it was set for).",
+        )
+    if change.password:
+        if len(change.password.encode()) > secrets.MAX_SECRET_BYTES:
+            raise invalid(PASSWORD_FIELD, f"repositoryPassword must be at most {secrets.MAX_SECRET_BYTES} bytes long.")
+        password = secrets.encrypt(secrets.project_owner(project), PASSWORD_FIELD, change.password)
+    if not password:
+        raise invalid(PASSWORD_FIELD, "repositoryPassword is required with 'credentials' authentication.")
+    return replace(
+        project, repository_authentication=CREDENTIALS, repository_username=username, repository_password=password
+    )
+
+
+def _origin(project: Project) -> tuple[str, str]:
+    parts = urlsplit(without_credentials(clone_url(project.repository_type, project.repository_name))[0])
+    return parts.scheme, parts.netloc.lower()
+
+
+def clone_source(project: Project) -> CloneSource:
+    """Where and as whom the service and the project's runners fetch its repository (the password decrypted)."""
+    url, username, password = without_credentials(clone_url(project.repository_type, project.repository_name))
+    if project.repository_authentication == CREDENTIALS and project.repository_password:
+        owner = secrets.project_owner(project)
+        username = project.repository_username
+        password = secrets.decrypt(owner, PASSWORD_FIELD, project.repository_password)
+    return CloneSource(url, username, password)
+
+
+def public_repository_name(project: Project) -> str:
+    """The repository name as responses show it: without credentials a project stored before they were refused."""
+    return without_credentials(project.repository_name)[0]
+
+
+def migrated(project: Project) -> Project | None:
+    """The project with the user and password its repository name carries moved into its credentials fields (or
+    just dropped, when those are set already); None when there is nothing to move."""
+    name, username, password = without_credentials(project.repository_name)
+    moved = replace(project, repository_name=name)
+    if name == project.repository_name or (not password and not project.repository_password):
+        return None  # nothing there, or a user name alone (a token as user): kept as it is, and still never shown
+    if username and password and not project.repository_password:
+        token = secrets.encrypt(secrets.project_owner(moved), PASSWORD_FIELD, password)
+        return replace(
+            moved, repository_authentication=CREDENTIALS, repository_username=username, repository_password=token
+        )
+    return moved

@@ -1,0 +1,189 @@
+"""A private repository's credentials: set as repositoryUsername and repositoryPassword, never shown, never in a
+clone URL, handed to a job's runner once, before any script runs; and projects stored with credentials in their
+clone URL (before those were refused) keep building, show them nowhere, and are migrated by ``conveyor migrate``."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any
+
+import pytest
+
+from chalicelib.domain import secrets
+from chalicelib.domain.migrations import migrate
+from chalicelib.local.pump import SqsPump
+from chalicelib.store import projects as project_store
+from tests.builds import FINISHED, appveyor_yml
+from tests.gitserver import GitServer, Repository
+from tests.support import Account, member_of_role, project_path, unique
+
+USER, TOKEN = "deploy-bot", "s3cret-clone-token"
+PROBE = appveyor_yml(
+    "build_script:",
+    "  - env | grep -c \"$(printf 's3cret-clone-%s' token)\" || true",  # the script never spells the token out
+    "  - grep -rc \"$(printf 's3cret-clone-%s' token)\" .git | grep -v ':0$' || echo 0",
+    "  - echo built",
+)
+
+
+@pytest.fixture(scope="module")
+def private_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
+    with GitServer(tmp_path_factory.mktemp("private"), credentials=(USER, TOKEN)) as server:
+        yield server
+
+
+def private_repository(server: GitServer, files: dict[str, str] | None = None) -> str:
+    name = unique("private") + ".git"
+    Repository.create(server.root, name).commit(files or {"appveyor.yml": PROBE})
+    return server.url_of(name)
+
+
+def add_private_project(account: Account, url: str, **fields: Any) -> Any:
+    body = {"repositoryProvider": "git", "repositoryName": url, **fields}
+    return account.api.post("/projects", body)
+
+
+def with_credentials(url: str) -> str:
+    return url.replace("http://", f"http://{USER}:{TOKEN}@")
+
+
+def everything_shown(account: Account, project: dict[str, Any]) -> str:
+    """What the owner and a User-role member read of the project, as text."""
+    member = member_of_role(account, "User")
+    shown = []
+    for caller in (account.api, member):
+        for path in ("/projects", project_path(project), project_path(project) + "/settings"):
+            reply = caller.get(path)
+            assert reply.status == 200, reply.body
+            shown.append(reply.body.decode())
+    return "\n".join(shown)
+
+
+def run_build(account: Account, project: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    reply = account.api.post("/builds", {"accountName": project["accountName"], "projectSlug": project["slug"]})
+    assert reply.status == 200, reply.body
+    version = reply.json["version"]
+    deadline = time.monotonic() + 60
+    while (build := account.api.get(f"{project_path(project)}/build/{version}").json["build"])[
+        "status"
+    ] not in FINISHED:
+        assert time.monotonic() < deadline, build
+        time.sleep(0.2)
+    log = account.api.get(f"/buildjobs/{build['jobs'][0]['jobId']}/log").body.decode()
+    return build, log
+
+
+def test_a_clone_url_with_credentials_is_refused_naming_the_fields_to_use(
+    account: Account, private_server: GitServer
+) -> None:
+    url = private_repository(private_server)
+
+    reply = add_private_project(account, with_credentials(url))
+
+    assert reply.status == 400
+    assert "repositoryUsername" in reply.json["message"] and "repositoryPassword" in reply.json["message"]
+    assert account.api.get("/projects").json == []
+
+
+def test_a_private_repository_builds_with_its_credentials_which_nobody_reads_back(
+    account: Account, private_server: GitServer, pump: SqsPump
+) -> None:
+    url = private_repository(private_server)
+    reply = add_private_project(
+        account, url, repositoryAuthentication="credentials", repositoryUsername=USER, repositoryPassword=TOKEN
+    )
+    assert reply.status == 200, reply.body
+    project = reply.json
+
+    build, log = run_build(account, project)
+
+    assert build["status"] == "success", log
+    assert TOKEN not in log and log.count("\n0\n") == 2  # neither the scripts' environment nor .git holds it
+    assert TOKEN not in everything_shown(account, project)
+    shown = account.api.get(project_path(project) + "/settings").json["project"]
+    assert (shown["repositoryAuthentication"], shown["repositoryUsername"]) == ("credentials", USER)
+    assert "repositoryPassword" not in shown
+
+
+def test_without_the_credentials_the_private_repository_does_not_build(
+    account: Account, private_server: GitServer
+) -> None:
+    reply = add_private_project(account, private_repository(private_server))
+    assert reply.status == 200, reply.body
+
+    started = account.api.post("/builds", {"accountName": reply.json["accountName"], "projectSlug": reply.json["slug"]})
+
+    assert started.status == 400 and "authentication failed" in started.json["message"]
+
+
+def test_ssh_authentication_is_refused_as_not_supported_yet(account: Account, private_server: GitServer) -> None:
+    reply = add_private_project(account, private_repository(private_server), repositoryAuthentication="ssh")
+
+    assert reply.status == 400 and "SSH" in reply.json["message"]
+
+
+# After the upgrade: projects stored with credentials in their clone URL
+
+
+def store_as_before(account: Account, url: str) -> dict[str, Any]:
+    """A project whose repository name carries its credentials, as the code before the refusal stored it."""
+    reply = add_private_project(account, url)
+    assert reply.status == 200, reply.body
+    stored = project_store.get_project(reply.json["accountId"], reply.json["slug"])
+    assert stored is not None
+    project_store.save_settings(stored, replace(stored, repository_name=with_credentials(url)))
+    return dict(reply.json)
+
+
+def test_a_project_stored_with_credentials_in_its_url_keeps_building_and_shows_them_nowhere(
+    account: Account, private_server: GitServer, pump: SqsPump
+) -> None:
+    url = private_repository(private_server)
+    project = store_as_before(account, url)
+
+    build, log = run_build(account, project)
+
+    assert build["status"] == "success", log
+    assert TOKEN not in everything_shown(account, project) and TOKEN not in log
+    assert account.api.get(project_path(project)).json["project"]["repositoryName"] == url
+
+
+def test_the_migration_moves_credentials_out_of_the_url_and_the_project_still_builds(
+    account: Account, private_server: GitServer, pump: SqsPump
+) -> None:
+    url = private_repository(private_server)
+    project = store_as_before(account, url)
+
+    first, second = migrate(), migrate()
+
+    stored = project_store.get_project(project["accountId"], project["slug"])
+    assert stored is not None and first["repository credentials"] >= 1 and second["repository credentials"] == 0
+    assert (stored.repository_name, stored.repository_authentication, stored.repository_username) == (
+        url,
+        "credentials",
+        USER,
+    )
+    assert stored.repository_password and TOKEN not in stored.repository_password
+    owner = secrets.project_owner(stored)
+    assert secrets.decrypt(owner, "repositoryPassword", stored.repository_password) == TOKEN
+    build, log = run_build(account, project)
+    assert build["status"] == "success", log
+
+
+def test_the_stored_password_does_not_follow_the_repository_to_another_host(
+    account: Account, private_server: GitServer
+) -> None:
+    url = private_repository(private_server)
+    project = add_private_project(
+        account, url, repositoryAuthentication="credentials", repositoryUsername=USER, repositoryPassword=TOKEN
+    ).json
+    settings = account.api.get(project_path(project) + "/settings").json["settings"]
+    elsewhere = url.replace("127.0.0.1", "127.0.0.2")  # an Update-right member's own server, say
+
+    moved = account.api.put("/projects", {**settings, "repositoryName": elsewhere})
+    resent = account.api.put("/projects", {**settings, "repositoryName": elsewhere, "repositoryPassword": "new-t0ken"})
+
+    assert moved.status == 400 and "repositoryPassword" in moved.json["message"]
+    assert resent.status == 204
