@@ -14,6 +14,7 @@ from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.domain import secrets
+from chalicelib.domain.repository_credentials import public_repository_name
 from chalicelib.errors import Invalid
 from chalicelib.store.builds import Build
 from chalicelib.store.jobs import Job
@@ -91,7 +92,7 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
         "APPVEYOR_JOB_NUMBER": str(job.number),
         "APPVEYOR_REPO_PROVIDER": project.repository_type,
         "APPVEYOR_REPO_SCM": project.repository_scm,
-        "APPVEYOR_REPO_NAME": project.repository_name,
+        "APPVEYOR_REPO_NAME": public_repository_name(project),  # never a password stored in an old clone URL
         "APPVEYOR_REPO_BRANCH": build.branch,
         "APPVEYOR_REPO_TAG": "true" if build.ref.startswith("refs/tags/") else "false",
         "APPVEYOR_REPO_COMMIT": commit.get("commitId", ""),

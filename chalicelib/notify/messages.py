@@ -7,6 +7,7 @@ from typing import Any
 from urllib.parse import quote
 
 from chalicelib.config import settings
+from chalicelib.domain.repositories import without_credentials
 from chalicelib.store import blobs
 from chalicelib.store.artifacts import artifact_url
 from chalicelib.store.builds import Build
@@ -102,7 +103,7 @@ def build_event(project: Project, build: Build, jobs: list[Job]) -> dict[str, An
         "buildVersion": build.version,
         "repositoryProvider": project.repository_type,
         "repositoryScm": project.repository_scm,
-        "repositoryName": project.repository_name,
+        "repositoryName": without_credentials(project.repository_name)[0],
         "branch": build.branch,
         "commitId": commit.get("commitId", ""),
         "commitAuthor": commit.get("authorName", ""),

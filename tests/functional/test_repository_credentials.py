@@ -147,6 +147,7 @@ def test_a_project_stored_with_credentials_in_its_url_keeps_building_and_shows_t
 
     assert build["status"] == "success", log
     assert TOKEN not in everything_shown(account, project) and TOKEN not in log
+    assert log.count("\n0\n") == 2  # nor the scripts' environment (APPVEYOR_REPO_NAME included), nor .git
     assert account.api.get(project_path(project)).json["project"]["repositoryName"] == url
 
 
