@@ -128,6 +128,7 @@ def update_environment(caller: Caller, environment_id: int, request: Environment
         provider=before.provider if request.provider is None else valid_provider(request.provider),
         settings=_protected_settings(secrets.environment_owner(before), request, before.settings),
     )
+    _secrets_stay_put(before, after)
     if _replaces_access_key(before, request.access_key):
         key = valid_access_key(request.access_key or "")
         if store.access_key_taken(access_key_hash(key)):
@@ -247,6 +248,29 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
             f"settings would be {size} bytes long as stored; at most {MAX_SETTINGS_BYTES} bytes are allowed.",
         )
     return settings
+
+
+def _secrets_stay_put(before: Environment, after: Environment) -> None:
+    """Refuse an update that sends stored secrets somewhere else (another server, URL or endpoint)
+    without sending them again: who may update an environment sees its secrets' tokens only, and must not get the
+    plain values by pointing the deployment at a host of their own."""
+    if _destinations(after.settings) == _destinations(before.settings):
+        return
+    stored = {holder[key] for holder, key, _ in secrets.secret_fields(before.settings)}
+    if any(holder[key] in stored for holder, key, _ in secrets.secret_fields(after.settings)):
+        raise invalid(
+            "settings.providerSettings",
+            "The deployment's destination changed: send its secure values again (a stored one goes only to the "
+            "destination it was set for).",
+        )
+
+
+def _destinations(settings: dict[str, Any]) -> dict[str, str]:
+    return {
+        entry["name"].lower(): str(entry["value"].get("value"))
+        for entry in settings.get("providerSettings", [])
+        if entry["name"].lower() in HOST_SETTINGS
+    }
 
 
 def _check_hosts(settings: dict[str, Any]) -> None:

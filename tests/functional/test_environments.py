@@ -307,9 +307,13 @@ def test_update_changes_settings_and_marks_the_environment_updated(
     settings = copy.deepcopy(environment["settings"])
     settings["providerSettings"][0] = named("server", "ftp2.example.com")
     settings["environmentVariables"].append(named("REGION", "eu"))
+    kept_tokens = update(account.api, environment, settings=settings)
+    settings["providerSettings"][1] = named("password", PASSWORD, secure=True)  # sent again for the new server
+    settings["environmentVariables"][1] = named("TOKEN", TOKEN_VALUE, secure=True)
 
     reply = update(account.api, environment, settings=settings)
 
+    assert kept_tokens.status == 400 and "send its secure values again" in kept_tokens.json["message"]
     assert reply.status == 200, reply.body
     changed = reply.json
     assert set(changed) == DETAILS_KEYS | {"updated"}

@@ -265,3 +265,34 @@ def test_a_token_moved_to_another_variable_of_its_project_is_refused(account: Ac
     assert reply.status == 400
     assert "variable RENAMED is the one of variable DEPLOY_KEY" in reply.json["message"]
     assert token_of(account.api, project, "DEPLOY_KEY") == token
+
+
+def test_an_environments_stored_password_does_not_follow_it_to_another_server(account: Account) -> None:
+    def settings(server: str, password: str) -> dict[str, Any]:
+        return {
+            "providerSettings": [
+                {"name": "server", "value": {"isEncrypted": False, "value": server}},
+                {"name": "password", "value": {"isEncrypted": True, "value": password}},
+            ],
+            "environmentVariables": [],
+        }
+
+    added = account.api.post(
+        "/environments", {"name": "ftp", "provider": "FTP", "settings": settings("127.0.0.1:21", "ftp-pass")}
+    )
+    assert added.status == 200, added.body
+    environment_id = added.json["deploymentEnvironmentId"]
+    token = added.json["settings"]["providerSettings"][1]["value"]["value"]
+
+    def update(server: str, password: str) -> int:
+        body = {
+            "deploymentEnvironmentId": environment_id,
+            "name": "ftp",
+            "provider": "FTP",
+            "settings": settings(server, password),
+        }
+        return account.api.put("/environments", body).status
+
+    assert update("127.0.0.2:21", token) == 400  # an updater's own server, the stored password kept: refused
+    assert update("127.0.0.1:21", token) == 200  # the same server: the token keeps the password
+    assert update("127.0.0.2:21", "ftp-pass-again") == 200  # sent again: the updater knows it anyway
