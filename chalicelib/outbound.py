@@ -45,6 +45,11 @@ class Refused(Exception):
     """The service will not connect there; str() says so in words that name no internal address."""
 
 
+class Failed(Exception):
+    """A request made for a user did not succeed; str() says why in the user's words (no secret, no detail of the
+    network the service runs in)."""
+
+
 @lru_cache(maxsize=8)
 def _allowed_networks(setting: str) -> tuple[Network, ...]:
     return tuple(ipaddress.ip_network(part.strip(), strict=False) for part in setting.split(",") if part.strip())
@@ -177,6 +182,34 @@ def request(method: str, url: str, *, data: bytes | None, headers: dict[str, str
                 method, data = "GET", None
             url = target
         raise Refused(f"More than {MAX_REDIRECTS} redirects.")
+
+
+def send(method: str, url: str, *, data: bytes | None, headers: dict[str, str], timeout: float) -> int:
+    """``request``, then its answer's status; Failed unless it is 2xx, saying why for the user."""
+    try:
+        response = request(method, url, data=data, headers=headers, timeout=timeout)
+    except Refused as error:
+        raise Failed(f"{shown(url)} was not called: {error}") from None
+    except requests.Timeout:
+        raise Failed(f"{shown(url)} did not answer within {timeout:g} s.") from None
+    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
+        raise Failed(f"{shown(url)} cannot be called: its URL or a header is invalid.") from None
+    except requests.RequestException:  # no details: they would describe the network the service runs in
+        raise Failed(f"{shown(url)} is unreachable.") from None
+    with response:
+        if not 200 <= response.status_code < 300:
+            raise Failed(f"{shown(url)} answered {response.status_code} {response.reason}.")
+        return response.status_code
+
+
+def shown(url: str) -> str:
+    """The URL as logs may show it: no query (it may carry a token) and no credentials."""
+    try:
+        target = urlsplit(url)
+        port = f":{target.port}" if target.port else ""
+    except ValueError:
+        return "(an invalid URL)"
+    return f"{target.scheme}://{target.hostname or ''}{port}{target.path}"
 
 
 def _hops() -> Iterator[int]:

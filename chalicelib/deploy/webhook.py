@@ -7,8 +7,6 @@ import math
 from typing import Any
 from urllib.parse import urlsplit
 
-import requests
-
 from chalicelib import outbound
 from chalicelib.deploy.base import Delivery, DeployFailed
 
@@ -26,22 +24,12 @@ def deliver(delivery: Delivery) -> None:
     headers = {"Content-Type": "application/json"}
     if delivery.setting("authorization"):
         headers["Authorization"] = delivery.setting("authorization")
-    shown = f"{target.scheme}://{target.netloc}{target.path}"  # the query may carry a token
     data = json.dumps(body(delivery)).encode()
     try:
-        with outbound.request("POST", url, data=data, headers=headers, timeout=minutes * 60) as response:
-            status, reason = response.status_code, response.reason
-    except outbound.Refused as error:
-        raise DeployFailed(f"The webhook {shown} was not called: {error}") from None
-    except requests.Timeout:
-        raise DeployFailed(f"The webhook {shown} did not answer within {minutes:g} minute(s).") from None
-    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
-        raise DeployFailed(f"The webhook {shown} cannot be called: its URL or authorization is invalid.") from None
-    except requests.RequestException:  # no details: they would describe the network the service runs in
-        raise DeployFailed(f"The webhook {shown} is unreachable.") from None
-    if not 200 <= status < 300:
-        raise DeployFailed(f"The webhook {shown} answered {status} {reason}.")
-    delivery.log(f"The webhook {shown} answered {status}")
+        status = outbound.send("POST", url, data=data, headers=headers, timeout=minutes * 60)
+    except outbound.Failed as error:
+        raise DeployFailed(f"The webhook {error}") from None
+    delivery.log(f"The webhook {outbound.shown(url)} answered {status}")
 
 
 def body(delivery: Delivery) -> dict[str, Any]:

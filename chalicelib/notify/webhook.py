@@ -4,25 +4,14 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
-import requests
-
 from chalicelib import outbound
+from chalicelib.outbound import shown
 
 TIMEOUT_SECONDS = 10.0
 
 
 class WebhookFailed(Exception):
     """The receiver could not be reached or did not answer 2xx; the message names no secret."""
-
-
-def shown(url: str) -> str:
-    """The URL as logs may show it: no query (it may carry a token) and no credentials."""
-    try:
-        target = urlsplit(url)
-        port = f":{target.port}" if target.port else ""
-    except ValueError:
-        return "(an invalid URL)"
-    return f"{target.scheme}://{target.hostname or ''}{port}{target.path}"
 
 
 def send_webhook(
@@ -35,18 +24,6 @@ def send_webhook(
     method = method.upper() if method.upper() in ("GET", "POST", "PUT") else "POST"
     sent_headers = {"Content-Type": "application/json", **(headers or {})}
     try:
-        response = outbound.request(
-            method, url, data=None if method == "GET" else body, headers=sent_headers, timeout=timeout
-        )
-    except outbound.Refused as error:
-        raise WebhookFailed(f"The webhook {shown(url)} was not sent: {error}") from None
-    except requests.Timeout:
-        raise WebhookFailed(f"The webhook {shown(url)} did not answer within {timeout:g} s.") from None
-    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
-        raise WebhookFailed(f"The webhook {shown(url)} cannot be sent: its URL or a header is invalid.") from None
-    except requests.RequestException:  # no details: they would describe the network the service runs in
-        raise WebhookFailed(f"The webhook {shown(url)} is unreachable.") from None
-    with response:
-        if not 200 <= response.status_code < 300:
-            raise WebhookFailed(f"The webhook {shown(url)} answered {response.status_code} {response.reason}.")
-        return response.status_code
+        return outbound.send(method, url, data=None if method == "GET" else body, headers=sent_headers, timeout=timeout)
+    except outbound.Failed as error:
+        raise WebhookFailed(f"The webhook {error}") from None
