@@ -15,16 +15,13 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, cast
 from urllib.parse import unquote, urlsplit, urlunsplit
 
-import urllib3
 from dulwich.client import (
     FetchPackResult,
     GitClient,
     HTTPProxyUnauthorized,
     HTTPUnauthorized,
-    default_urllib3_manager,
     get_transport_and_path,
 )
 from dulwich.errors import NotGitRepository
@@ -36,6 +33,7 @@ from dulwich.repo import BaseRepo, MemoryRepo, Repo
 from urllib3 import exceptions as http_errors
 
 from chalicelib import outbound
+from chalicelib.scm import transport
 
 _WHOLE_HISTORY = 2**31 - 1  # what `git fetch --unshallow` asks for: deepening a shallow repository needs a depth
 # a commit asked for by id is usually the head, else recent: the whole branch is fetched only when it is neither
@@ -45,7 +43,6 @@ _HEX = re.compile(r"^[0-9a-f]{4,40}$")
 _PULL_NUMBER = re.compile(r"^refs/(?:pull|merge-requests)/(\d+)/")
 _SCHEMES = {"http", "https", "git", "file"}
 Credentials = tuple[str, str] | None  # a user name and a password (a token, usually), for HTTP(S) remotes
-_RETRIES = urllib3.Retry(total=5, connect=0, read=0)  # redirects are followed; failures are final
 
 
 class SourceError(Exception):
@@ -147,38 +144,6 @@ def checkout(
         repo.refs[HEADREF] = commit.id
 
 
-class _OneTryPoolManager(urllib3.PoolManager):
-    """Connection and read errors are not retried: urllib3 would try four times, each waiting up to `timeout`."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, retries=_RETRIES, **kwargs)
-
-
-class _OneTryProxyManager(urllib3.ProxyManager):
-    """_OneTryPoolManager for hosts behind https_proxy."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, retries=_RETRIES, **kwargs)
-
-
-class _CheckedPoolManager(_OneTryPoolManager):
-    """Connects only to addresses the service may reach for a user (chalicelib.outbound), pinned to the address
-    checked; each redirect is a new urlopen, checked again. The Host header and TLS name stay the URL's host."""
-
-    def connection_from_host(
-        self, host: str | None, port: int | None = None, scheme: str | None = "http", pool_kwargs: Any = None
-    ) -> Any:
-        https = scheme == "https"
-        address = outbound.resolve(host or "", port or (443 if https else 80))
-        kwargs = {**(pool_kwargs or {}), **({"assert_hostname": host, "server_hostname": host} if https else {})}
-        return super().connection_from_host(address, port, scheme, kwargs)
-
-    def urlopen(self, method: str, url: str, redirect: bool = True, **kw: Any) -> Any:  # type: ignore[override]
-        headers = dict(kw.get("headers") or self.headers)
-        headers["Host"] = urllib3.util.parse_url(url).netloc or ""
-        return super().urlopen(method, url, redirect, **{**kw, "headers": headers})
-
-
 @dataclass(frozen=True)
 class _Remote:
     """One repository's remote end, as dulwich reaches it."""
@@ -227,21 +192,12 @@ def _remote(url: str, timeout: float, checked: bool = False, credentials: Creden
         raise SourceError(
             f"Cannot read the repository {_public(url)}: only http(s)://, git:// and local repositories are supported."
         )
-    manager: urllib3.PoolManager | None = None
-    if scheme in ("http", "https"):
-        # timeout bounds each connect and each read; dulwich has no such setting for git:// connections
-        manager = cast(
-            urllib3.PoolManager,
-            default_urllib3_manager(
-                None,
-                pool_manager_cls=_CheckedPoolManager if checked else _OneTryPoolManager,
-                proxy_manager_cls=_OneTryProxyManager,
-                base_url=_public(url),
-                timeout=timeout,
-            ),
-        )
-    elif scheme == "git" and checked:
-        url = _pinned(url)
+    manager = transport.http_manager(_public(url), timeout, checked) if scheme in ("http", "https") else None
+    if scheme == "git" and checked:
+        try:
+            url = transport.pinned_git_url(url)
+        except outbound.Refused as error:
+            raise SourceError(f"Cannot read the repository {_public(url)}: {error}") from None
     username, password = credentials or (None, None)
     # given apart from the URL: dulwich sends them as Basic auth to the URL's origin only, never to a redirect's
     client, path = get_transport_and_path(url, pool_manager=manager, username=username, password=password)
@@ -256,17 +212,6 @@ def _remote(url: str, timeout: float, checked: bool = False, credentials: Creden
     finally:
         if manager is not None:
             manager.clear()
-
-
-def _pinned(url: str) -> str:
-    """A git:// URL with its host replaced by the address checked for it (dulwich would resolve the name again)."""
-    parts = urlsplit(url)
-    try:
-        address = outbound.resolve(parts.hostname or "", parts.port or 9418)
-    except outbound.Refused as error:
-        raise SourceError(f"Cannot read the repository {_public(url)}: {error}") from None
-    host = f"[{address}]" if ":" in address else address
-    return urlunsplit(parts._replace(netloc=f"{host}:{parts.port}" if parts.port else host))
 
 
 def _head_of(fetched: FetchPackResult, ref: str, url: str) -> str:
