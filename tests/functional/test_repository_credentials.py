@@ -22,6 +22,9 @@ from tests.support import Account, member_of_role, project_path, unique
 USER, TOKEN = "deploy-bot", "s3cret-clone-token"
 PROBE = appveyor_yml(
     "build_script:",
+    # the runner ($PPID of a script's shell) holds the credentials: its memory is not the scripts' to read
+    "  - cat /proc/$PPID/environ >/dev/null 2>&1 && echo runner-environ-readable || echo runner-environ-refused",
+    "  - cat /proc/$PPID/maps >/dev/null 2>&1 && echo runner-memory-readable || echo runner-memory-refused",
     "  - env | grep -c \"$(printf 's3cret-clone-%s' token)\" || true",  # the script never spells the token out
     "  - grep -rc \"$(printf 's3cret-clone-%s' token)\" .git | grep -v ':0$' || echo 0",
     "  - echo built",
@@ -101,6 +104,7 @@ def test_a_private_repository_builds_with_its_credentials_which_nobody_reads_bac
 
     assert build["status"] == "success", log
     assert TOKEN not in log and log.count("\n0\n") == 2  # neither the scripts' environment nor .git holds it
+    assert "\nrunner-environ-refused" in log and "\nrunner-memory-refused" in log
     assert TOKEN not in everything_shown(account, project)
     shown = account.api.get(project_path(project) + "/settings").json["project"]
     assert (shown["repositoryAuthentication"], shown["repositoryUsername"]) == ("credentials", USER)
