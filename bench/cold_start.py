@@ -25,6 +25,8 @@ LAZY = (
     "ftplib",
     "azure",
     "moto",
+    "requests",
+    "re2",
     "chalicelib.runner",
     "chalicelib.executors",
     "chalicelib.deploy",

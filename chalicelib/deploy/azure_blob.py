@@ -8,6 +8,7 @@ from azure.storage.blob import BlobServiceClient, ContainerClient
 
 from chalicelib import outbound
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, open_artifact, selected
+from chalicelib.outbound import http
 
 # Uploads go in blocks of this size, so an artifact is never held whole in memory (the SDK's default is 64 MiB).
 BLOCK_BYTES = 4 * 1024 * 1024
@@ -35,7 +36,7 @@ def deliver(delivery: Delivery) -> None:
             credential={"account_name": account, "account_key": key},
             max_single_put_size=BLOCK_BYTES,
             max_block_size=BLOCK_BYTES,
-            transport=RequestsTransport(session=outbound.session(), session_owner=True),  # each hop checked
+            transport=RequestsTransport(session=http.session(), session_owner=True),  # each hop checked
         ) as service:
             container = service.get_container_client(container_name)
             _ensure_container(container, delivery)

@@ -9,6 +9,7 @@ from urllib.parse import urlsplit
 
 from chalicelib import outbound
 from chalicelib.deploy.base import Delivery, DeployFailed
+from chalicelib.outbound import http
 
 DEFAULT_TIMEOUT_MINUTES = 1.0
 
@@ -26,7 +27,7 @@ def deliver(delivery: Delivery) -> None:
         headers["Authorization"] = delivery.setting("authorization")
     data = json.dumps(body(delivery)).encode()
     try:
-        status = outbound.send("POST", url, data=data, headers=headers, timeout=minutes * 60)
+        status = http.send("POST", url, data=data, headers=headers, timeout=minutes * 60)
     except outbound.Failed as error:
         raise DeployFailed(f"The webhook {error}") from None
     delivery.log(f"The webhook {outbound.shown(url)} answered {status}")

@@ -23,7 +23,9 @@ def send_webhook(
         raise WebhookFailed(f"A webhook needs an http(s) url, not {shown(url)!r}.")
     method = method.upper() if method.upper() in ("GET", "POST", "PUT") else "POST"
     sent_headers = {"Content-Type": "application/json", **(headers or {})}
+    from chalicelib.outbound import http  # requests loads where a webhook is sent: cold start
+
     try:
-        return outbound.send(method, url, data=None if method == "GET" else body, headers=sent_headers, timeout=timeout)
+        return http.send(method, url, data=None if method == "GET" else body, headers=sent_headers, timeout=timeout)
     except outbound.Failed as error:
         raise WebhookFailed(f"The webhook {error}") from None

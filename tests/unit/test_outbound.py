@@ -7,6 +7,7 @@ import ipaddress
 import pytest
 
 from chalicelib import outbound
+from chalicelib.outbound import http
 from tests.outbound_stubs import stubbed_resolver  # noqa: F401 (a fixture)
 
 ALWAYS_REFUSED = [
@@ -105,7 +106,7 @@ def test_a_name_that_resolves_to_a_refused_address_is_refused_before_any_connect
     with pytest.raises(outbound.Refused, match="refused"):
         outbound.resolve(host, 80)
     with pytest.raises(outbound.Refused, match="refused"):
-        outbound.request("POST", f"http://{host}/hook", data=b"{}", headers={}, timeout=5)
+        http.request("POST", f"http://{host}/hook", data=b"{}", headers={}, timeout=5)
 
 
 @pytest.mark.usefixtures("stubbed_resolver")

@@ -5,7 +5,8 @@ from inside its own network, with its own role: the cloud metadata address (169.
 function's credentials), the ECS/CodeBuild credential endpoint, the VPC's private hosts and loopback services are
 all one request away. So every such connection resolves the host, refuses the address unless it is public, and
 connects to the very address it checked (a name that resolves to another address a moment later, DNS rebinding,
-gains nothing). Redirects are followed by hand, each hop checked again.
+gains nothing). Redirects are followed by hand, each hop checked again (chalicelib/outbound/http.py: requests,
+loaded only where a request is sent).
 
 The stage ``local`` (``make run``) also reaches loopback and private addresses: a developer's own git server and
 FTP server live there. ``CONVEYOR_OUTBOUND_ALLOW`` (comma-separated CIDRs) lets an operator allow exactly those
@@ -18,23 +19,13 @@ import ipaddress
 import os
 import re
 import socket
-from collections.abc import Iterator
 from functools import lru_cache
-from typing import Any
-from urllib.parse import urljoin, urlsplit
-
-import requests
-from requests.adapters import HTTPAdapter
-from requests.structures import CaseInsensitiveDict
-from requests_hardened import Config, HTTPSession
-from requests_hardened.ip_filter import EXTRA_BLOCKED_NET_RANGES
-from requests_hardened.ip_filter_adapter import IPFilterAdapter
+from urllib.parse import urlsplit
 
 from chalicelib.config import settings
 
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
-MAX_REDIRECTS = 5
 _METADATA = ipaddress.ip_network("fd00:ec2::254/128")  # EC2's IPv6 metadata address, inside the private fc00::/7
 _NAT64 = ipaddress.ip_network("64:ff9b::/96")
 _NUMERIC_HOST = re.compile(r"^[0-9a-fA-Fx.]+$")  # 2852039166, 0xa9.0xfe.0xa9.0xfe, 169.254.43518: inet_aton forms
@@ -70,6 +61,8 @@ def may_connect(address: Address) -> bool:
         return False
     if settings().stage == "local" and (address.is_loopback or address.is_private):
         return True
+    from requests_hardened.ip_filter import EXTRA_BLOCKED_NET_RANGES  # it loads requests: not at start-up
+
     blocked = any(address in network for network in EXTRA_BLOCKED_NET_RANGES if network.version == address.version)
     return address.is_global and not blocked
 
@@ -134,74 +127,6 @@ def resolve(host: str, port: int) -> str:
     return str(addresses[0])
 
 
-class _PinnedAdapter(IPFilterAdapter):
-    """requests-hardened's adapter (Host header and TLS name kept, the connection pinned to the checked address)
-    with Conveyor's rule for which addresses may be reached."""
-
-    def build_connection_pool_key_attributes(self, request: requests.PreparedRequest, verify: Any, cert: Any = None):  # type: ignore[no-untyped-def]
-        host_params, pool_kwargs = HTTPAdapter.build_connection_pool_key_attributes(self, request, verify, cert)
-        request.headers = CaseInsensitiveDict(request.headers or {})
-        original = host_params["host"]
-        port = host_params["port"]
-        host_header = f"[{original}]" if ":" in original else original
-        request.headers["Host"] = f"{host_header}:{port}" if port is not None else host_header
-        if self._is_https_proto:
-            pool_kwargs["assert_hostname"] = original
-            pool_kwargs["server_hostname"] = original
-        default_port = 443 if self._is_https_proto else 80
-        host_params["host"] = resolve(original, port or default_port)
-        return host_params, pool_kwargs
-
-
-def session() -> requests.Session:
-    """A requests session that connects only where ``may_connect`` allows, and follows no redirect by itself."""
-    guarded = HTTPSession(
-        Config(False, False, never_redirect=True, default_timeout=(10, 30), user_agent_override="Conveyor")
-    )
-    guarded.mount("http://", _PinnedAdapter(is_https_proto=False))
-    guarded.mount("https://", _PinnedAdapter(is_https_proto=True))
-    guarded.trust_env = False  # no proxy from the environment: it would connect for us, unchecked
-    return guarded
-
-
-def request(method: str, url: str, *, data: bytes | None, headers: dict[str, str], timeout: float) -> requests.Response:
-    """Send one request, following up to MAX_REDIRECTS redirects by hand (each hop checked again; Authorization is
-    not sent to another host). Refused for a refused or unresolvable host; requests' errors otherwise."""
-    with session() as guarded:
-        for _hop in _hops():
-            if urlsplit(url).scheme not in ("http", "https"):
-                raise Refused("A redirect to a URL that is not http(s) is refused.")
-            response = guarded.request(method, url, data=data, headers=headers, timeout=timeout, allow_redirects=False)
-            location = response.headers.get("Location") if response.is_redirect else None
-            if location is None:
-                return response
-            target = urljoin(url, location)
-            if urlsplit(target).hostname != urlsplit(url).hostname:
-                headers = {name: value for name, value in headers.items() if name.lower() != "authorization"}
-            if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
-                method, data = "GET", None
-            url = target
-        raise Refused(f"More than {MAX_REDIRECTS} redirects.")
-
-
-def send(method: str, url: str, *, data: bytes | None, headers: dict[str, str], timeout: float) -> int:
-    """``request``, then its answer's status; Failed unless it is 2xx, saying why for the user."""
-    try:
-        response = request(method, url, data=data, headers=headers, timeout=timeout)
-    except Refused as error:
-        raise Failed(f"{shown(url)} was not called: {error}") from None
-    except requests.Timeout:
-        raise Failed(f"{shown(url)} did not answer within {timeout:g} s.") from None
-    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
-        raise Failed(f"{shown(url)} cannot be called: its URL or a header is invalid.") from None
-    except requests.RequestException:  # no details: they would describe the network the service runs in
-        raise Failed(f"{shown(url)} is unreachable.") from None
-    with response:
-        if not 200 <= response.status_code < 300:
-            raise Failed(f"{shown(url)} answered {response.status_code} {response.reason}.")
-        return response.status_code
-
-
 def shown(url: str) -> str:
     """The URL as logs may show it: no query (it may carry a token) and no credentials."""
     try:
@@ -210,7 +135,3 @@ def shown(url: str) -> str:
     except ValueError:
         return "(an invalid URL)"
     return f"{target.scheme}://{target.hostname or ''}{port}{target.path}"
-
-
-def _hops() -> Iterator[int]:
-    yield from range(MAX_REDIRECTS + 1)
