@@ -442,7 +442,7 @@ def test_an_artifact_no_longer_stored_fails_the_deployment(ftp: FtpServer, artif
         deploy.deliver("FTP", delivery(ftp_settings(ftp), [gone]))
 
 
-# Where deployments connect: never to the metadata address or the service's own network (chalicelib/outbound.py)
+# Where deployments connect: never to the metadata address or the service's own network (chalicelib/outbound)
 
 
 class Redirector:

@@ -1,5 +1,5 @@
 """Where a user's URL is saved, an address the service would refuse to connect to is refused at once (400); where a
-name must be resolved, the service-side git fetch refuses it before connecting (chalicelib/outbound.py)."""
+name must be resolved, the service-side git fetch refuses it before connecting (chalicelib/outbound)."""
 
 from __future__ import annotations
 

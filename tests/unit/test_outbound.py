@@ -1,4 +1,4 @@
-"""Which addresses the service connects to for a user (chalicelib/outbound.py): the rule itself, without IO."""
+"""Which addresses the service connects to for a user (chalicelib/outbound): the rule itself, without IO."""
 
 from __future__ import annotations
 
