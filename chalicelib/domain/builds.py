@@ -7,6 +7,7 @@ import secrets
 import string
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.domain import progress
@@ -171,6 +172,11 @@ def _resolve(
         pull_ref = ref
     source = clone_source(project)
     from chalicelib.scm import git  # dulwich loads only when a build starts: cold start
+    from chalicelib.scm.transport import SshAccess
+
+    ssh = None
+    if source.ssh_key is not None:  # the first fetch learns the server's host key; later ones must see it again
+        ssh = SshAccess(source.ssh_key, source.ssh_host_key, partial(project_store.note_ssh_host_key, project))
 
     try:
         return git.resolve(
@@ -179,6 +185,7 @@ def _resolve(
             commit_id=commit_id,
             pull_ref=pull_ref,
             credentials=source.credentials,
+            ssh=ssh,
         )
     except git.RevisionNotFound as error:
         raise NotFound(str(error)) from error

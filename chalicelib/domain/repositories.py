@@ -50,9 +50,9 @@ def _check_url(name: str) -> None:
         if not (parsed.path or "").startswith("/"):
             raise invalid("repositoryName", "A local repository must be an absolute path or a file:// URL.")
         return
-    if parsed.scheme not in _URL_SCHEMES or not parsed.netloc:
-        raise invalid("repositoryName", "repositoryName must be a clone URL (https://, http:// or git://).")
-    if "@" in parsed.netloc:
+    if parsed.scheme not in (*_URL_SCHEMES, "ssh") or not parsed.netloc:
+        raise invalid("repositoryName", "repositoryName must be a clone URL (https://, http://, git:// or ssh://).")
+    if parsed.password is not None or (parsed.scheme != "ssh" and "@" in parsed.netloc):  # ssh://git@ is no secret
         raise invalid(
             "repositoryName",
             "repositoryName must not carry credentials (user:password@): every member could read them. Set "
@@ -69,10 +69,14 @@ def repository_title(name: str) -> str:
     return last[:-4] if last.endswith(".git") else last
 
 
-def clone_url(provider: str, name: str) -> str:
-    """Where builds fetch the repository from; hosted providers' base URLs are configurable."""
+def clone_url(provider: str, name: str, ssh: bool = False) -> str:
+    """Where builds fetch the repository from; hosted providers' base URLs are configurable. ``ssh``: a hosted
+    repository's ``ssh://git@host/owner/repo.git`` form, fetched with the project's deploy key."""
     if provider in URL_PROVIDERS:
         return name
+    if ssh:
+        host = urlsplit(repository_base_url(provider, PROVIDERS[provider][0] or "")).hostname
+        return f"ssh://git@{host}/{name}.git" if host else ""  # no host known (stash without its URL): none
     public_host, _ = PROVIDERS[provider]
     base = repository_base_url(provider, public_host or "")
     if provider == "vso":

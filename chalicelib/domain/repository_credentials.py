@@ -18,7 +18,9 @@ from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid
 from chalicelib.store.projects import Project
 
 CREDENTIALS = "credentials"
+SSH = "ssh"
 PASSWORD_FIELD = "repositoryPassword"  # the secrets field the password's token is bound to
+SSH_KEY_FIELD = "sshPrivateKey"  # the secrets field the deploy key's private half is bound to
 
 
 @dataclass(frozen=True)
@@ -40,6 +42,8 @@ class CloneSource:
     url: str
     username: str | None
     password: str | None
+    ssh_key: str | None = None  # the deploy key's private half (OpenSSH form), for an ssh:// URL
+    ssh_host_key: str | None = None  # the host key the server must show (None: not known yet, or published)
 
     @property
     def credentials(self) -> tuple[str, str] | None:
@@ -58,14 +62,10 @@ def with_credentials(project: Project, change: CredentialsChange, before: Projec
     authentication = project.repository_authentication if change.authentication is None else change.authentication
     if not authentication:
         return replace(project, repository_authentication=None, repository_username=None, repository_password=None)
-    if authentication == "ssh":
-        raise invalid(
-            "repositoryAuthentication",
-            "SSH deploy keys are not supported yet: use 'credentials' (repositoryUsername and a token as "
-            "repositoryPassword) over HTTPS.",
-        )
+    if authentication == SSH:
+        return _with_deploy_key(project, before)
     if authentication != CREDENTIALS:
-        raise invalid("repositoryAuthentication", "repositoryAuthentication must be 'credentials' or null.")
+        raise invalid("repositoryAuthentication", "repositoryAuthentication must be 'credentials', 'ssh' or null.")
     if not clone_url(project.repository_type, project.repository_name).startswith(("https://", "http://")):
         raise invalid("repositoryAuthentication", "Credentials need an http(s) clone URL.")
     username = project.repository_username if change.username is None else change.username
@@ -89,13 +89,40 @@ def with_credentials(project: Project, change: CredentialsChange, before: Projec
     )
 
 
+def _with_deploy_key(project: Project, before: Project | None) -> Project:
+    """The project fetched over SSH with a deploy key of its own, made the first time (the public half is shown, to
+    add to the repository's deploy keys); the server's host key is learnt again when the repository moves."""
+    if project.repository_type == "vso" or not _fetch_url(project, SSH).startswith("ssh://"):
+        raise invalid(
+            "repositoryAuthentication", "'ssh' needs an ssh:// repositoryName (or a gitHub, gitLab or bitBucket one)."
+        )
+    after = replace(project, repository_authentication=SSH, repository_username=None, repository_password=None)
+    if before is not None and _origin(before) != _origin(after):
+        after = replace(after, ssh_host_key=None)
+    if after.ssh_private_key:
+        return after
+    from chalicelib.scm.ssh import new_deploy_key  # paramiko and cryptography load only here: cold start
+
+    key = new_deploy_key(f"conveyor {project.account_name}/{project.name}")
+    token = secrets.encrypt(secrets.project_owner(project), SSH_KEY_FIELD, key.private_key)
+    return replace(after, ssh_public_key=key.public_key, ssh_private_key=token)
+
+
+def _fetch_url(project: Project, authentication: str | None) -> str:
+    url = clone_url(project.repository_type, project.repository_name, ssh=authentication == SSH)
+    return without_credentials(url)[0]
+
+
 def _origin(project: Project) -> tuple[str, str]:
-    parts = urlsplit(without_credentials(clone_url(project.repository_type, project.repository_name))[0])
-    return parts.scheme, parts.netloc.lower()
+    parts = urlsplit(_fetch_url(project, project.repository_authentication))
+    return parts.scheme, (parts.hostname or "").lower() + f":{parts.port or ''}"
 
 
 def clone_source(project: Project) -> CloneSource:
-    """Where and as whom the service and the project's runners fetch its repository (the password decrypted)."""
+    """Where and as whom the service and the project's runners fetch its repository (the secrets decrypted)."""
+    if project.repository_authentication == SSH and project.ssh_private_key:
+        key = secrets.decrypt(secrets.project_owner(project), SSH_KEY_FIELD, project.ssh_private_key)
+        return CloneSource(_fetch_url(project, SSH), None, None, ssh_key=key, ssh_host_key=project.ssh_host_key)
     url, username, password = without_credentials(clone_url(project.repository_type, project.repository_name))
     if project.repository_authentication == CREDENTIALS and project.repository_password:
         owner = secrets.project_owner(project)

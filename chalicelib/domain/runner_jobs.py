@@ -110,17 +110,20 @@ def build_and_project(job: Job) -> tuple[build_store.Build, project_store.Projec
     return build, project
 
 
-def clone_credentials(job: Job) -> dict[str, str]:
+def clone_credentials(job: Job) -> dict[str, str | None]:
     """The user name and password the job's runner fetches the repository with, handed once per attempt: the
     runner takes them before any script of the build runs, and a second request (a build script's, say) gets
     nothing but a Conflict."""
     _, project = build_and_project(job)
-    credentials = clone_source(project).credentials
-    if credentials is None:
+    source = clone_source(project)
+    if source.credentials is None and source.ssh_key is None:
         raise NotFound("The job's repository needs no credentials.")
     if not job_store.take_clone_credentials(job.job_id):
         raise Conflict("The job's clone credentials were handed out already: a job's runner takes them once.")
-    return {"username": credentials[0], "password": credentials[1]}
+    if source.ssh_key is not None:
+        return {"sshPrivateKey": source.ssh_key, "sshHostKey": source.ssh_host_key}
+    assert source.credentials is not None
+    return {"username": source.credentials[0], "password": source.credentials[1]}
 
 
 def job_spec(job: Job) -> dict[str, Any]:
@@ -140,7 +143,7 @@ def job_spec(job: Job) -> dict[str, Any]:
         "heartbeatSeconds": config.heartbeat_seconds,
         "source": {
             "url": source.url,
-            "credentials": source.credentials is not None,  # taken apart, once: clone_credentials
+            "credentials": source.credentials is not None or source.ssh_key is not None,  # taken once, apart
             "ref": build.ref,
             "commitId": build.commit.get("commitId", ""),
             "depth": depth,

@@ -78,13 +78,17 @@ def _take_clone_credentials(client: JobClient, spec: dict[str, Any]) -> None:
     if not source.get("credentials") or (spec.get("configuration") or {}).get("cloneScripts"):
         return  # a public repository, or clone_script fetches it: the credentials are never taken
     try:
-        username, password = client.clone_credentials()
+        taken = client.clone_credentials()
     except ProtocolError as error:
         source["credentials"] = None
         spec["warnings"].append(f"The repository's credentials could not be taken: {error}")
         return
-    source["credentials"] = (username, password)
-    spec["secrets"] = [*(spec.get("secrets") or []), password]
+    if taken.get("sshPrivateKey"):
+        source["credentials"] = {"key": str(taken["sshPrivateKey"]), "host": taken.get("sshHostKey")}
+        spec["secrets"] = [*(spec.get("secrets") or []), str(taken["sshPrivateKey"])]
+        return
+    source["credentials"] = (str(taken["username"]), str(taken["password"]))
+    spec["secrets"] = [*(spec.get("secrets") or []), str(taken["password"])]
 
 
 def _not_dumpable() -> None:
@@ -243,6 +247,7 @@ def _clone(run: Run) -> None:
         _scripts(run, "clone_script", clone_scripts)
         return
     from chalicelib.scm import git  # dulwich loads only where a job clones
+    from chalicelib.scm.transport import SshAccess
 
     source = run.spec["source"]
     sha, ref, depth = source["commitId"], source["ref"], source.get("depth")
@@ -256,6 +261,7 @@ def _clone(run: Run) -> None:
             run.folder,
             depth=int(depth) if depth else None,
             credentials=credentials if isinstance(credentials, tuple) else None,
+            ssh=SshAccess(credentials["key"], credentials["host"]) if isinstance(credentials, dict) else None,
         )
     except git.SourceError as error:
         run.say(str(error))

@@ -75,10 +75,10 @@ class JobClient:
         """Everything the job runs: source, scripts, variables, secrets to mask, limits."""
         return dict(self._call("GET", ""))
 
-    def clone_credentials(self) -> tuple[str, str]:
-        """The user name and password to fetch the repository with: the service hands them once per job."""
-        answer = self._call("POST", "/clone-credentials")
-        return str(answer["username"]), str(answer["password"])
+    def clone_credentials(self) -> dict[str, Any]:
+        """What to fetch the repository with (``username`` and ``password``, or ``sshPrivateKey`` and
+        ``sshHostKey``): the service hands them once per job."""
+        return dict(self._call("POST", "/clone-credentials"))
 
     def heartbeat(self) -> str:
         """Renew the job's lease; the job's status ("running", or "cancelling" when asked to stop)."""

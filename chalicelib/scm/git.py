@@ -1,4 +1,4 @@
-"""Git repositories over http(s)://, git:// and local paths, with dulwich alone: Lambda has no git binary and no ssh.
+"""Git repositories over http(s)://, git://, ssh:// (scm/ssh.py) and local paths, with dulwich: no git binary.
 
 Starting a build resolves what it builds in memory from a depth-1 fetch without file contents (one commit, its trees)
 and then the one file it needs, appveyor.yml, so it costs the same for any repository; a runner then checks that
@@ -15,13 +15,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
 
 from dulwich.client import (
     FetchPackResult,
     GitClient,
     HTTPProxyUnauthorized,
     HTTPUnauthorized,
+    SSHGitClient,
     get_transport_and_path,
 )
 from dulwich.errors import NotGitRepository
@@ -34,6 +35,7 @@ from urllib3 import exceptions as http_errors
 
 from chalicelib import outbound
 from chalicelib.scm import transport
+from chalicelib.scm.transport import HostKeyRefused, SshAccess
 
 _WHOLE_HISTORY = 2**31 - 1  # what `git fetch --unshallow` asks for: deepening a shallow repository needs a depth
 # a commit asked for by id is usually the head, else recent: the whole branch is fetched only when it is neither
@@ -41,7 +43,7 @@ _DEEPER = (50, _WHOLE_HISTORY)
 _SERVICE_FILES = (b"appveyor.yml", b".appveyor.yml")
 _HEX = re.compile(r"^[0-9a-f]{4,40}$")
 _PULL_NUMBER = re.compile(r"^refs/(?:pull|merge-requests)/(\d+)/")
-_SCHEMES = {"http", "https", "git", "file"}
+_SCHEMES = {"http", "https", "git", "ssh", "file"}
 Credentials = tuple[str, str] | None  # a user name and a password (a token, usually), for HTTP(S) remotes
 
 
@@ -85,6 +87,7 @@ def resolve(
     pull_ref: str | None = None,
     timeout: float = 20.0,
     credentials: Credentials = None,
+    ssh: SshAccess | None = None,
 ) -> Revision:
     """What a build of this repository would build (``credentials``: user name and password, for HTTP(S))."""
     fetch_ref = pull_ref or (f"refs/heads/{branch}" if branch else "HEAD")
@@ -92,7 +95,7 @@ def resolve(
     # needs one ref listed, however many the server has (GitHub's refs/pull/* run to thousands)
     wanted_refs = list(dict.fromkeys([fetch_ref] if branch else [fetch_ref, "HEAD", "refs/heads/"]))
     repo = MemoryRepo()
-    with _remote(url, timeout, checked=True, credentials=credentials) as remote:
+    with _remote(url, timeout, checked=True, credentials=credentials, ssh=ssh) as remote:
         fetched = remote.fetch_ref(repo, fetch_ref, 1, wanted_refs, blobs=False)
         head = _head_of(fetched, fetch_ref, url)
         branch = branch or _default_branch(fetched, url)
@@ -122,6 +125,7 @@ def checkout(
     depth: int | None = None,
     timeout: float = 300.0,
     credentials: Credentials = None,
+    ssh: SshAccess | None = None,
 ) -> None:
     """Make `folder` (existing, empty) a git working tree of commit `sha`, fetched from `revision_ref`."""
     missing = RevisionNotFound(f"Commit '{sha}' not found on '{revision_ref}'.")
@@ -129,7 +133,7 @@ def checkout(
         raise missing
     commit_id = ObjectID(sha.encode())
     with Repo.init(str(folder)) as repo:
-        with _remote(url, timeout, credentials=credentials) as remote:
+        with _remote(url, timeout, credentials=credentials, ssh=ssh) as remote:
             fetched = remote.fetch_ref(repo, revision_ref, depth, [revision_ref])
             _head_of(fetched, revision_ref, url)  # raises when the ref is gone
             if commit_id not in repo.object_store and repo.get_shallow():
@@ -181,7 +185,9 @@ class _Remote:
 
 
 @contextmanager
-def _remote(url: str, timeout: float, checked: bool = False, credentials: Credentials = None) -> Iterator[_Remote]:
+def _remote(
+    url: str, timeout: float, checked: bool = False, credentials: Credentials = None, ssh: SshAccess | None = None
+) -> Iterator[_Remote]:
     """Fetching from `url`: whatever reading it raises becomes one SourceError; its connections close after.
 
     ``checked``: the service fetches for a user, from its own network: only addresses chalicelib.outbound allows.
@@ -190,7 +196,8 @@ def _remote(url: str, timeout: float, checked: bool = False, credentials: Creden
     scheme = urlsplit(url).scheme
     if scheme not in _SCHEMES and not (scheme == "" and url.startswith("/")):
         raise SourceError(
-            f"Cannot read the repository {_public(url)}: only http(s)://, git:// and local repositories are supported."
+            f"Cannot read the repository {_public(url)}: "
+            "only http(s)://, git://, ssh:// and local repositories are supported."
         )
     manager = transport.http_manager(_public(url), timeout, checked) if scheme in ("http", "https") else None
     if scheme == "git" and checked:
@@ -198,9 +205,18 @@ def _remote(url: str, timeout: float, checked: bool = False, credentials: Creden
             url = transport.pinned_git_url(url)
         except outbound.Refused as error:
             raise SourceError(f"Cannot read the repository {_public(url)}: {error}") from None
-    username, password = credentials or (None, None)
-    # given apart from the URL: dulwich sends them as Basic auth to the URL's origin only, never to a redirect's
-    client, path = get_transport_and_path(url, pool_manager=manager, username=username, password=password)
+    client: GitClient
+    if scheme == "ssh":
+        if ssh is None:
+            raise SourceError(f"Cannot read the repository {_public(url)}: ssh:// needs the project's deploy key.")
+        from chalicelib.scm.ssh import ParamikoVendor  # paramiko loads only where a fetch goes over SSH
+
+        parsed = urlparse(url)
+        client, path = SSHGitClient.from_parsedurl(parsed, vendor=ParamikoVendor(ssh, checked)), parsed.path
+    else:
+        username, password = credentials or (None, None)
+        # given apart from the URL: dulwich sends them as Basic auth to the URL's origin only, never to a redirect's
+        client, path = get_transport_and_path(url, pool_manager=manager, username=username, password=password)
     try:
         yield _Remote(client, path)
     except SourceError:
@@ -303,7 +319,7 @@ def _service_yml(repo: BaseRepo, commit: GitCommit, remote: _Remote) -> str | No
 
 def _reason(error: Exception, url: str, timeout: float) -> str:
     chain = _causes(error)
-    refusal = next((e for e in chain if isinstance(e, outbound.Refused)), None)
+    refusal = next((e for e in chain if isinstance(e, outbound.Refused | HostKeyRefused)), None)
     if refusal is not None:
         return str(refusal).rstrip(".")
     if any(isinstance(e, ConnectionRefusedError) for e in chain):

@@ -3,6 +3,8 @@ connect only to addresses chalicelib.outbound allows, pinned to the address chec
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
@@ -12,6 +14,20 @@ from dulwich.client import default_urllib3_manager
 from chalicelib import outbound
 
 _RETRIES = urllib3.Retry(total=5, connect=0, read=0)  # redirects are followed; failures are final
+
+
+@dataclass(frozen=True)
+class SshAccess:
+    """How to fetch over SSH: the private key, and the host key expected ("type base64"; None: take the first seen,
+    which ``seen`` is told of)."""
+
+    private_key: str
+    host_key: str | None
+    seen: Callable[[str], None] | None = None
+
+
+class HostKeyRefused(Exception):
+    """An SSH server's host key is not the one expected; str() says so."""
 
 
 class _OneTryPoolManager(urllib3.PoolManager):

@@ -215,6 +215,9 @@ class ProjectModel(Model):
     repository_authentication = UnicodeAttribute(null=True)  # "credentials" for a private repository, else absent
     repository_username = UnicodeAttribute(null=True)
     repository_password = UnicodeAttribute(null=True)  # a secrets token
+    ssh_public_key = UnicodeAttribute(null=True)  # the deploy key's public half (shown), with "ssh" authentication
+    ssh_private_key = UnicodeAttribute(null=True)  # a secrets token
+    ssh_host_key = UnicodeAttribute(null=True)  # the SSH server's host key as first seen ("type base64")
     rolling_builds = BooleanAttribute(default=False, null=True)  # a webhook push cancels its branch's open builds
     configuration = JSONAttribute()
     role_rights = JSONAttribute(null=True)  # {role_id: {right: allowed}}: per-project restrictions

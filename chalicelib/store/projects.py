@@ -45,6 +45,9 @@ class Project:
     repository_authentication: str | None = None  # "credentials" (username and password), else None
     repository_username: str | None = None
     repository_password: str | None = None  # a secrets token, never shown
+    ssh_public_key: str | None = None  # the deploy key's public half, shown
+    ssh_private_key: str | None = None  # a secrets token, never shown
+    ssh_host_key: str | None = None  # the SSH server's host key, as the first fetch saw it
 
 
 def project_from_model(model: ProjectModel) -> Project:
@@ -76,6 +79,9 @@ def project_from_model(model: ProjectModel) -> Project:
         repository_authentication=model.repository_authentication,
         repository_username=model.repository_username,
         repository_password=model.repository_password,
+        ssh_public_key=model.ssh_public_key,
+        ssh_private_key=model.ssh_private_key,
+        ssh_host_key=model.ssh_host_key,
     )
 
 
@@ -148,6 +154,9 @@ def add_project(project: Project) -> bool:
         repository_authentication=project.repository_authentication,
         repository_username=project.repository_username,
         repository_password=project.repository_password,
+        ssh_public_key=project.ssh_public_key,
+        ssh_private_key=project.ssh_private_key,
+        ssh_host_key=project.ssh_host_key,
     )
     try:
         model.save(condition=ProjectModel.slug.does_not_exist())
@@ -184,6 +193,9 @@ def save_settings(before: Project, after: Project) -> None:
         (ProjectModel.repository_authentication, after.repository_authentication),
         (ProjectModel.repository_username, after.repository_username),
         (ProjectModel.repository_password, after.repository_password),
+        (ProjectModel.ssh_public_key, after.ssh_public_key),
+        (ProjectModel.ssh_private_key, after.ssh_private_key),
+        (ProjectModel.ssh_host_key, after.ssh_host_key),
     ):
         actions.append(attribute.set(value) if value else attribute.remove())
     rights = _rights_json(after.role_rights)
@@ -191,6 +203,18 @@ def save_settings(before: Project, after: Project) -> None:
     if after.next_build_number != before.next_build_number:
         actions.append(ProjectModel.next_build_number.set(after.next_build_number))
     _update(before, actions, ProjectModel.revision == before.revision)
+
+
+def note_ssh_host_key(project: Project, host_key: str) -> None:
+    """Keep the host key the project's first SSH fetch saw; a key noted meanwhile stays (the first one wins)."""
+    try:
+        ProjectModel(project.account_id, project.slug).update(
+            actions=[ProjectModel.ssh_host_key.set(host_key)],
+            condition=ProjectModel.slug.exists() & ProjectModel.ssh_host_key.does_not_exist(),
+        )
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
 
 
 def set_next_build_number(project: Project, number: int) -> None:

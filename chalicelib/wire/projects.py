@@ -37,9 +37,12 @@ def project_json(project: Project, roles: list[Role], builds: list[dict[str, Any
     }
     if project.repository_branch:
         shape["repositoryBranch"] = project.repository_branch
-    if project.repository_authentication:  # the password is never shown
+    if project.repository_authentication == "credentials":  # the password is never shown
         shape["repositoryAuthentication"] = project.repository_authentication
         shape["repositoryUsername"] = project.repository_username
+    elif project.repository_authentication == "ssh":  # the public half, to add to the repository's deploy keys
+        shape["repositoryAuthentication"] = project.repository_authentication
+        shape["sshPublicKey"] = project.ssh_public_key
     return shape
 
 

@@ -4,6 +4,8 @@ clone URL (before those were refused) keep building, show them nowhere, and are 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import time
 from collections.abc import Iterator
 from dataclasses import replace
@@ -14,21 +16,32 @@ import pytest
 from chalicelib.domain import secrets
 from chalicelib.domain.migrations import migrate
 from chalicelib.local.pump import SqsPump
+from chalicelib.scm.ssh import PUBLISHED_HOST_KEYS
 from chalicelib.store import projects as project_store
 from tests.builds import FINISHED, appveyor_yml
 from tests.gitserver import GitServer, Repository
+from tests.sshserver import GitSshServer
 from tests.support import Account, member_of_role, project_path, unique
 
 USER, TOKEN = "deploy-bot", "s3cret-clone-token"
-PROBE = appveyor_yml(
-    "build_script:",
-    # the runner ($PPID of a script's shell) holds the credentials: its memory is not the scripts' to read
-    "  - cat /proc/$PPID/environ >/dev/null 2>&1 && echo runner-environ-readable || echo runner-environ-refused",
-    "  - cat /proc/$PPID/maps >/dev/null 2>&1 && echo runner-memory-readable || echo runner-memory-refused",
-    "  - env | grep -c \"$(printf 's3cret-clone-%s' token)\" || true",  # the script never spells the token out
-    "  - grep -rc \"$(printf 's3cret-clone-%s' token)\" .git | grep -v ':0$' || echo 0",
-    "  - echo built",
-)
+
+
+def probe(printf: str) -> str:
+    """An appveyor.yml that counts, in the scripts' environment and in .git, the text ``printf`` prints (so the
+    script never spells it out), and whether the runner's memory is the scripts' to read."""
+    found = f'"$(printf {printf})"'
+    return appveyor_yml(
+        "build_script:",
+        # the runner ($PPID of a script's shell) holds the credentials: its memory is not the scripts' to read
+        "  - cat /proc/$PPID/environ >/dev/null 2>&1 && echo runner-environ-readable || echo runner-environ-refused",
+        "  - cat /proc/$PPID/maps >/dev/null 2>&1 && echo runner-memory-readable || echo runner-memory-refused",
+        f"  - env | grep -c {found} || true",
+        f"  - grep -rc {found} .git | grep -v ':0$' || echo 0",
+        "  - echo built",
+    )
+
+
+PROBE = probe("'s3cret-clone-%s' token")
 
 
 @pytest.fixture(scope="module")
@@ -122,10 +135,69 @@ def test_without_the_credentials_the_private_repository_does_not_build(
     assert started.status == 400 and "authentication failed" in started.json["message"]
 
 
-def test_ssh_authentication_is_refused_as_not_supported_yet(account: Account, private_server: GitServer) -> None:
-    reply = add_private_project(account, private_repository(private_server), repositoryAuthentication="ssh")
+SSH_PROBE = probe("'OPENSSH %s' 'PRIVATE'")
 
-    assert reply.status == 400 and "SSH" in reply.json["message"]
+
+@pytest.fixture(scope="module")
+def ssh_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitSshServer]:
+    with GitSshServer(tmp_path_factory.mktemp("ssh")) as server:
+        yield server
+
+
+def ssh_project(account: Account, server: GitSshServer) -> dict[str, Any]:
+    name = unique("ssh") + ".git"
+    Repository.create(server.root, name).commit({"appveyor.yml": SSH_PROBE})
+    reply = add_private_project(account, server.url_of(name), repositoryAuthentication="ssh")
+    assert reply.status == 200, reply.body
+    return dict(reply.json)
+
+
+def test_a_private_repository_builds_over_ssh_with_the_projects_deploy_key(
+    account: Account, ssh_server: GitSshServer, pump: SqsPump
+) -> None:
+    project = ssh_project(account, ssh_server)
+    start = {"accountName": project["accountName"], "projectSlug": project["slug"]}
+    before_the_key_is_added = account.api.post("/builds", start)
+    ssh_server.authorized_keys.append(project["sshPublicKey"])
+
+    build, log = run_build(account, project)
+
+    assert before_the_key_is_added.status == 400
+    assert project["sshPublicKey"].startswith("ssh-ed25519 ") and project["repositoryAuthentication"] == "ssh"
+    assert build["status"] == "success", log
+    assert "OPENSSH PRIVATE" not in log and "OPENSSH PRIVATE" not in everything_shown(account, project)
+    assert log.count("\n0\n") == 2  # neither the scripts' environment nor .git holds the private key
+    stored = project_store.get_project(project["accountId"], project["slug"])
+    assert stored is not None and stored.ssh_host_key == ssh_server.host_key_line  # learnt at the first fetch
+    assert stored.ssh_private_key and "OPENSSH" not in stored.ssh_private_key
+
+
+def test_an_ssh_server_whose_host_key_changed_is_refused(account: Account, ssh_server: GitSshServer) -> None:
+    project = ssh_project(account, ssh_server)
+    ssh_server.authorized_keys.append(project["sshPublicKey"])
+    stored = project_store.get_project(project["accountId"], project["slug"])
+    assert stored is not None
+    another_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
+    project_store.save_settings(stored, replace(stored, ssh_host_key=another_key))  # as if seen before, elsewhere
+
+    reply = account.api.post("/builds", {"accountName": project["accountName"], "projectSlug": project["slug"]})
+
+    assert reply.status == 400 and "host key" in reply.json["message"] and "refused" in reply.json["message"]
+
+
+def test_the_published_host_keys_are_the_ones_the_hosts_publish() -> None:
+    fingerprints = {  # SHA-256, as GitHub, GitLab and Bitbucket publish them
+        "github.com": "+DiY3wvvV6TuJJhbpZisF/zLDA0zPMSvHdkr4UvCOqU",
+        "gitlab.com": "eUXGGm1YGsMAS7vkcx6JOJdOGHPem5gQp4taiCfCLB8",
+        "bitbucket.org": "ybgmFkzwOSotHTHLJgHO0QN8L0xErw6vd0VhFA9m3SM",
+    }
+
+    computed = {
+        host: base64.b64encode(hashlib.sha256(base64.b64decode(line.split()[1])).digest()).decode().rstrip("=")
+        for host, line in PUBLISHED_HOST_KEYS.items()
+    }
+
+    assert computed == fingerprints
 
 
 # After the upgrade: projects stored with credentials in their clone URL

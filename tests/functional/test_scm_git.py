@@ -385,10 +385,15 @@ def test_resolve_from_a_partial_clone_server_fetches_one_file_of_the_commit(
     assert Blob.from_string(b"app").id not in memory.object_store
 
 
-@pytest.mark.parametrize("location", ["git@github.com:owner/app.git", "ssh://git@example.com/app.git", "app"])
+@pytest.mark.parametrize("location", ["git@github.com:owner/app.git", "svn://example.com/app", "app"])
 def test_resolve_rejects_urls_it_cannot_fetch_from(location: str) -> None:
-    with pytest.raises(SourceError, match="only http\\(s\\)://, git:// and local repositories are supported"):
+    with pytest.raises(SourceError, match="only http\\(s\\)://, git://, ssh:// and local repositories are supported"):
         resolve(location)
+
+
+def test_resolve_over_ssh_needs_a_deploy_key() -> None:
+    with pytest.raises(SourceError, match="ssh:// needs the project's deploy key"):
+        resolve("ssh://git@example.com/app.git")
 
 
 # checkout
