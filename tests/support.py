@@ -57,8 +57,9 @@ class Caller:
     key: str | None
     prefix: str = "/api"
 
-    def call(self, method: str, path: str, body: Any = None, raw: bytes | None = None,
-             headers: dict[str, str] | None = None) -> Reply:
+    def call(
+        self, method: str, path: str, body: Any = None, raw: bytes | None = None, headers: dict[str, str] | None = None
+    ) -> Reply:
         sent = dict(headers or {})
         if self.key is not None:
             sent.setdefault("Authorization", f"Bearer {self.key}")
@@ -105,9 +106,15 @@ class Account:
 
     def add_user(self, email: str, role: str = "User", full_name: str = "Test User") -> dict[str, Any]:
         """Add a user through the API and return it as the user list shows it."""
-        reply = self.api.post("/users", {
-            "fullName": full_name, "email": email, "roleId": self.role_id(role), "generatePassword": True,
-        })
+        reply = self.api.post(
+            "/users",
+            {
+                "fullName": full_name,
+                "email": email,
+                "roleId": self.role_id(role),
+                "generatePassword": True,
+            },
+        )
         assert reply.status == 204, reply.body
         return next(user for user in self.api.get("/users").json if user["email"] == email)
 
@@ -128,12 +135,17 @@ def new_account(client: Client) -> Account:
     return Account(client, name, email, create_account(name, email))
 
 
-def add_project(account: Account, repository: str | None = None, provider: str = "gitHub",
-                caller: Caller | None = None) -> dict[str, Any]:
+def add_project(
+    account: Account, repository: str | None = None, provider: str = "gitHub", caller: Caller | None = None
+) -> dict[str, Any]:
     """Add a project through the API (as the owner unless ``caller``) and return it as the response shows it."""
-    reply = (caller or account.api).post("/projects", {
-        "repositoryProvider": provider, "repositoryName": repository or f"octo/{unique('repo')}",
-    })
+    reply = (caller or account.api).post(
+        "/projects",
+        {
+            "repositoryProvider": provider,
+            "repositoryName": repository or f"octo/{unique('repo')}",
+        },
+    )
     assert reply.status == 200, reply.body
     return reply.json
 

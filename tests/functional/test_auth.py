@@ -97,8 +97,12 @@ def test_team_routes_refuse_a_missing_or_unknown_key_with_authorization_required
     caller = Caller(shared_account.client, None, f"/api/account/{shared_account.name}" if under_prefix else "/api")
     body = {"name": "x", "userId": 1, "roleId": 1, "email": "x@x.example", "fullName": "x", "groups": []}
 
-    reply = caller.call(method, path.replace("{id}", "1"), body if method in ("POST", "PUT") else None,
-                        headers={} if header is None else {"Authorization": header})
+    reply = caller.call(
+        method,
+        path.replace("{id}", "1"),
+        body if method in ("POST", "PUT") else None,
+        headers={} if header is None else {"Authorization": header},
+    )
 
     assert reply.status == 401, reply.body
     assert reply.json == UNAUTHORIZED
@@ -113,9 +117,18 @@ def test_unauthorized_writes_change_nothing(account: Account) -> None:
     assert anonymous.post("/roles", {"name": "Intruders"}).status == 401
     assert anonymous.put("/roles", {**role, "name": "Renamed"}).status == 401
     assert anonymous.delete(f"/roles/{role['roleId']}").status == 401
-    assert anonymous.post("/users", {
-        "fullName": "X", "email": "x@x.example", "roleId": role["roleId"], "generatePassword": True,
-    }).status == 401
+    assert (
+        anonymous.post(
+            "/users",
+            {
+                "fullName": "X",
+                "email": "x@x.example",
+                "roleId": role["roleId"],
+                "generatePassword": True,
+            },
+        ).status
+        == 401
+    )
     assert anonymous.delete(f"/users/{user['userId']}").status == 401
 
     assert snapshot(account) == before
@@ -177,16 +190,19 @@ def test_an_account_cannot_read_or_change_another_accounts_collaborators(
     account: Account, other_account: Account, client: Client
 ) -> None:
     outsider = new_account(client)
-    assert other_account.api.post(
-        "/collaborators", {"email": outsider.owner_email, "roleId": other_account.role_id("User")}
-    ).status == 204
+    assert (
+        other_account.api.post(
+            "/collaborators", {"email": outsider.owner_email, "roleId": other_account.role_id("User")}
+        ).status
+        == 204
+    )
     collaborator_id = other_account.api.get("/collaborators").json[0]["userId"]
     before = snapshot(other_account)
 
     assert_message(account.api.get(f"/collaborators/{collaborator_id}"), 404)
-    assert_message(account.api.put(
-        "/collaborators", {"userId": collaborator_id, "roleId": account.role_id("Administrator")}
-    ), 404)
+    assert_message(
+        account.api.put("/collaborators", {"userId": collaborator_id, "roleId": account.role_id("Administrator")}), 404
+    )
     assert_message(account.api.delete(f"/collaborators/{collaborator_id}"), 404)
 
     assert snapshot(other_account) == before
@@ -218,9 +234,15 @@ def test_a_role_of_another_account_cannot_be_given_to_a_user(account: Account, o
     theirs = other_account.add_role("Theirs")
     before = snapshot(account)
 
-    reply = account.api.post("/users", {
-        "fullName": "Borrower", "email": "borrower@team.example", "roleId": theirs["roleId"], "generatePassword": True,
-    })
+    reply = account.api.post(
+        "/users",
+        {
+            "fullName": "Borrower",
+            "email": "borrower@team.example",
+            "roleId": theirs["roleId"],
+            "generatePassword": True,
+        },
+    )
 
     assert 400 <= reply.status < 500 and reply.status != 401, reply.body
     assert_message(reply, reply.status)
@@ -255,8 +277,15 @@ def test_reads_answer_the_same_under_the_account_prefix(account: Account, client
     collaborator_id = account.api.get("/collaborators").json[0]["userId"]
     under_prefix = prefixed(account)
 
-    for path in ("/users", "/collaborators", "/roles", f"/roles/{role['roleId']}", f"/users/{role['roleId']}",
-                 f"/users/{user['userId']}", f"/collaborators/{collaborator_id}"):
+    for path in (
+        "/users",
+        "/collaborators",
+        "/roles",
+        f"/roles/{role['roleId']}",
+        f"/users/{role['roleId']}",
+        f"/users/{user['userId']}",
+        f"/collaborators/{collaborator_id}",
+    ):
         plain = account.api.get(path)
         reply = under_prefix.get(path)
         assert plain.status == reply.status == 200, (path, reply.body)
@@ -271,9 +300,18 @@ def test_writes_work_under_the_account_prefix(account: Account, client: Client) 
     assert role.status == 200, role.body
     updated = api.put("/roles", {**role.json, "name": "Releasers"})
     assert updated.status == 200, updated.body
-    assert api.post("/users", {
-        "fullName": "Pat", "email": "pat@team.example", "roleId": role.json["roleId"], "generatePassword": True,
-    }).status == 204
+    assert (
+        api.post(
+            "/users",
+            {
+                "fullName": "Pat",
+                "email": "pat@team.example",
+                "roleId": role.json["roleId"],
+                "generatePassword": True,
+            },
+        ).status
+        == 204
+    )
     user = next(user for user in account.api.get("/users").json if user["email"] == "pat@team.example")
     assert user["roleName"] == "Releasers"
     assert api.put("/users", user_change(user, fullName="Pat Renamed")).status == 204
@@ -349,9 +387,12 @@ def test_a_collaborator_can_use_their_user_level_key_in_the_account_they_collabo
     assert_message(in_other.get("/roles"), 404)
 
     role_keepers = other_account.add_role("Role keepers", {"AddRole"})
-    assert other_account.api.post(
-        "/collaborators", {"email": account.owner_email, "roleId": role_keepers["roleId"]}
-    ).status == 204
+    assert (
+        other_account.api.post(
+            "/collaborators", {"email": account.owner_email, "roleId": role_keepers["roleId"]}
+        ).status
+        == 204
+    )
 
     reply = in_other.get("/roles")
     assert reply.status == 200
@@ -388,27 +429,72 @@ def test_a_json_body_that_is_not_an_object_is_refused_with_a_message(
 
 
 WRONG_TYPES: dict[str, tuple[str, str, Callable[[Account], dict[str, Any]], str]] = {
-    "POST /users roleId 'abc'": ("POST", "/users", lambda account: {
-        "fullName": "Pat", "email": "pat@team.example", "roleId": "abc", "generatePassword": True}, "roleId"),
-    "POST /users generatePassword 'yes'": ("POST", "/users", lambda account: {
-        "fullName": "Pat", "email": "pat@team.example", "roleId": account.role_id("User"),
-        "generatePassword": "yes"}, "generatePassword"),
-    "POST /users email 5": ("POST", "/users", lambda account: {
-        "fullName": "Pat", "email": 5, "roleId": account.role_id("User"), "generatePassword": True}, "email"),
-    "POST /users roleId 1.5": ("POST", "/users", lambda account: {
-        "fullName": "Pat", "email": "pat@team.example", "roleId": 1.5, "generatePassword": True}, "roleId"),
-    "POST /users roleId true": ("POST", "/users", lambda account: {
-        "fullName": "Pat", "email": "pat@team.example", "roleId": True, "generatePassword": True}, "roleId"),
+    "POST /users roleId 'abc'": (
+        "POST",
+        "/users",
+        lambda account: {"fullName": "Pat", "email": "pat@team.example", "roleId": "abc", "generatePassword": True},
+        "roleId",
+    ),
+    "POST /users generatePassword 'yes'": (
+        "POST",
+        "/users",
+        lambda account: {
+            "fullName": "Pat",
+            "email": "pat@team.example",
+            "roleId": account.role_id("User"),
+            "generatePassword": "yes",
+        },
+        "generatePassword",
+    ),
+    "POST /users email 5": (
+        "POST",
+        "/users",
+        lambda account: {"fullName": "Pat", "email": 5, "roleId": account.role_id("User"), "generatePassword": True},
+        "email",
+    ),
+    "POST /users roleId 1.5": (
+        "POST",
+        "/users",
+        lambda account: {"fullName": "Pat", "email": "pat@team.example", "roleId": 1.5, "generatePassword": True},
+        "roleId",
+    ),
+    "POST /users roleId true": (
+        "POST",
+        "/users",
+        lambda account: {"fullName": "Pat", "email": "pat@team.example", "roleId": True, "generatePassword": True},
+        "roleId",
+    ),
     "POST /roles name 5": ("POST", "/roles", lambda account: {"name": 5}, "name"),
     "POST /roles name list": ("POST", "/roles", lambda account: {"name": ["Deployers"]}, "name"),
-    "PUT /roles roleId 'abc'": ("PUT", "/roles", lambda account: {
-        "roleId": "abc", "name": "Deployers", "groups": []}, "roleId"),
-    "PUT /users userId 'abc'": ("PUT", "/users", lambda account: {
-        "userId": "abc", "fullName": "Pat", "email": "pat@team.example", "roleId": account.role_id("User")}, "userId"),
-    "POST /collaborators roleId 'abc'": ("POST", "/collaborators", lambda account: {
-        "email": "pat@team.example", "roleId": "abc"}, "roleId"),
-    "PUT /collaborators userId 'abc'": ("PUT", "/collaborators", lambda account: {
-        "userId": "abc", "roleId": account.role_id("User")}, "userId"),
+    "PUT /roles roleId 'abc'": (
+        "PUT",
+        "/roles",
+        lambda account: {"roleId": "abc", "name": "Deployers", "groups": []},
+        "roleId",
+    ),
+    "PUT /users userId 'abc'": (
+        "PUT",
+        "/users",
+        lambda account: {
+            "userId": "abc",
+            "fullName": "Pat",
+            "email": "pat@team.example",
+            "roleId": account.role_id("User"),
+        },
+        "userId",
+    ),
+    "POST /collaborators roleId 'abc'": (
+        "POST",
+        "/collaborators",
+        lambda account: {"email": "pat@team.example", "roleId": "abc"},
+        "roleId",
+    ),
+    "PUT /collaborators userId 'abc'": (
+        "PUT",
+        "/collaborators",
+        lambda account: {"userId": "abc", "roleId": account.role_id("User")},
+        "userId",
+    ),
 }
 
 
@@ -427,8 +513,8 @@ def test_a_field_of_the_wrong_type_is_refused_naming_the_field(
 
 
 @pytest.mark.parametrize(
-    "route", [("PATCH", "/users"), ("PATCH", "/roles"), ("DELETE", "/users"), ("POST", "/roles/1"),
-              ("PUT", "/collaborators/1")],
+    "route",
+    [("PATCH", "/users"), ("PATCH", "/roles"), ("DELETE", "/users"), ("POST", "/roles/1"), ("PUT", "/collaborators/1")],
     ids=route_id,
 )
 def test_an_unsupported_method_is_405_with_a_message(shared_account: Account, route: tuple[str, str]) -> None:
@@ -461,8 +547,17 @@ def test_a_json_body_is_read_whatever_content_type_is_sent(account: Account, con
 
 
 def _every_field(**values: Any) -> dict[str, Any]:
-    names = ("name", "fullName", "email", "roleId", "userId", "generatePassword", "password", "confirmPassword",
-             "groups")
+    names = (
+        "name",
+        "fullName",
+        "email",
+        "roleId",
+        "userId",
+        "generatePassword",
+        "password",
+        "confirmPassword",
+        "groups",
+    )
     return {name: values.get(name, values.get("default")) for name in names}
 
 
@@ -478,26 +573,36 @@ JUNK_BODIES: dict[str, bytes] = {
     "null fields": json.dumps(_every_field(default=None)).encode(),
     "long strings": json.dumps(_every_field(default=LONG, email=LONG + "@x.example")).encode(),
     "long strings, real-looking ids": json.dumps(
-        _every_field(default=LONG, email=LONG + "@x.example", roleId=1, userId=1, generatePassword=False,
-                     groups=[])).encode(),
+        _every_field(default=LONG, email=LONG + "@x.example", roleId=1, userId=1, generatePassword=False, groups=[])
+    ).encode(),
     "nested objects": json.dumps(_every_field(default={"a": {"b": [1, {"c": None}]}})).encode(),
     "deeply nested arrays": b"[" * 100_000 + b"]" * 100_000,
     "deeply nested field": b'{"name": ' + b'{"a": ' * 50_000 + b"1" + b"}" * 50_001,
-    "huge ids": json.dumps(_every_field(default="", roleId=99999999999999999999, userId=99999999999999999999,
-                                        groups=[])).encode(),
-    "huge ids as strings": json.dumps(_every_field(default="", roleId="99999999999999999999",
-                                                   userId="99999999999999999999", groups=[])).encode(),
-    "negative ids": json.dumps(_every_field(default="", roleId=-5, userId=-5, generatePassword=True,
-                                            groups=[])).encode(),
+    "huge ids": json.dumps(
+        _every_field(default="", roleId=99999999999999999999, userId=99999999999999999999, groups=[])
+    ).encode(),
+    "huge ids as strings": json.dumps(
+        _every_field(default="", roleId="99999999999999999999", userId="99999999999999999999", groups=[])
+    ).encode(),
+    "negative ids": json.dumps(
+        _every_field(default="", roleId=-5, userId=-5, generatePassword=True, groups=[])
+    ).encode(),
     "float ids": json.dumps(_every_field(default="", roleId=1e308, userId=-1.5, groups=[])).encode(),
     "ids of dashes and digits": json.dumps(_every_field(default="", roleId="--1", userId="--1", groups=[])).encode(),
-    "ids of superscript digits": json.dumps(_every_field(default="", roleId="\u00b2", userId="\u00b2",
-                                                         groups=[])).encode(),
+    "ids of superscript digits": json.dumps(
+        _every_field(default="", roleId="\u00b2", userId="\u00b2", groups=[])
+    ).encode(),
     "groups of junk": json.dumps({"roleId": 1, "name": "", "groups": [None, 5, "x"]}).encode(),
     "group without permissions": json.dumps({"roleId": 1, "name": "", "groups": [{"name": "Projects"}]}).encode(),
-    "permissions of junk": json.dumps({"roleId": 1, "name": "", "groups": [
-        {"name": "Projects", "permissions": [None, {"name": 5}, {"name": "ManageProjects", "allowed": "yes"}]}
-    ]}).encode(),
+    "permissions of junk": json.dumps(
+        {
+            "roleId": 1,
+            "name": "",
+            "groups": [
+                {"name": "Projects", "permissions": [None, {"name": 5}, {"name": "ManageProjects", "allowed": "yes"}]}
+            ],
+        }
+    ).encode(),
     "group name not a string": json.dumps({"roleId": 1, "name": "", "groups": [{"name": ["Projects"]}]}).encode(),
     "NUL characters": json.dumps(_every_field(default="\x00", roleId=1, userId=1)).encode(),
 }
@@ -514,8 +619,20 @@ def test_junk_bodies_are_refused_with_a_message_never_a_server_error(
     assert_message(reply, reply.status)
 
 
-JUNK_IDS = ["99999999999999999999", "9" * 400, "-1", "0", "abc", "1.5", "1e3", "0x10", " 1", "%00", "\u00b2",
-            "\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669\u0660\u0661\u0662\u0663\u0664\u0665\u0666"]
+JUNK_IDS = [
+    "99999999999999999999",
+    "9" * 400,
+    "-1",
+    "0",
+    "abc",
+    "1.5",
+    "1e3",
+    "0x10",
+    " 1",
+    "%00",
+    "\u00b2",
+    "\u0661\u0662\u0663\u0664\u0665\u0666\u0667\u0668\u0669\u0660\u0661\u0662\u0663\u0664\u0665\u0666",
+]
 
 
 @pytest.mark.parametrize("junk_id", JUNK_IDS, ids=repr)
@@ -571,28 +688,58 @@ def _everything(role: dict[str, Any]) -> dict[str, Any]:
 REFUSALS: dict[str, tuple[int, Callable[[Team], Reply]]] = {
     "add role without name": (400, lambda t: t.account.api.post("/roles", {})),
     "add role with taken name": (409, lambda t: t.account.api.post("/roles", {"name": "administrator"})),
-    "update role with unknown permission": (400, lambda t: t.account.api.put("/roles", {
-        **_everything(t.role), "groups": [{"name": "Projects", "permissions": [{"name": "Fly", "allowed": True}]}]})),
-    "rename role to a taken name": (409, lambda t: t.account.api.put("/roles", {
-        **_everything(t.role), "name": "User"})),
-    "update built-in role": (409, lambda t: t.account.api.put("/roles", _everything(
-        t.account.api.get(f"/roles/{t.account.role_id('User')}").json))),
+    "update role with unknown permission": (
+        400,
+        lambda t: t.account.api.put(
+            "/roles",
+            {
+                **_everything(t.role),
+                "groups": [{"name": "Projects", "permissions": [{"name": "Fly", "allowed": True}]}],
+            },
+        ),
+    ),
+    "rename role to a taken name": (
+        409,
+        lambda t: t.account.api.put("/roles", {**_everything(t.role), "name": "User"}),
+    ),
+    "update built-in role": (
+        409,
+        lambda t: t.account.api.put(
+            "/roles", _everything(t.account.api.get(f"/roles/{t.account.role_id('User')}").json)
+        ),
+    ),
     "delete built-in role": (409, lambda t: t.account.api.delete(f"/roles/{t.account.role_id('User')}")),
     "delete role held by a user": (409, lambda t: t.account.api.delete(f"/roles/{t.role['roleId']}")),
     "add role without permission": (403, lambda t: t.holder_api.post("/roles", {"name": "Sneaky"})),
     "update role without permission": (403, lambda t: t.holder_api.put("/roles", _everything(t.role))),
     "delete role without permission": (403, lambda t: t.holder_api.delete(f"/roles/{t.role['roleId']}")),
-    "add user without permission": (403, lambda t: t.holder_api.post("/users", {
-        "fullName": "X", "email": "x@team.example", "roleId": t.role["roleId"], "generatePassword": True})),
-    "promote oneself without permission": (403, lambda t: t.holder_api.put("/users", user_change(
-        t.holder, roleId=t.account.role_id("Administrator")))),
+    "add user without permission": (
+        403,
+        lambda t: t.holder_api.post(
+            "/users", {"fullName": "X", "email": "x@team.example", "roleId": t.role["roleId"], "generatePassword": True}
+        ),
+    ),
+    "promote oneself without permission": (
+        403,
+        lambda t: t.holder_api.put("/users", user_change(t.holder, roleId=t.account.role_id("Administrator"))),
+    ),
     "delete user without permission": (403, lambda t: t.holder_api.delete(f"/users/{t.holder['userId']}")),
-    "add collaborator without permission": (403, lambda t: t.holder_api.post("/collaborators", {
-        "email": "x@elsewhere.example", "roleId": t.role["roleId"]})),
-    "add user with role id 'abc'": (400, lambda t: t.account.api.post("/users", {
-        "fullName": "X", "email": "x@team.example", "roleId": "abc", "generatePassword": True})),
-    "delete the owner": (409, lambda t: t.account.api.delete(
-        f"/users/{next(u['userId'] for u in t.account.api.get('/users').json if u['isOwner'])}")),
+    "add collaborator without permission": (
+        403,
+        lambda t: t.holder_api.post("/collaborators", {"email": "x@elsewhere.example", "roleId": t.role["roleId"]}),
+    ),
+    "add user with role id 'abc'": (
+        400,
+        lambda t: t.account.api.post(
+            "/users", {"fullName": "X", "email": "x@team.example", "roleId": "abc", "generatePassword": True}
+        ),
+    ),
+    "delete the owner": (
+        409,
+        lambda t: t.account.api.delete(
+            f"/users/{next(u['userId'] for u in t.account.api.get('/users').json if u['isOwner'])}"
+        ),
+    ),
 }
 
 

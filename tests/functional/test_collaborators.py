@@ -13,8 +13,19 @@ from tests.support import Account, Caller, Reply, new_account, unique
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00$")
 LIST_FIELDS = {
-    "accountId", "accountName", "isOwner", "isCollaborator", "userId", "fullName", "email", "roleId", "roleName",
-    "successfulBuildNotification", "failedBuildNotification", "notifyWhenBuildStatusChangedOnly", "created",
+    "accountId",
+    "accountName",
+    "isOwner",
+    "isCollaborator",
+    "userId",
+    "fullName",
+    "email",
+    "roleId",
+    "roleName",
+    "successfulBuildNotification",
+    "failedBuildNotification",
+    "notifyWhenBuildStatusChangedOnly",
+    "created",
 }
 DEPLOYMENT_FIELDS = {"successfulDeploymentNotification", "failedDeploymentNotification"}
 ROLE_SUMMARY_FIELDS = {"roleId", "name", "isSystem", "created"}
@@ -144,9 +155,15 @@ def test_a_collaborator_keeps_the_user_id_and_name_they_have_in_their_own_accoun
 def test_a_collaborators_email_is_recognised_in_any_case(account: Account, other_account: Account) -> None:
     their_owner = owner(other_account)
 
-    assert_done(account.api.post("/collaborators", {
-        "email": f" {other_account.owner_email.upper()}", "roleId": account.role_id("User"),
-    }))
+    assert_done(
+        account.api.post(
+            "/collaborators",
+            {
+                "email": f" {other_account.owner_email.upper()}",
+                "roleId": account.role_id("User"),
+            },
+        )
+    )
 
     [entry] = collaborators(account)
     assert (entry["userId"], entry["fullName"]) == (their_owner["userId"], their_owner["fullName"])
@@ -198,8 +215,13 @@ def test_getting_a_collaborator_shows_the_deployment_preferences_and_every_role_
 
 @pytest.mark.parametrize("who", ["unknown", "not a number", "owner", "user", "role"])
 def test_getting_someone_who_is_not_a_collaborator_is_not_found(team: Team, who: str) -> None:
-    user_id = {"unknown": 99999999999, "not a number": "abc", "owner": owner(team.account)["userId"],
-               "user": team.member["userId"], "role": team.role["roleId"]}[who]
+    user_id = {
+        "unknown": 99999999999,
+        "not a number": "abc",
+        "owner": owner(team.account)["userId"],
+        "user": team.member["userId"],
+        "role": team.role["roleId"],
+    }[who]
 
     assert_refused(team.account.api.get(f"/collaborators/{user_id}"), 404)
 
@@ -226,8 +248,11 @@ def test_adding_a_collaborator_whose_email_is_already_in_the_account_is_a_confli
 
 @pytest.mark.parametrize("role", ["unknown", "another account's", "a user's id"])
 def test_adding_a_collaborator_with_a_role_the_account_does_not_have_is_refused(team: Team, role: str) -> None:
-    role_id = {"unknown": 99999999999, "another account's": team.home.role_id("User"),
-               "a user's id": team.member["userId"]}[role]
+    role_id = {
+        "unknown": 99999999999,
+        "another account's": team.home.role_id("User"),
+        "a user's id": team.member["userId"],
+    }[role]
     before = team_state(team.account)
 
     reply = team.account.api.post("/collaborators", {"email": email(), "roleId": role_id})
@@ -299,8 +324,12 @@ def test_updating_a_collaborator_to_a_role_the_account_does_not_have_is_refused(
 
 @pytest.mark.parametrize("who", ["unknown", "owner", "user", "role"])
 def test_updating_someone_who_is_not_a_collaborator_is_not_found(team: Team, who: str) -> None:
-    user_id = {"unknown": 99999999999, "owner": owner(team.account)["userId"], "user": team.member["userId"],
-               "role": team.role["roleId"]}[who]
+    user_id = {
+        "unknown": 99999999999,
+        "owner": owner(team.account)["userId"],
+        "user": team.member["userId"],
+        "role": team.role["roleId"],
+    }[who]
     before = team_state(team.account)
 
     reply = team.account.api.put("/collaborators", {"userId": user_id, "roleId": team.role["roleId"]})
@@ -343,8 +372,13 @@ def test_deleting_a_collaborator_removes_only_their_access_and_they_can_be_added
 
 @pytest.mark.parametrize("who", ["unknown", "not a number", "owner", "user", "role"])
 def test_deleting_someone_who_is_not_a_collaborator_is_not_found(team: Team, who: str) -> None:
-    user_id = {"unknown": 99999999999, "not a number": "abc", "owner": owner(team.account)["userId"],
-               "user": team.member["userId"], "role": team.role["roleId"]}[who]
+    user_id = {
+        "unknown": 99999999999,
+        "not a number": "abc",
+        "owner": owner(team.account)["userId"],
+        "user": team.member["userId"],
+        "role": team.role["roleId"],
+    }[who]
     before = team_state(team.account)
 
     reply = team.account.api.delete(f"/collaborators/{user_id}")
@@ -368,17 +402,33 @@ def test_a_collaborator_works_in_the_account_with_their_user_level_key_until_rem
     assert reply.status == 200, reply.body
     assert reply.json == users(account)
     assert in_account.get("/collaborators").json == collaborators(account)
-    assert_refused(in_account.post("/users", {
-        "fullName": "Not Allowed", "email": email(), "roleId": account.role_id("User"), "generatePassword": True,
-    }), 403)
+    assert_refused(
+        in_account.post(
+            "/users",
+            {
+                "fullName": "Not Allowed",
+                "email": email(),
+                "roleId": account.role_id("User"),
+                "generatePassword": True,
+            },
+        ),
+        403,
+    )
 
     to_administrator = {"userId": added["userId"], "roleId": account.role_id("Administrator")}
     assert_done(account.api.put("/collaborators", to_administrator))
     address = email()
-    assert_done(in_account.post("/users", {
-        "fullName": "Added By Collaborator", "email": address, "roleId": account.role_id("User"),
-        "generatePassword": True,
-    }))
+    assert_done(
+        in_account.post(
+            "/users",
+            {
+                "fullName": "Added By Collaborator",
+                "email": address,
+                "roleId": account.role_id("User"),
+                "generatePassword": True,
+            },
+        )
+    )
     assert address in [user["email"] for user in users(account)]
     assert address not in [user["email"] for user in users(other_account)]
 
@@ -392,8 +442,12 @@ def test_a_collaborators_own_account_key_does_not_act_on_the_account(team: Team)
     before = team_state(team.account)
 
     assert_refused(under_prefix(team.account, team.home.key).get("/users"), 404)
-    assert_refused(under_prefix(team.account, team.home.key).post("/collaborators", {
-        "email": email(), "roleId": team.user_role_id}), 404)
+    assert_refused(
+        under_prefix(team.account, team.home.key).post(
+            "/collaborators", {"email": email(), "roleId": team.user_role_id}
+        ),
+        404,
+    )
     own = team.home.api.get("/users")
     assert [user["email"] for user in own.json] == [team.home.owner_email]
 
@@ -409,8 +463,10 @@ def test_a_user_with_the_built_in_user_role_can_read_collaborators_but_not_chang
     before = team_state(team.account)
 
     assert caller.get("/collaborators").json == before["collaborators"]
-    assert caller.get(f"/collaborators/{collaborator_id}").json == team.account.api.get(
-        f"/collaborators/{collaborator_id}").json
+    assert (
+        caller.get(f"/collaborators/{collaborator_id}").json
+        == team.account.api.get(f"/collaborators/{collaborator_id}").json
+    )
     assert_refused(caller.post("/collaborators", {"email": email(), "roleId": team.user_role_id}), 403)
     assert_refused(caller.put("/collaborators", {"userId": collaborator_id, "roleId": team.user_role_id}), 403)
     assert_refused(caller.delete(f"/collaborators/{collaborator_id}"), 403)

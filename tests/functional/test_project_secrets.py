@@ -48,8 +48,9 @@ def read_yaml(account: Account, project: dict[str, Any]) -> str:
 
 
 def put_yaml(account: Account, project: dict[str, Any], text: str) -> Reply:
-    return account.api.put(project_path(project) + "/settings/yaml", raw=text.encode(),
-                           headers={"Content-Type": "text/plain"})
+    return account.api.put(
+        project_path(project) + "/settings/yaml", raw=text.encode(), headers={"Content-Type": "text/plain"}
+    )
 
 
 def secret_named(variables: list[dict[str, Any]], name: str) -> str:
@@ -73,8 +74,13 @@ def assert_nowhere(account: Account, project: dict[str, Any], plain: str) -> Non
     """No response about the project, from any reader, and not its stored item, holds ``plain``."""
     member = member_of_role(account, "User")
     for caller in (account.api, member):
-        for path in ("/projects", project_path(project), project_path(project) + "/settings",
-                     project_path(project) + "/settings/yaml", variables_path(project)):
+        for path in (
+            "/projects",
+            project_path(project),
+            project_path(project) + "/settings",
+            project_path(project) + "/settings/yaml",
+            variables_path(project),
+        ):
             reply = caller.get(path)
             assert reply.status == 200, reply.body
             assert plain.encode() not in reply.body, path
@@ -188,8 +194,10 @@ def test_yaml_round_trip_keeps_the_secret(account: Account, project: dict[str, A
 
 
 def test_yaml_secure_notification_setting_is_stored_as_a_token(account: Account, project: dict[str, Any]) -> None:
-    text = ("notifications:\n  - provider: Webhook\n    url: https://hooks.example.com/build\n"
-            "    headers:\n      Authorization:\n        secure: notify-plain\n")
+    text = (
+        "notifications:\n  - provider: Webhook\n    url: https://hooks.example.com/build\n"
+        "    headers:\n      Authorization:\n        secure: notify-plain\n"
+    )
 
     assert put_yaml(account, project, text).status == 204
 
@@ -224,15 +232,17 @@ def test_settings_put_with_a_new_plain_secret_encrypts_it(
 
 def test_encrypted_deployment_setting_is_stored_as_a_token(account: Account, project: dict[str, Any]) -> None:
     settings = read_settings(account, project)
-    settings["configuration"]["deployments"] = [{
-        "provider": "FTP",
-        "providerSettings": [
-            {"name": "server", "value": {"isEncrypted": False, "value": "ftp.example.com"}},
-            {"name": "password", "value": {"isEncrypted": True, "value": "ftp-plain"}},
-        ],
-        "onBranch": [],
-        "onEnvironmentVariables": [],
-    }]
+    settings["configuration"]["deployments"] = [
+        {
+            "provider": "FTP",
+            "providerSettings": [
+                {"name": "server", "value": {"isEncrypted": False, "value": "ftp.example.com"}},
+                {"name": "password", "value": {"isEncrypted": True, "value": "ftp-plain"}},
+            ],
+            "onBranch": [],
+            "onEnvironmentVariables": [],
+        }
+    ]
 
     assert account.api.put("/projects", settings).status == 204
 
@@ -300,23 +310,42 @@ def test_a_token_of_another_project_of_the_account_is_refused(
 # Validation of the variable list
 
 
-@pytest.mark.parametrize("body", [
-    {"name": "A", "value": {"isEncrypted": False, "value": "x"}},
-    "A=x",
-    None,
-    [{"value": {"isEncrypted": False, "value": "x"}}],
-    [{"name": "", "value": {"isEncrypted": False, "value": "x"}}],
-    [{"name": 5, "value": {"isEncrypted": False, "value": "x"}}],
-    [{"name": "A", "value": {"isEncrypted": False, "value": "x"}},
-     {"name": "A", "value": {"isEncrypted": False, "value": "y"}}],
-    [{"name": "A", "value": "x"}],
-    [{"name": "A"}],
-    [{"name": "A", "value": {"isEncrypted": "yes", "value": "x"}}],
-    [{"name": "A", "value": {"isEncrypted": False, "value": 5}}],
-    [{"name": "A", "value": {"isEncrypted": True, "value": {"nested": "x"}}}],
-    ["A"],
-], ids=["object", "string", "null", "no-name", "empty-name", "number-name", "duplicate", "value-string",
-        "no-value", "flag-not-bool", "value-number", "secret-object", "string-entry"])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"name": "A", "value": {"isEncrypted": False, "value": "x"}},
+        "A=x",
+        None,
+        [{"value": {"isEncrypted": False, "value": "x"}}],
+        [{"name": "", "value": {"isEncrypted": False, "value": "x"}}],
+        [{"name": 5, "value": {"isEncrypted": False, "value": "x"}}],
+        [
+            {"name": "A", "value": {"isEncrypted": False, "value": "x"}},
+            {"name": "A", "value": {"isEncrypted": False, "value": "y"}},
+        ],
+        [{"name": "A", "value": "x"}],
+        [{"name": "A"}],
+        [{"name": "A", "value": {"isEncrypted": "yes", "value": "x"}}],
+        [{"name": "A", "value": {"isEncrypted": False, "value": 5}}],
+        [{"name": "A", "value": {"isEncrypted": True, "value": {"nested": "x"}}}],
+        ["A"],
+    ],
+    ids=[
+        "object",
+        "string",
+        "null",
+        "no-name",
+        "empty-name",
+        "number-name",
+        "duplicate",
+        "value-string",
+        "no-value",
+        "flag-not-bool",
+        "value-number",
+        "secret-object",
+        "string-entry",
+    ],
+)
 def test_bad_variable_list_is_refused_and_nothing_changes(
     account: Account, project: dict[str, Any], token: str, body: Any
 ) -> None:
@@ -326,8 +355,11 @@ def test_bad_variable_list_is_refused_and_nothing_changes(
     assert read_variables(account.api, project) == before
 
 
-@pytest.mark.parametrize("raw", [b"", b"\xff\xfe\x00\x01binary\x80", b"[{", b"[" * 5000 + b"]" * 5000],
-                         ids=["empty", "binary", "truncated", "deep"])
+@pytest.mark.parametrize(
+    "raw",
+    [b"", b"\xff\xfe\x00\x01binary\x80", b"[{", b"[" * 5000 + b"]" * 5000],
+    ids=["empty", "binary", "truncated", "deep"],
+)
 def test_junk_variable_body_is_a_client_error(account: Account, project: dict[str, Any], raw: bytes) -> None:
     reply = account.api.put(variables_path(project), raw=raw)
 

@@ -17,18 +17,52 @@ ARTIFACTS = [{"path": "out/*.zip", "name": "pkg", "type": "zip"}]
 
 # The Configuration fields and values the API contract shows for a new project.
 SPEC_DEFAULTS: dict[str, Any] = {
-    **{name: [] for name in [
-        "initScripts", "includeBranches", "excludeBranches", "onBuildSuccessScripts", "onBuildErrorScripts",
-        "operatingSystem", "services", "environmentVariables", "environmentVariablesMatrix", "installScripts",
-        "hostsEntries", "platform", "configuration", "buildScripts", "beforeBuildScripts", "afterBuildScripts",
-        "testAssemblies", "testCategories", "testCategoriesMatrix", "testScripts", "beforeTestScripts",
-        "afterTestScripts", "deployments", "deployScripts", "beforeDeployScripts", "afterDeployScripts",
-        "matrixAllowFailures", "artifacts", "notifications",
-    ]},
-    **{name: False for name in [
-        "patchAssemblyInfo", "shallowClone", "packageWebApplicationProjects", "packageWebApplicationProjectsXCopy",
-        "packageAzureCloudServiceProjects", "packageNuGetProjects", "matrixFastFinish",
-    ]},
+    **{
+        name: []
+        for name in [
+            "initScripts",
+            "includeBranches",
+            "excludeBranches",
+            "onBuildSuccessScripts",
+            "onBuildErrorScripts",
+            "operatingSystem",
+            "services",
+            "environmentVariables",
+            "environmentVariablesMatrix",
+            "installScripts",
+            "hostsEntries",
+            "platform",
+            "configuration",
+            "buildScripts",
+            "beforeBuildScripts",
+            "afterBuildScripts",
+            "testAssemblies",
+            "testCategories",
+            "testCategoriesMatrix",
+            "testScripts",
+            "beforeTestScripts",
+            "afterTestScripts",
+            "deployments",
+            "deployScripts",
+            "beforeDeployScripts",
+            "afterDeployScripts",
+            "matrixAllowFailures",
+            "artifacts",
+            "notifications",
+        ]
+    },
+    **{
+        name: False
+        for name in [
+            "patchAssemblyInfo",
+            "shallowClone",
+            "packageWebApplicationProjects",
+            "packageWebApplicationProjectsXCopy",
+            "packageAzureCloudServiceProjects",
+            "packageNuGetProjects",
+            "matrixFastFinish",
+        ]
+    },
     "assemblyVersionFormat": "{version}",
     "assemblyFileVersionFormat": "{version}",
     "assemblyInformationalVersionFormat": "{version}",
@@ -38,11 +72,28 @@ SPEC_DEFAULTS: dict[str, Any] = {
     "deployMode": "providers",
 }
 PROJECT_FIELDS = {
-    "projectId", "accountId", "accountName", "builds", "name", "slug", "repositoryType", "repositoryScm",
-    "repositoryName", "isPrivate", "skipBranchesWithoutServiceYml", "securityDescriptor", "created",
+    "projectId",
+    "accountId",
+    "accountName",
+    "builds",
+    "name",
+    "slug",
+    "repositoryType",
+    "repositoryScm",
+    "repositoryName",
+    "isPrivate",
+    "skipBranchesWithoutServiceYml",
+    "securityDescriptor",
+    "created",
 }
-SETTINGS_ONLY_FIELDS = {"versionFormat", "nextBuildNumber", "webhookId", "webhookUrl", "ignoreServiceYml",
-                        "configuration"}
+SETTINGS_ONLY_FIELDS = {
+    "versionFormat",
+    "nextBuildNumber",
+    "webhookId",
+    "webhookUrl",
+    "ignoreServiceYml",
+    "configuration",
+}
 
 YAML_SETTINGS = """\
 version: 2.3.{build}
@@ -81,8 +132,9 @@ def read_yaml(account: Account, project: dict[str, Any]) -> str:
 
 
 def put_yaml(account: Account, project: dict[str, Any], text: str, content_type: str = "text/plain") -> Reply:
-    return account.api.put(project_path(project) + "/settings/yaml", raw=text.encode(),
-                           headers={"Content-Type": content_type})
+    return account.api.put(
+        project_path(project) + "/settings/yaml", raw=text.encode(), headers={"Content-Type": content_type}
+    )
 
 
 def without_updated(settings: dict[str, Any]) -> dict[str, Any]:
@@ -114,9 +166,7 @@ def test_settings_hold_the_project_and_the_build_images(account: Account, projec
     assert body["images"] and all(isinstance(image["name"], str) and image["name"] for image in body["images"])
 
 
-def test_settings_carry_every_project_field_and_the_settings_fields(
-    account: Account, project: dict[str, Any]
-) -> None:
+def test_settings_carry_every_project_field_and_the_settings_fields(account: Account, project: dict[str, Any]) -> None:
     settings = read_settings(account, project)
 
     assert set(settings) >= PROJECT_FIELDS | SETTINGS_ONLY_FIELDS
@@ -184,8 +234,9 @@ def test_put_twice_of_read_settings_is_stable(account: Account, project: dict[st
 
 
 def test_configuration_change_shows_in_settings_and_yaml(account: Account, project: dict[str, Any]) -> None:
-    changed = with_configuration(read_settings(account, project), buildScripts=BUILD_SCRIPTS,
-                                 installScripts=INSTALL_SCRIPTS, artifacts=ARTIFACTS)
+    changed = with_configuration(
+        read_settings(account, project), buildScripts=BUILD_SCRIPTS, installScripts=INSTALL_SCRIPTS, artifacts=ARTIFACTS
+    )
 
     reply = account.api.put("/projects", changed)
 
@@ -202,8 +253,13 @@ def test_configuration_change_shows_in_settings_and_yaml(account: Account, proje
 
 def test_project_level_fields_change_with_a_put(account: Account, project: dict[str, Any]) -> None:
     settings = read_settings(account, project)
-    changed = {**settings, "versionFormat": "3.1.{build}-{branch}", "isPrivate": True,
-               "skipBranchesWithoutServiceYml": True, "ignoreServiceYml": True}
+    changed = {
+        **settings,
+        "versionFormat": "3.1.{build}-{branch}",
+        "isPrivate": True,
+        "skipBranchesWithoutServiceYml": True,
+        "ignoreServiceYml": True,
+    }
 
     assert account.api.put("/projects", changed).status == 204
 
@@ -223,13 +279,19 @@ def test_put_naming_the_project_by_id_updates_it(account: Account, project: dict
 
 def test_fields_a_put_omits_return_to_their_defaults(account: Account, project: dict[str, Any]) -> None:
     settings = read_settings(account, project)
-    customised = with_configuration({**settings, "versionFormat": "2.{build}", "isPrivate": True},
-                                    installScripts=INSTALL_SCRIPTS)
+    customised = with_configuration(
+        {**settings, "versionFormat": "2.{build}", "isPrivate": True}, installScripts=INSTALL_SCRIPTS
+    )
     assert account.api.put("/projects", customised).status == 204
 
-    reply = account.api.put("/projects", {
-        "accountName": account.name, "slug": project["slug"], "configuration": {"buildScripts": BUILD_SCRIPTS},
-    })
+    reply = account.api.put(
+        "/projects",
+        {
+            "accountName": account.name,
+            "slug": project["slug"],
+            "configuration": {"buildScripts": BUILD_SCRIPTS},
+        },
+    )
 
     assert reply.status == 204, reply.body
     after = read_settings(account, project)
@@ -248,9 +310,7 @@ def test_put_may_set_the_next_build_number(account: Account, project: dict[str, 
     assert read_settings(account, project)["nextBuildNumber"] == 42
 
 
-def test_version_format_without_build_is_refused_and_nothing_changes(
-    account: Account, project: dict[str, Any]
-) -> None:
+def test_version_format_without_build_is_refused_and_nothing_changes(account: Account, project: dict[str, Any]) -> None:
     before = read_settings(account, project)
     changed = with_configuration({**before, "versionFormat": "1.0.{branch}"}, buildScripts=BUILD_SCRIPTS)
 
@@ -260,25 +320,29 @@ def test_version_format_without_build_is_refused_and_nothing_changes(
     assert read_settings(account, project) == before
 
 
-@pytest.mark.parametrize("configuration", [
-    {"noSuchSetting": True},
-    {"buildScripts": "x"},
-    {"buildScripts": [{"language": "fortran", "script": "x"}]},
-    {"buildScripts": [{"language": "sh"}]},
-    {"buildScripts": [5]},
-    {"patchAssemblyInfo": "yes"},
-    {"buildMode": 3},
-    {"artifacts": [{"name": "no path"}]},
-    {"artifacts": "out/*.zip"},
-    {"environmentVariables": [{"name": "A"}]},
-    {"environmentVariables": {"A": "b"}},
-    {"msBuildVerbosity": "loud"},
-    {"maxJobs": 0},
-    {"notifications": [{}]},
-    {"deployments": [{"provider": "S3", "providerSettings": 5}]},
-    "not an object",
-    [],
-], ids=lambda value: str(value)[:40])
+@pytest.mark.parametrize(
+    "configuration",
+    [
+        {"noSuchSetting": True},
+        {"buildScripts": "x"},
+        {"buildScripts": [{"language": "fortran", "script": "x"}]},
+        {"buildScripts": [{"language": "sh"}]},
+        {"buildScripts": [5]},
+        {"patchAssemblyInfo": "yes"},
+        {"buildMode": 3},
+        {"artifacts": [{"name": "no path"}]},
+        {"artifacts": "out/*.zip"},
+        {"environmentVariables": [{"name": "A"}]},
+        {"environmentVariables": {"A": "b"}},
+        {"msBuildVerbosity": "loud"},
+        {"maxJobs": 0},
+        {"notifications": [{}]},
+        {"deployments": [{"provider": "S3", "providerSettings": 5}]},
+        "not an object",
+        [],
+    ],
+    ids=lambda value: str(value)[:40],
+)
 def test_bad_configuration_is_refused_and_nothing_changes(
     account: Account, project: dict[str, Any], configuration: Any
 ) -> None:
@@ -289,17 +353,20 @@ def test_bad_configuration_is_refused_and_nothing_changes(
     assert read_settings(account, project) == before
 
 
-@pytest.mark.parametrize(("field", "value"), [
-    ("isPrivate", "yes"),
-    ("versionFormat", 5),
-    ("nextBuildNumber", "abc"),
-    ("nextBuildNumber", -1),
-    ("nextBuildNumber", 0),
-    ("projectId", "seven"),
-    ("slug", ["widget"]),
-    ("securityDescriptor", "open"),
-    ("securityDescriptor", {"roleAces": "all"}),
-])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("isPrivate", "yes"),
+        ("versionFormat", 5),
+        ("nextBuildNumber", "abc"),
+        ("nextBuildNumber", -1),
+        ("nextBuildNumber", 0),
+        ("projectId", "seven"),
+        ("slug", ["widget"]),
+        ("securityDescriptor", "open"),
+        ("securityDescriptor", {"roleAces": "all"}),
+    ],
+)
 def test_bad_project_level_field_is_refused_and_nothing_changes(
     account: Account, project: dict[str, Any], field: str, value: Any
 ) -> None:
@@ -397,13 +464,17 @@ def test_empty_yaml_resets_the_configuration(account: Account, project: dict[str
     assert {name: configuration.get(name) for name in SPEC_DEFAULTS} == SPEC_DEFAULTS
 
 
-@pytest.mark.parametrize(("text", "named"), [
-    ("install: [unclosed", "line"),
-    ("install:\n  - echo one\n bad_indent: x\n", "line"),
-    ("bogus_key: 1\n", "bogus_key"),
-    ("install:\n  - echo hi\nbuild:\n  no_such_build_setting: true\n", "no_such_build_setting"),
-    ("version: 1.0.{branch}\n", "{build}"),
-], ids=["unclosed", "indentation", "unknown-key", "unknown-nested-key", "version-without-build"])
+@pytest.mark.parametrize(
+    ("text", "named"),
+    [
+        ("install: [unclosed", "line"),
+        ("install:\n  - echo one\n bad_indent: x\n", "line"),
+        ("bogus_key: 1\n", "bogus_key"),
+        ("install:\n  - echo hi\nbuild:\n  no_such_build_setting: true\n", "no_such_build_setting"),
+        ("version: 1.0.{branch}\n", "{build}"),
+    ],
+    ids=["unclosed", "indentation", "unknown-key", "unknown-nested-key", "version-without-build"],
+)
 def test_bad_yaml_is_refused_with_where_and_nothing_changes(
     account: Account, project: dict[str, Any], text: str, named: str
 ) -> None:
@@ -418,19 +489,23 @@ def test_bad_yaml_is_refused_with_where_and_nothing_changes(
     assert read_settings(account, project) == settings_before
 
 
-@pytest.mark.parametrize("text", [
-    "- install: echo hi\n",
-    "42\n",
-    "just some text\n",
-    "install: {sh: 1, cmd: 2}\n",
-    "environment: [A, B]\n",
-    "artifacts:\n  - name: no path\n",
-    "build_script:\n  - fortran: x\n",
-    "max_jobs: lots\n",
-    "a: &x [*x]\n",
-    "[" * 3000 + "]" * 3000,
-    "!!python/object/apply:os.system ['true']\n",
-], ids=range(11))
+@pytest.mark.parametrize(
+    "text",
+    [
+        "- install: echo hi\n",
+        "42\n",
+        "just some text\n",
+        "install: {sh: 1, cmd: 2}\n",
+        "environment: [A, B]\n",
+        "artifacts:\n  - name: no path\n",
+        "build_script:\n  - fortran: x\n",
+        "max_jobs: lots\n",
+        "a: &x [*x]\n",
+        "[" * 3000 + "]" * 3000,
+        "!!python/object/apply:os.system ['true']\n",
+    ],
+    ids=range(11),
+)
 def test_yaml_of_the_wrong_shape_is_a_client_error(account: Account, project: dict[str, Any], text: str) -> None:
     before = read_settings(account, project)
 
@@ -441,8 +516,11 @@ def test_yaml_of_the_wrong_shape_is_a_client_error(account: Account, project: di
     assert read_settings(account, project) == before
 
 
-@pytest.mark.parametrize("raw", [b"\xff\xfe\x00\x01binary\x80", b"install: \xc3\x28\n", bytes(range(256))],
-                         ids=["binary", "bad-utf8", "all-bytes"])
+@pytest.mark.parametrize(
+    "raw",
+    [b"\xff\xfe\x00\x01binary\x80", b"install: \xc3\x28\n", bytes(range(256))],
+    ids=["binary", "bad-utf8", "all-bytes"],
+)
 def test_binary_yaml_body_is_a_client_error(account: Account, project: dict[str, Any], raw: bytes) -> None:
     reply = account.api.put(project_path(project) + "/settings/yaml", raw=raw, headers={"Content-Type": "text/plain"})
 
@@ -469,18 +547,22 @@ def test_build_number_survives_a_settings_put(account: Account, project: dict[st
     assert read_settings(account, project)["nextBuildNumber"] == 42
 
 
-@pytest.mark.parametrize("body", [
-    {"nextBuildNumber": 0},
-    {"nextBuildNumber": -1},
-    {"nextBuildNumber": "abc"},
-    {"nextBuildNumber": 1.5},
-    {"nextBuildNumber": True},
-    {"nextBuildNumber": None},
-    {"nextBuildNumber": 2**40},
-    {},
-    [42],
-    42,
-], ids=lambda value: str(value))
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"nextBuildNumber": 0},
+        {"nextBuildNumber": -1},
+        {"nextBuildNumber": "abc"},
+        {"nextBuildNumber": 1.5},
+        {"nextBuildNumber": True},
+        {"nextBuildNumber": None},
+        {"nextBuildNumber": 2**40},
+        {},
+        [42],
+        42,
+    ],
+    ids=lambda value: str(value),
+)
 def test_bad_build_number_is_refused_and_nothing_changes(account: Account, project: dict[str, Any], body: Any) -> None:
     assert account.api.put(project_path(project) + "/settings/build-number", {"nextBuildNumber": 7}).status == 204
 
@@ -488,8 +570,9 @@ def test_bad_build_number_is_refused_and_nothing_changes(account: Account, proje
     assert read_settings(account, project)["nextBuildNumber"] == 7
 
 
-@pytest.mark.parametrize("raw", [b"", b"\xff\xfe\x00\x01binary\x80", b"{", b"null", b"[" * 5000 + b"]" * 5000],
-                         ids=range(5))
+@pytest.mark.parametrize(
+    "raw", [b"", b"\xff\xfe\x00\x01binary\x80", b"{", b"null", b"[" * 5000 + b"]" * 5000], ids=range(5)
+)
 def test_junk_build_number_body_is_a_client_error(account: Account, project: dict[str, Any], raw: bytes) -> None:
     reply = account.api.put(project_path(project) + "/settings/build-number", raw=raw)
 

@@ -122,11 +122,14 @@ def test_hosted_providers_refuse_anything_but_owner_and_repository(
     assert listed_slugs(account.api) == []
 
 
-@pytest.mark.parametrize("url", [
-    "https://git.example.com/team/widget.git",
-    "http://git.example.com/team/widget.git",
-    "git://git.example.com/team/widget.git",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://git.example.com/team/widget.git",
+        "http://git.example.com/team/widget.git",
+        "git://git.example.com/team/widget.git",
+    ],
+)
 def test_git_provider_takes_a_clone_url_and_names_the_project_after_its_last_segment(
     account: Account, url: str
 ) -> None:
@@ -153,10 +156,13 @@ def test_git_provider_refuses_relative_paths_and_other_schemes(account: Account,
     assert listed_slugs(account.api) == []
 
 
-@pytest.mark.parametrize(("provider", "url", "scm"), [
-    ("mercurial", "https://hg.example.com/team/widget", "mercurial"),
-    ("subversion", "https://svn.example.com/repos/widget", "subversion"),
-])
+@pytest.mark.parametrize(
+    ("provider", "url", "scm"),
+    [
+        ("mercurial", "https://hg.example.com/team/widget", "mercurial"),
+        ("subversion", "https://svn.example.com/repos/widget", "subversion"),
+    ],
+)
 def test_mercurial_and_subversion_projects_are_recorded_with_their_scm(
     account: Account, provider: str, url: str, scm: str
 ) -> None:
@@ -177,13 +183,16 @@ def test_unknown_provider_is_refused_with_the_allowed_values(account: Account, p
     assert listed_slugs(account.api) == []
 
 
-@pytest.mark.parametrize("body", [
-    {"repositoryName": "octo/widget"},
-    {"repositoryProvider": "gitHub"},
-    {"repositoryProvider": 5, "repositoryName": "octo/widget"},
-    {"repositoryProvider": "gitHub", "repositoryName": ["octo/widget"]},
-    {"repositoryProvider": None, "repositoryName": None},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"repositoryName": "octo/widget"},
+        {"repositoryProvider": "gitHub"},
+        {"repositoryProvider": 5, "repositoryName": "octo/widget"},
+        {"repositoryProvider": "gitHub", "repositoryName": ["octo/widget"]},
+        {"repositoryProvider": None, "repositoryName": None},
+    ],
+)
 def test_add_project_needs_both_fields_as_text(account: Account, body: dict[str, Any]) -> None:
     assert_refused(account.api.post("/projects", body), 400)
     assert listed_slugs(account.api) == []
@@ -192,12 +201,15 @@ def test_add_project_needs_both_fields_as_text(account: Account, body: dict[str,
 # Slugs
 
 
-@pytest.mark.parametrize(("repository", "slug"), [
-    ("octo/Hello.World", "hello-world"),
-    ("octo/My_Great  Repo", "my-great-repo"),
-    ("octo/widget", "widget"),
-    ("octo/--Edge--", "edge"),
-])
+@pytest.mark.parametrize(
+    ("repository", "slug"),
+    [
+        ("octo/Hello.World", "hello-world"),
+        ("octo/My_Great  Repo", "my-great-repo"),
+        ("octo/widget", "widget"),
+        ("octo/--Edge--", "edge"),
+    ],
+)
 def test_slug_is_the_url_safe_lower_case_name(account: Account, repository: str, slug: str) -> None:
     project = add_project(account, repository)
 
@@ -277,16 +289,17 @@ def test_unknown_slug_is_not_found(account: Account, suffix: str) -> None:
     assert_not_found(account.api.get(f"/projects/{account.name}/no-such-project{suffix}"))
 
 
-@pytest.mark.parametrize(("method", "suffix", "body"), [
-    ("DELETE", "", None),
-    ("DELETE", "/buildcache", None),
-    ("PUT", "/settings/yaml", None),
-    ("PUT", "/settings/environment-variables", []),
-    ("PUT", "/settings/build-number", {"nextBuildNumber": 5}),
-])
-def test_changing_an_unknown_project_is_not_found(
-    account: Account, method: str, suffix: str, body: Any
-) -> None:
+@pytest.mark.parametrize(
+    ("method", "suffix", "body"),
+    [
+        ("DELETE", "", None),
+        ("DELETE", "/buildcache", None),
+        ("PUT", "/settings/yaml", None),
+        ("PUT", "/settings/environment-variables", []),
+        ("PUT", "/settings/build-number", {"nextBuildNumber": 5}),
+    ],
+)
+def test_changing_an_unknown_project_is_not_found(account: Account, method: str, suffix: str, body: Any) -> None:
     raw = b"install: echo hi" if suffix == "/settings/yaml" else None
     reply = account.api.call(method, f"/projects/{account.name}/no-such-project{suffix}", body, raw=raw)
 
@@ -311,12 +324,15 @@ def test_another_accounts_project_is_not_found(account: Account, other_account: 
     assert_not_found(account.api.get(project_path(theirs) + suffix))
 
 
-@pytest.mark.parametrize(("method", "suffix", "body"), [
-    ("DELETE", "", None),
-    ("DELETE", "/buildcache", None),
-    ("PUT", "/settings/environment-variables", []),
-    ("PUT", "/settings/build-number", {"nextBuildNumber": 5}),
-])
+@pytest.mark.parametrize(
+    ("method", "suffix", "body"),
+    [
+        ("DELETE", "", None),
+        ("DELETE", "/buildcache", None),
+        ("PUT", "/settings/environment-variables", []),
+        ("PUT", "/settings/build-number", {"nextBuildNumber": 5}),
+    ],
+)
 def test_another_accounts_project_cannot_be_changed(
     account: Account, other_account: Account, method: str, suffix: str, body: Any
 ) -> None:
@@ -438,13 +454,16 @@ def test_user_role_member_cannot_add_a_project(account: Account) -> None:
     assert listed_slugs(account.api) == []
 
 
-@pytest.mark.parametrize(("method", "suffix", "body"), [
-    ("DELETE", "", None),
-    ("DELETE", "/buildcache", None),
-    ("PUT", "/settings/yaml", None),
-    ("PUT", "/settings/environment-variables", []),
-    ("PUT", "/settings/build-number", {"nextBuildNumber": 5}),
-])
+@pytest.mark.parametrize(
+    ("method", "suffix", "body"),
+    [
+        ("DELETE", "", None),
+        ("DELETE", "/buildcache", None),
+        ("PUT", "/settings/yaml", None),
+        ("PUT", "/settings/environment-variables", []),
+        ("PUT", "/settings/build-number", {"nextBuildNumber": 5}),
+    ],
+)
 def test_user_role_member_cannot_change_a_project(account: Account, method: str, suffix: str, body: Any) -> None:
     project = add_project(account, "octo/widget")
     cached = put_cache_object(project, "job1/x.zip")
@@ -575,7 +594,10 @@ def test_restricted_rights_show_in_the_descriptor(account: Account) -> None:
 
     after = settings_of(account, project)
     assert ace_of(after, role["roleId"])["accessRights"] == [
-        {"name": "View"}, {"name": "RunBuild"}, {"name": "Update", "allowed": False}, {"name": "Delete"},
+        {"name": "View"},
+        {"name": "RunBuild"},
+        {"name": "Update", "allowed": False},
+        {"name": "Delete"},
     ]
     assert ace_of(after, account.role_id("User"))["accessRights"][3] == {"name": "Delete", "allowed": False}
     assert account.api.get(project_path(project)).json["project"]["securityDescriptor"] == after["securityDescriptor"]
@@ -615,10 +637,14 @@ def test_descriptor_naming_a_role_of_another_account_is_refused(account: Account
     project = add_project(account, "octo/widget")
     foreign_role = other_account.add_role("Theirs")
     settings = settings_of(account, project)
-    settings["securityDescriptor"]["roleAces"].append({
-        "roleId": foreign_role["roleId"], "name": "Theirs", "isAdmin": False,
-        "accessRights": [{"name": "View", "allowed": False}],
-    })
+    settings["securityDescriptor"]["roleAces"].append(
+        {
+            "roleId": foreign_role["roleId"],
+            "name": "Theirs",
+            "isAdmin": False,
+            "accessRights": [{"name": "View", "allowed": False}],
+        }
+    )
 
     assert_refused(account.api.put("/projects", settings), 400)
 
@@ -677,7 +703,10 @@ def test_project_calls_need_a_key(account: Account) -> None:
     project = add_project(account, "octo/widget")
     anonymous = Caller(account.client, None)
 
-    for reply in (anonymous.get("/projects"), anonymous.get(project_path(project)),
-                  anonymous.post("/projects", {"repositoryProvider": "gitHub", "repositoryName": unique("o/r")})):
+    for reply in (
+        anonymous.get("/projects"),
+        anonymous.get(project_path(project)),
+        anonymous.post("/projects", {"repositoryProvider": "gitHub", "repositoryName": unique("o/r")}),
+    ):
         assert_refused(reply, 401)
     assert listed_slugs(account.api) == ["widget"]

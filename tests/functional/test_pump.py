@@ -195,10 +195,13 @@ def test_message_whose_handler_raised_is_delivered_again(queue_urls: dict[str, s
 def test_only_the_records_a_handler_reports_as_failed_are_delivered_again(queue_urls: dict[str, str]) -> None:
     url = queue_urls[PARTIAL_QUEUE]
     redeliver_after_one_second(url)
-    aws.client("sqs").send_message_batch(QueueUrl=url, Entries=[
-        {"Id": "keep", "MessageBody": "keep-me"},
-        {"Id": "retry", "MessageBody": "retry-me"},
-    ])
+    aws.client("sqs").send_message_batch(
+        QueueUrl=url,
+        Entries=[
+            {"Id": "keep", "MessageBody": "keep-me"},
+            {"Id": "retry", "MessageBody": "retry-me"},
+        ],
+    )
 
     with running_pump():  # started after sending, so the first receive holds both messages
         wait_until(lambda: deliveries.bodies(PARTIAL_QUEUE).count("retry-me") >= 2, "retry-me to come back")

@@ -26,9 +26,7 @@ TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,7})?\+00:00$")
 def flags(role: dict[str, Any]) -> dict[str, bool]:
     """Every permission of role details with whether it is allowed."""
     return {
-        permission["name"]: permission["allowed"]
-        for group in role["groups"]
-        for permission in group["permissions"]
+        permission["name"]: permission["allowed"] for group in role["groups"] for permission in group["permissions"]
     }
 
 
@@ -63,10 +61,16 @@ def user_of_role(account: Account, role: str) -> tuple[dict[str, Any], Caller]:
 
 
 def move_user(account: Account, user: dict[str, Any], role_id: int) -> None:
-    reply = account.api.put("/users", {
-        "userId": user["userId"], "fullName": user["fullName"], "email": user["email"], "password": None,
-        "roleId": role_id,
-    })
+    reply = account.api.put(
+        "/users",
+        {
+            "userId": user["userId"],
+            "fullName": user["fullName"],
+            "email": user["email"],
+            "password": None,
+            "roleId": role_id,
+        },
+    )
     assert reply.status == 204, reply.body
 
 
@@ -85,7 +89,10 @@ def test_role_list_shows_built_in_roles_first_then_custom_roles_without_groups(a
     roles = account.api.get("/roles").json
 
     assert [(role["name"], role["isSystem"]) for role in roles] == [
-        ("Administrator", True), ("User", True), ("Deployers", False), ("Auditors", False),
+        ("Administrator", True),
+        ("User", True),
+        ("Deployers", False),
+        ("Auditors", False),
     ]
     assert [role["roleId"] for role in roles[2:]] == [first["roleId"], second["roleId"]]
     assert all("groups" not in role for role in roles)
@@ -263,7 +270,8 @@ def _allowed_not_a_boolean(role: dict[str, Any]) -> dict[str, Any]:
 
 
 @pytest.mark.parametrize(
-    "spoil", [_unknown_permission, _unknown_group, _no_groups, _groups_not_a_list, _allowed_not_a_boolean],
+    "spoil",
+    [_unknown_permission, _unknown_group, _no_groups, _groups_not_a_list, _allowed_not_a_boolean],
     ids=lambda spoil: spoil.__name__.strip("_"),
 )
 def test_updating_a_role_with_malformed_groups_is_refused_and_changes_nothing(account: Account, spoil: Any) -> None:

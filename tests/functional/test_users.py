@@ -13,8 +13,19 @@ from tests.support import Account, Caller, Reply, new_account, unique
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00$")
 LIST_FIELDS = {
-    "accountId", "accountName", "isOwner", "isCollaborator", "userId", "fullName", "email", "roleId", "roleName",
-    "successfulBuildNotification", "failedBuildNotification", "notifyWhenBuildStatusChangedOnly", "created",
+    "accountId",
+    "accountName",
+    "isOwner",
+    "isCollaborator",
+    "userId",
+    "fullName",
+    "email",
+    "roleId",
+    "roleName",
+    "successfulBuildNotification",
+    "failedBuildNotification",
+    "notifyWhenBuildStatusChangedOnly",
+    "created",
 }
 DEPLOYMENT_FIELDS = {"successfulDeploymentNotification", "failedDeploymentNotification"}
 ROLE_SUMMARY_FIELDS = {"roleId", "name", "isSystem", "created"}
@@ -38,8 +49,12 @@ def built_in_role_id(account: Account, role: str) -> int:
 def new_user_body(account: Account, **changes: Any) -> dict[str, Any]:
     """A valid POST /users body (a fresh e-mail, the User role, a password given twice), with ``changes``."""
     body = {
-        "fullName": "Pat Example", "email": email(), "roleId": built_in_role_id(account, "User"),
-        "generatePassword": False, "password": PASSWORD, "confirmPassword": PASSWORD,
+        "fullName": "Pat Example",
+        "email": email(),
+        "roleId": built_in_role_id(account, "User"),
+        "generatePassword": False,
+        "password": PASSWORD,
+        "confirmPassword": PASSWORD,
     }
     return {**body, **changes}
 
@@ -67,10 +82,20 @@ def full_user(account: Account, user_id: int) -> dict[str, Any]:
 def user_change(account: Account, user_id: int, **changes: Any) -> dict[str, Any]:
     """The full PUT /users body that keeps the user as it is apart from ``changes``."""
     user = full_user(account, user_id)
-    kept = {name: user[name] for name in (
-        "userId", "fullName", "email", "roleId", "successfulBuildNotification", "failedBuildNotification",
-        "notifyWhenBuildStatusChangedOnly", "successfulDeploymentNotification", "failedDeploymentNotification",
-    )}
+    kept = {
+        name: user[name]
+        for name in (
+            "userId",
+            "fullName",
+            "email",
+            "roleId",
+            "successfulBuildNotification",
+            "failedBuildNotification",
+            "notifyWhenBuildStatusChangedOnly",
+            "successfulDeploymentNotification",
+            "failedDeploymentNotification",
+        )
+    }
     return {**kept, "password": None, **changes}
 
 
@@ -154,7 +179,9 @@ def test_added_users_are_listed_after_the_owner_in_the_order_added(account: Acco
 
     assert [user["email"] for user in listed] == [account.owner_email, first, second]
     assert [(user["fullName"], user["roleName"]) for user in listed[1:]] == [
-        ("First Example", "User"), ("Second Example", "Deployers")]
+        ("First Example", "User"),
+        ("Second Example", "Deployers"),
+    ]
     assert listed[2]["roleId"] == account.role_id("Deployers")
     for user in listed[1:]:
         assert set(user) == LIST_FIELDS
@@ -218,7 +245,13 @@ def test_a_role_id_under_the_users_path_shows_the_role_with_its_groups(team: Tea
     assert reply.status == 200, reply.body
     assert reply.json["name"] == role and reply.json["roleId"] == role_id
     assert [group["name"] for group in reply.json["groups"]] == [
-        "Projects", "Environments", "Account", "Users", "Roles", "User"]
+        "Projects",
+        "Environments",
+        "Account",
+        "Users",
+        "Roles",
+        "User",
+    ]
     assert reply.json == team.account.api.get(f"/roles/{role_id}").json
 
 
@@ -227,8 +260,9 @@ def test_a_role_id_under_the_users_path_shows_the_role_with_its_groups(team: Tea
 
 def test_adding_a_user_with_a_password_given_twice_lists_it(account: Account) -> None:
     role = account.add_role("Deployers")
-    body = new_user_body(account, fullName="Pat Example", roleId=role["roleId"], password="8 chars!",
-                         confirmPassword="8 chars!")
+    body = new_user_body(
+        account, fullName="Pat Example", roleId=role["roleId"], password="8 chars!", confirmPassword="8 chars!"
+    )
 
     assert_done(account.api.post("/users", body))
 
@@ -241,9 +275,15 @@ def test_adding_a_user_with_a_password_given_twice_lists_it(account: Account) ->
 
 def test_adding_a_user_with_a_generated_password_needs_no_password(account: Account) -> None:
     address = email()
-    reply = account.api.post("/users", {
-        "fullName": "Gen Example", "email": address, "roleId": account.role_id("User"), "generatePassword": True,
-    })
+    reply = account.api.post(
+        "/users",
+        {
+            "fullName": "Gen Example",
+            "email": address,
+            "roleId": account.role_id("User"),
+            "generatePassword": True,
+        },
+    )
 
     assert_done(reply)
     assert user_by_email(account, address)["fullName"] == "Gen Example"
@@ -294,8 +334,11 @@ def test_adding_a_user_with_a_field_of_the_wrong_type_is_refused_naming_it(team:
     assert users(team.account) == before
 
 
-@pytest.mark.parametrize("address", ["plainaddress", "no-domain@", "@no-local.example", "with space@team.example",
-                                     "x" * 250 + "@team.example"], ids=repr)
+@pytest.mark.parametrize(
+    "address",
+    ["plainaddress", "no-domain@", "@no-local.example", "with space@team.example", "x" * 250 + "@team.example"],
+    ids=repr,
+)
 def test_adding_a_user_with_an_invalid_email_is_refused(team: Team, address: str) -> None:
     before = users(team.account)
 
@@ -386,8 +429,13 @@ def test_passwords_never_appear_in_any_response(account: Account) -> None:
     new_password = "An0ther-Secret-Pass"
     changed = account.api.put("/users", user_change(account, user_id, password=new_password))
 
-    replies = [added, changed, account.api.get("/users"), account.api.get(f"/users/{user_id}"),
-               account.api.get("/collaborators")]
+    replies = [
+        added,
+        changed,
+        account.api.get("/users"),
+        account.api.get(f"/users/{user_id}"),
+        account.api.get("/collaborators"),
+    ]
 
     assert (added.status, changed.status) == (204, 204), (added.body, changed.body)
     for reply in replies:
@@ -404,15 +452,27 @@ def test_updating_a_user_changes_what_it_shows_and_marks_it_updated(account: Acc
     user = account.add_user(email(), full_name="Before Example")
     new_email = email()
 
-    reply = account.api.put("/users", user_change(
-        account, user["userId"], fullName="After Example", email=new_email, roleId=role["roleId"],
-        password="N3w-Password-Here", notifyWhenBuildStatusChangedOnly=True,
-    ))
+    reply = account.api.put(
+        "/users",
+        user_change(
+            account,
+            user["userId"],
+            fullName="After Example",
+            email=new_email,
+            roleId=role["roleId"],
+            password="N3w-Password-Here",
+            notifyWhenBuildStatusChangedOnly=True,
+        ),
+    )
 
     assert_done(reply)
     shown = full_user(account, user["userId"])
     assert (shown["fullName"], shown["email"], shown["roleId"], shown["roleName"]) == (
-        "After Example", new_email, role["roleId"], "Deployers")
+        "After Example",
+        new_email,
+        role["roleId"],
+        "Deployers",
+    )
     assert shown["notifyWhenBuildStatusChangedOnly"] is True
     assert shown["created"] == user["created"]
     assert TIMESTAMP.match(shown["updated"]), shown["updated"]
@@ -421,7 +481,9 @@ def test_updating_a_user_changes_what_it_shows_and_marks_it_updated(account: Acc
     assert set(listed) == LIST_FIELDS | {"updated"}
     assert (listed["roleName"], listed["updated"]) == ("Deployers", shown["updated"])
     assert [(entry["userId"], entry["email"]) for entry in users(account)] == [
-        (owner(account)["userId"], account.owner_email), (user["userId"], new_email)]
+        (owner(account)["userId"], account.owner_email),
+        (user["userId"], new_email),
+    ]
     assert "updated" not in owner(account)
     assert_done(account.api.post("/users", new_user_body(account, email=user["email"])))  # the old e-mail is free
 
@@ -460,8 +522,9 @@ def test_changing_a_users_email_to_another_members_is_a_conflict(team: Team, tak
     }[taken]
     before = team_state(team.account)
 
-    reply = team.account.api.put("/users", user_change(team.account, team.member["userId"], email=address,
-                                                       fullName="Changed"))
+    reply = team.account.api.put(
+        "/users", user_change(team.account, team.member["userId"], email=address, fullName="Changed")
+    )
 
     assert_refused(reply, 409)
     assert team_state(team.account) == before
@@ -470,8 +533,9 @@ def test_changing_a_users_email_to_another_members_is_a_conflict(team: Team, tak
 def test_changing_the_owners_email_to_a_users_is_a_conflict(team: Team) -> None:
     before = team_state(team.account)
 
-    reply = team.account.api.put("/users", user_change(team.account, owner(team.account)["userId"],
-                                                       email=f" {team.member['email'].upper()}"))
+    reply = team.account.api.put(
+        "/users", user_change(team.account, owner(team.account)["userId"], email=f" {team.member['email'].upper()}")
+    )
 
     assert_refused(reply, 409)
     assert team_state(team.account) == before
@@ -533,8 +597,9 @@ def test_updating_a_user_to_a_role_the_account_does_not_have_is_refused(
 def test_updating_a_user_with_a_short_password_is_refused(team: Team) -> None:
     before = team_state(team.account)
 
-    reply = team.account.api.put("/users", user_change(
-        team.account, team.member["userId"], password="short", fullName="Changed"))
+    reply = team.account.api.put(
+        "/users", user_change(team.account, team.member["userId"], password="short", fullName="Changed")
+    )
 
     assert_names_field(reply, "password")
     assert team_state(team.account) == before
@@ -551,9 +616,7 @@ UPDATE_WRONG_TYPES: dict[str, tuple[str, Any]] = {
 
 
 @pytest.mark.parametrize("case", UPDATE_WRONG_TYPES.values(), ids=UPDATE_WRONG_TYPES.keys())
-def test_updating_a_user_with_a_field_of_the_wrong_type_is_refused_naming_it(
-    team: Team, case: tuple[str, Any]
-) -> None:
+def test_updating_a_user_with_a_field_of_the_wrong_type_is_refused_naming_it(team: Team, case: tuple[str, Any]) -> None:
     field, value = case
     body = {**user_change(team.account, team.member["userId"], fullName="Changed"), field: value}
     before = team_state(team.account)
@@ -600,8 +663,12 @@ def test_deleting_the_owner_is_refused(team: Team) -> None:
 
 @pytest.mark.parametrize("who", ["unknown", "not a number", "collaborator", "role"])
 def test_deleting_someone_who_is_not_a_user_of_the_account_is_not_found(team: Team, who: str) -> None:
-    user_id = {"unknown": 99999999999, "not a number": "abc", "collaborator": team.collaborator["userId"],
-               "role": team.role["roleId"]}[who]
+    user_id = {
+        "unknown": 99999999999,
+        "not a number": "abc",
+        "collaborator": team.collaborator["userId"],
+        "role": team.role["roleId"],
+    }[who]
     before = team_state(team.account)
     roles_before = team.account.api.get("/roles").json
 
@@ -636,12 +703,18 @@ def test_a_user_with_the_built_in_user_role_can_read_users_but_not_change_them(t
     before = team_state(team.account)
 
     assert caller.get("/users").json == before["users"]
-    assert caller.get(f"/users/{team.member['userId']}").json == team.account.api.get(
-        f"/users/{team.member['userId']}").json
+    assert (
+        caller.get(f"/users/{team.member['userId']}").json
+        == team.account.api.get(f"/users/{team.member['userId']}").json
+    )
     assert_refused(caller.post("/users", new_user_body(team.account)), 403)
     assert_refused(caller.put("/users", user_change(team.account, team.member["userId"], fullName="Self Renamed")), 403)
-    assert_refused(caller.put("/users", user_change(
-        team.account, team.member["userId"], roleId=team.account.role_id("Administrator"))), 403)
+    assert_refused(
+        caller.put(
+            "/users", user_change(team.account, team.member["userId"], roleId=team.account.role_id("Administrator"))
+        ),
+        403,
+    )
     assert_refused(caller.delete(f"/users/{team.member['userId']}"), 403)
     assert_refused(caller.delete(f"/users/{owner(team.account)['userId']}"), 403)
 

@@ -27,9 +27,18 @@ def row(**variables: str) -> Json:
 
 
 def configuration(**fields: Any) -> Json:
-    return {"operatingSystem": [], "environmentVariables": [], "environmentVariablesMatrix": [], "configuration": [],
-            "platform": [], "matrixAllowFailures": [], "matrixExclude": [], "matrixOnly": [], "matrixExcept": [],
-            **fields}
+    return {
+        "operatingSystem": [],
+        "environmentVariables": [],
+        "environmentVariablesMatrix": [],
+        "configuration": [],
+        "platform": [],
+        "matrixAllowFailures": [],
+        "matrixExclude": [],
+        "matrixOnly": [],
+        "matrixExcept": [],
+        **fields,
+    }
 
 
 def names(jobs: list[JobSpec]) -> list[str]:
@@ -37,18 +46,26 @@ def names(jobs: list[JobSpec]) -> list[str]:
 
 
 def two_rows_two_platforms(**fields: Any) -> Json:
-    return configuration(environmentVariablesMatrix=[row(PY="3.11"), row(PY="3.12")], platform=values("x86", "x64"),
-                         **fields)
+    return configuration(
+        environmentVariablesMatrix=[row(PY="3.11"), row(PY="3.12")], platform=values("x86", "x64"), **fields
+    )
 
 
 def test_build_without_a_matrix_has_one_nameless_job() -> None:
     assert job_specs(configuration()) == [
-        JobSpec(number=1, name="", image=None, configuration=None, platform=None, variables=(), allow_failure=False)]
+        JobSpec(number=1, name="", image=None, configuration=None, platform=None, variables=(), allow_failure=False)
+    ]
 
 
 def test_single_job_build_has_no_name_even_with_a_value_in_each_dimension() -> None:
-    [job] = job_specs(configuration(operatingSystem=values("Ubuntu"), environmentVariablesMatrix=[row(PY="3.12")],
-                                    configuration=values("Release"), platform=values("x64")))
+    [job] = job_specs(
+        configuration(
+            operatingSystem=values("Ubuntu"),
+            environmentVariablesMatrix=[row(PY="3.12")],
+            configuration=values("Release"),
+            platform=values("x64"),
+        )
+    )
 
     assert job.name == ""
     assert (job.image, job.configuration, job.platform) == ("Ubuntu", "Release", "x64")
@@ -59,20 +76,34 @@ def test_env_rows_times_platforms_vary_platform_innermost() -> None:
     jobs = job_specs(two_rows_two_platforms())
 
     assert [(job.number, job.variables, job.platform) for job in jobs] == [
-        (1, (named("PY", "3.11"),), "x86"), (2, (named("PY", "3.11"),), "x64"),
-        (3, (named("PY", "3.12"),), "x86"), (4, (named("PY", "3.12"),), "x64")]
-    assert names(jobs) == ["Environment: PY=3.11; Platform: x86", "Environment: PY=3.11; Platform: x64",
-                           "Environment: PY=3.12; Platform: x86", "Environment: PY=3.12; Platform: x64"]
+        (1, (named("PY", "3.11"),), "x86"),
+        (2, (named("PY", "3.11"),), "x64"),
+        (3, (named("PY", "3.12"),), "x86"),
+        (4, (named("PY", "3.12"),), "x64"),
+    ]
+    assert names(jobs) == [
+        "Environment: PY=3.11; Platform: x86",
+        "Environment: PY=3.11; Platform: x64",
+        "Environment: PY=3.12; Platform: x86",
+        "Environment: PY=3.12; Platform: x64",
+    ]
 
 
 def test_image_is_outermost_and_configuration_comes_before_platform() -> None:
-    jobs = job_specs(configuration(operatingSystem=values("Ubuntu", "Visual Studio 2019"),
-                                   configuration=values("Debug", "Release"), platform=values("x64")))
+    jobs = job_specs(
+        configuration(
+            operatingSystem=values("Ubuntu", "Visual Studio 2019"),
+            configuration=values("Debug", "Release"),
+            platform=values("x64"),
+        )
+    )
 
-    assert names(jobs) == ["Image: Ubuntu; Configuration: Debug; Platform: x64",
-                           "Image: Ubuntu; Configuration: Release; Platform: x64",
-                           "Image: Visual Studio 2019; Configuration: Debug; Platform: x64",
-                           "Image: Visual Studio 2019; Configuration: Release; Platform: x64"]
+    assert names(jobs) == [
+        "Image: Ubuntu; Configuration: Debug; Platform: x64",
+        "Image: Ubuntu; Configuration: Release; Platform: x64",
+        "Image: Visual Studio 2019; Configuration: Debug; Platform: x64",
+        "Image: Visual Studio 2019; Configuration: Release; Platform: x64",
+    ]
 
 
 def test_configurations_alone_name_jobs_by_configuration() -> None:
@@ -83,19 +114,31 @@ def test_configurations_alone_name_jobs_by_configuration() -> None:
 
 
 def test_environment_part_lists_a_rows_variables_in_order() -> None:
-    jobs = job_specs(configuration(environmentVariablesMatrix=[
-        row(PYTHON="C:\\Python38", PYTHON_VERSION="3.8.x", PYTHON_ARCH="32"), row(RWE_COMPILER="MSYS")],
-        configuration=values("Release")))
+    jobs = job_specs(
+        configuration(
+            environmentVariablesMatrix=[
+                row(PYTHON="C:\\Python38", PYTHON_VERSION="3.8.x", PYTHON_ARCH="32"),
+                row(RWE_COMPILER="MSYS"),
+            ],
+            configuration=values("Release"),
+        )
+    )
 
-    assert names(jobs) == ["Environment: PYTHON=C:\\Python38, PYTHON_VERSION=3.8.x, PYTHON_ARCH=32; "
-                           "Configuration: Release",
-                           "Environment: RWE_COMPILER=MSYS; Configuration: Release"]
+    assert names(jobs) == [
+        "Environment: PYTHON=C:\\Python38, PYTHON_VERSION=3.8.x, PYTHON_ARCH=32; Configuration: Release",
+        "Environment: RWE_COMPILER=MSYS; Configuration: Release",
+    ]
 
 
 def test_secure_variable_shows_as_secure_in_the_name() -> None:
-    jobs = job_specs(configuration(environmentVariablesMatrix=[
-        {"variables": [named("DB", "mysql"), named("PASSWORD", "DHEU39J6X9VD376==", secure=True)]},
-        {"variables": [named("DB", "mssql"), named("EMPTY")]}]))
+    jobs = job_specs(
+        configuration(
+            environmentVariablesMatrix=[
+                {"variables": [named("DB", "mysql"), named("PASSWORD", "DHEU39J6X9VD376==", secure=True)]},
+                {"variables": [named("DB", "mssql"), named("EMPTY")]},
+            ]
+        )
+    )
 
     assert names(jobs) == ["Environment: DB=mysql, PASSWORD=[secure]", "Environment: DB=mssql, EMPTY="]
     assert jobs[0].variables[1] == named("PASSWORD", "DHEU39J6X9VD376==", secure=True)
@@ -115,10 +158,21 @@ def test_empty_row_gives_no_environment_part() -> None:
 
 
 def test_job_name_in_a_row_names_the_job_and_is_not_a_variable() -> None:
-    jobs = job_specs(configuration(environmentVariablesMatrix=[
-        row(job_name="Linux build", job_group="Builds", job_depends_on="Lint", job_allow_cancellation="true",
-            jobs_per_group="2", MODE="full"),
-        row(MODE="lint")]))
+    jobs = job_specs(
+        configuration(
+            environmentVariablesMatrix=[
+                row(
+                    job_name="Linux build",
+                    job_group="Builds",
+                    job_depends_on="Lint",
+                    job_allow_cancellation="true",
+                    jobs_per_group="2",
+                    MODE="full",
+                ),
+                row(MODE="lint"),
+            ]
+        )
+    )
 
     assert names(jobs) == ["Linux build", "Environment: MODE=lint"]
     assert jobs[0].variables == (named("MODE", "full"),)
@@ -131,18 +185,29 @@ def test_job_name_names_even_a_single_job() -> None:
 
 
 def test_worker_image_in_a_row_sets_that_jobs_image() -> None:
-    jobs = job_specs(configuration(operatingSystem=values("Visual Studio 2019"), environmentVariablesMatrix=[
-        row(APPVEYOR_BUILD_WORKER_IMAGE="Ubuntu", CC="gcc"), row(CC="msvc")]))
+    jobs = job_specs(
+        configuration(
+            operatingSystem=values("Visual Studio 2019"),
+            environmentVariablesMatrix=[row(APPVEYOR_BUILD_WORKER_IMAGE="Ubuntu", CC="gcc"), row(CC="msvc")],
+        )
+    )
 
     assert [job.image for job in jobs] == ["Ubuntu", "Visual Studio 2019"]
-    assert names(jobs) == ["Image: Ubuntu; Environment: APPVEYOR_BUILD_WORKER_IMAGE=Ubuntu, CC=gcc",
-                           "Image: Visual Studio 2019; Environment: CC=msvc"]
+    assert names(jobs) == [
+        "Image: Ubuntu; Environment: APPVEYOR_BUILD_WORKER_IMAGE=Ubuntu, CC=gcc",
+        "Image: Visual Studio 2019; Environment: CC=msvc",
+    ]
 
 
 def test_worker_image_rows_without_an_image_list_are_named_by_their_environment() -> None:
-    jobs = job_specs(configuration(environmentVariablesMatrix=[
-        row(APPVEYOR_BUILD_WORKER_IMAGE="Visual Studio 2015", TOOLSET="msvc-14.0"),
-        row(APPVEYOR_BUILD_WORKER_IMAGE="Ubuntu", TOOLSET="gcc")]))
+    jobs = job_specs(
+        configuration(
+            environmentVariablesMatrix=[
+                row(APPVEYOR_BUILD_WORKER_IMAGE="Visual Studio 2015", TOOLSET="msvc-14.0"),
+                row(APPVEYOR_BUILD_WORKER_IMAGE="Ubuntu", TOOLSET="gcc"),
+            ]
+        )
+    )
 
     assert [job.image for job in jobs] == ["Visual Studio 2015", "Ubuntu"]
     assert jobs[0].name == "Environment: APPVEYOR_BUILD_WORKER_IMAGE=Visual Studio 2015, TOOLSET=msvc-14.0"
@@ -152,8 +217,10 @@ def test_exclude_removes_matching_jobs_and_numbers_the_rest() -> None:
     jobs = job_specs(two_rows_two_platforms(matrixExclude=[row(PY="3.11", platform="x86")]))
 
     assert [(job.number, job.name) for job in jobs] == [
-        (1, "Environment: PY=3.11; Platform: x64"), (2, "Environment: PY=3.12; Platform: x86"),
-        (3, "Environment: PY=3.12; Platform: x64")]
+        (1, "Environment: PY=3.11; Platform: x64"),
+        (2, "Environment: PY=3.12; Platform: x86"),
+        (3, "Environment: PY=3.12; Platform: x64"),
+    ]
 
 
 def test_except_removes_matching_jobs_like_exclude() -> None:
@@ -163,8 +230,9 @@ def test_except_removes_matching_jobs_like_exclude() -> None:
 
 
 def test_only_keeps_jobs_matching_any_of_its_rows() -> None:
-    jobs = job_specs(two_rows_two_platforms(matrixOnly=[row(PY="3.12", platform="x64"), row(PY="3.11",
-                                                                                             platform="x86")]))
+    jobs = job_specs(
+        two_rows_two_platforms(matrixOnly=[row(PY="3.12", platform="x64"), row(PY="3.11", platform="x86")])
+    )
 
     assert names(jobs) == ["Environment: PY=3.11; Platform: x86", "Environment: PY=3.12; Platform: x64"]
 
@@ -190,16 +258,22 @@ def test_condition_on_a_variable_the_job_does_not_have_does_not_match() -> None:
 
 
 def test_condition_may_name_a_common_variable() -> None:
-    config = two_rows_two_platforms(environmentVariables=[named("PY", "3.11"), named("TARGET", "web")],
-                                    matrixExclude=[row(TARGET="web", PY="3.12")])
+    config = two_rows_two_platforms(
+        environmentVariables=[named("PY", "3.11"), named("TARGET", "web")], matrixExclude=[row(TARGET="web", PY="3.12")]
+    )
 
-    assert [job.name for job in job_specs(config)] == ["Environment: PY=3.11; Platform: x86",
-                                                       "Environment: PY=3.11; Platform: x64"]
+    assert [job.name for job in job_specs(config)] == [
+        "Environment: PY=3.11; Platform: x86",
+        "Environment: PY=3.11; Platform: x64",
+    ]
 
 
 def test_condition_on_a_test_category_matches_no_job() -> None:
-    jobs = job_specs(two_rows_two_platforms(matrixExclude=[row(test_category="UI")],
-                                            matrixAllowFailures=[row(test_category="UI", platform="x86")]))
+    jobs = job_specs(
+        two_rows_two_platforms(
+            matrixExclude=[row(test_category="UI")], matrixAllowFailures=[row(test_category="UI", platform="x86")]
+        )
+    )
 
     assert len(jobs) == 4
     assert not any(job.allow_failure for job in jobs)
@@ -210,8 +284,9 @@ def test_condition_without_keys_matches_every_job() -> None:
 
 
 def test_allow_failures_marks_matching_jobs() -> None:
-    jobs = job_specs(two_rows_two_platforms(matrixAllowFailures=[row(platform="x86", PY="3.12"), row(PY="3.11",
-                                                                                                     platform="x64")]))
+    jobs = job_specs(
+        two_rows_two_platforms(matrixAllowFailures=[row(platform="x86", PY="3.12"), row(PY="3.11", platform="x64")])
+    )
 
     assert [job.allow_failure for job in jobs] == [False, True, True, False]
 
@@ -222,16 +297,19 @@ def test_everything_excluded_leaves_no_jobs() -> None:
 
 
 def test_matrix_from_appveyor_yml() -> None:
-    config, _ = from_yaml("image: [Ubuntu, Visual Studio 2022]\n"
-                          "environment:\n  matrix:\n    - PY: 3.11\n    - PY: 3.12\n"
-                          "configuration: Release\n"
-                          "matrix:\n  exclude:\n    - os: Visual Studio 2022\n      PY: 3.11\n"
-                          "  allow_failures:\n    - image: Ubuntu\n      PY: 3.12\n")
+    config, _ = from_yaml(
+        "image: [Ubuntu, Visual Studio 2022]\n"
+        "environment:\n  matrix:\n    - PY: 3.11\n    - PY: 3.12\n"
+        "configuration: Release\n"
+        "matrix:\n  exclude:\n    - os: Visual Studio 2022\n      PY: 3.11\n"
+        "  allow_failures:\n    - image: Ubuntu\n      PY: 3.12\n"
+    )
 
     assert [(job.number, job.name, job.allow_failure) for job in job_specs(config)] == [
         (1, "Image: Ubuntu; Environment: PY=3.11; Configuration: Release", False),
         (2, "Image: Ubuntu; Environment: PY=3.12; Configuration: Release", True),
-        (3, "Image: Visual Studio 2022; Environment: PY=3.12; Configuration: Release", False)]
+        (3, "Image: Visual Studio 2022; Environment: PY=3.12; Configuration: Release", False),
+    ]
 
 
 def test_version_replaces_build_number_and_branch() -> None:

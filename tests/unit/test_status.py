@@ -120,7 +120,14 @@ def test_finished_statuses_are_success_failed_and_cancelled(status: Status) -> N
 
 def test_statuses_read_as_in_the_api() -> None:
     assert [status.value for status in Status] == [
-        "queued", "starting", "running", "cancelling", "success", "failed", "cancelled"]
+        "queued",
+        "starting",
+        "running",
+        "cancelling",
+        "success",
+        "failed",
+        "cancelled",
+    ]
 
 
 def test_build_without_jobs_is_queued() -> None:
@@ -185,9 +192,12 @@ def test_cancelled_build_is_cancelling_until_its_last_runner_stops() -> None:
     assert build_status([*jobs[:1], job(Status.CANCELLED), *jobs[2:]]) is Status.CANCELLED
 
 
-@pytest.mark.parametrize(("status", "allow_failure", "expected"), [
-    *[(status, False, status is Status.FAILED) for status in Status],
-    *[(status, True, False) for status in Status],
-])
+@pytest.mark.parametrize(
+    ("status", "allow_failure", "expected"),
+    [
+        *[(status, False, status is Status.FAILED) for status in Status],
+        *[(status, True, False) for status in Status],
+    ],
+)
 def test_only_a_failure_that_is_not_allowed_counts(status: Status, allow_failure: bool, expected: bool) -> None:
     assert counts_as_failure(job(status, allow_failure=allow_failure)) is expected

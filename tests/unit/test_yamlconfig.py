@@ -56,16 +56,52 @@ def round_trips(config: Json, version_format: str | None = None) -> bool:
 # --- defaults ----------------------------------------------------------------------------------------------------
 
 SPEC_DEFAULTS = {
-    **dict.fromkeys(["initScripts", "includeBranches", "excludeBranches", "onBuildSuccessScripts",
-                     "onBuildErrorScripts", "operatingSystem", "services", "environmentVariables",
-                     "environmentVariablesMatrix", "installScripts", "hostsEntries", "platform", "configuration",
-                     "buildScripts", "beforeBuildScripts", "afterBuildScripts", "testAssemblies", "testCategories",
-                     "testCategoriesMatrix", "testScripts", "beforeTestScripts", "afterTestScripts", "deployments",
-                     "deployScripts", "beforeDeployScripts", "afterDeployScripts", "matrixAllowFailures", "artifacts",
-                     "notifications"], []),
-    **dict.fromkeys(["patchAssemblyInfo", "shallowClone", "packageWebApplicationProjects",
-                     "packageWebApplicationProjectsXCopy", "packageAzureCloudServiceProjects", "packageNuGetProjects",
-                     "matrixFastFinish"], False),
+    **dict.fromkeys(
+        [
+            "initScripts",
+            "includeBranches",
+            "excludeBranches",
+            "onBuildSuccessScripts",
+            "onBuildErrorScripts",
+            "operatingSystem",
+            "services",
+            "environmentVariables",
+            "environmentVariablesMatrix",
+            "installScripts",
+            "hostsEntries",
+            "platform",
+            "configuration",
+            "buildScripts",
+            "beforeBuildScripts",
+            "afterBuildScripts",
+            "testAssemblies",
+            "testCategories",
+            "testCategoriesMatrix",
+            "testScripts",
+            "beforeTestScripts",
+            "afterTestScripts",
+            "deployments",
+            "deployScripts",
+            "beforeDeployScripts",
+            "afterDeployScripts",
+            "matrixAllowFailures",
+            "artifacts",
+            "notifications",
+        ],
+        [],
+    ),
+    **dict.fromkeys(
+        [
+            "patchAssemblyInfo",
+            "shallowClone",
+            "packageWebApplicationProjects",
+            "packageWebApplicationProjectsXCopy",
+            "packageAzureCloudServiceProjects",
+            "packageNuGetProjects",
+            "matrixFastFinish",
+        ],
+        False,
+    ),
     "assemblyInfoFile": "**\\AssemblyInfo.*",
     "assemblyVersionFormat": "{version}",
     "assemblyFileVersionFormat": "{version}",
@@ -105,137 +141,266 @@ def test_fields_missing_from_the_configuration_count_as_defaults() -> None:
 # --- what each key reads as --------------------------------------------------------------------------------------
 
 SCRIPT_KEYS = {
-    "init": "initScripts", "clone_script": "cloneScripts", "install": "installScripts",
-    "before_build": "beforeBuildScripts", "after_build": "afterBuildScripts",
-    "before_package": "beforePackageScripts", "before_test": "beforeTestScripts", "after_test": "afterTestScripts",
-    "before_deploy": "beforeDeployScripts", "after_deploy": "afterDeployScripts",
-    "on_success": "onBuildSuccessScripts", "on_failure": "onBuildErrorScripts", "on_finish": "onBuildFinishScripts",
+    "init": "initScripts",
+    "clone_script": "cloneScripts",
+    "install": "installScripts",
+    "before_build": "beforeBuildScripts",
+    "after_build": "afterBuildScripts",
+    "before_package": "beforePackageScripts",
+    "before_test": "beforeTestScripts",
+    "after_test": "afterTestScripts",
+    "before_deploy": "beforeDeployScripts",
+    "after_deploy": "afterDeployScripts",
+    "on_success": "onBuildSuccessScripts",
+    "on_failure": "onBuildErrorScripts",
+    "on_finish": "onBuildFinishScripts",
 }
 
 READS: dict[str, tuple[str, Json]] = {
-    "pull_requests": ("pull_requests:\n  do_not_increment_build_number: true",
-                      {"doNotIncrementBuildNumberOnPullRequests": True}),
-    "branches.only": ("branches:\n  only:\n    - master\n    - /release\\/.*/",
-                      {"includeBranches": values("master", "/release\\/.*/"), "branchesMode": "include"}),
+    "pull_requests": (
+        "pull_requests:\n  do_not_increment_build_number: true",
+        {"doNotIncrementBuildNumberOnPullRequests": True},
+    ),
+    "branches.only": (
+        "branches:\n  only:\n    - master\n    - /release\\/.*/",
+        {"includeBranches": values("master", "/release\\/.*/"), "branchesMode": "include"},
+    ),
     "branches.except": ("branches:\n  except: [gh-pages]", {"excludeBranches": values("gh-pages")}),
-    "branches.both": ("branches: {only: [main], except: [wip]}",
-                      {"includeBranches": values("main"), "excludeBranches": values("wip"),
-                       "branchesMode": "include"}),
+    "branches.both": (
+        "branches: {only: [main], except: [wip]}",
+        {"includeBranches": values("main"), "excludeBranches": values("wip"), "branchesMode": "include"},
+    ),
     "skip_tags": ("skip_tags: true", {"skipTags": True}),
     "skip_non_tags": ("skip_non_tags: yes", {"skipNonTags": True}),
-    "skip_commits": ("skip_commits:\n  message: /\\[chore\\]/\n  author: John\n  files:\n    - docs/*\n    - '**/*.md'",
-                     {"skipCommitsMessage": "/\\[chore\\]/", "skipCommitsAuthor": "John",
-                      "skipCommitsFiles": values("docs/*", "**/*.md")}),
-    "only_commits": ("only_commits:\n  message: /build/\n  author: /Jack|Jill/\n  files: src/",
-                     {"onlyCommitsMessage": "/build/", "onlyCommitsAuthor": "/Jack|Jill/",
-                      "onlyCommitsFiles": values("src/")}),
+    "skip_commits": (
+        "skip_commits:\n  message: /\\[chore\\]/\n  author: John\n  files:\n    - docs/*\n    - '**/*.md'",
+        {
+            "skipCommitsMessage": "/\\[chore\\]/",
+            "skipCommitsAuthor": "John",
+            "skipCommitsFiles": values("docs/*", "**/*.md"),
+        },
+    ),
+    "only_commits": (
+        "only_commits:\n  message: /build/\n  author: /Jack|Jill/\n  files: src/",
+        {"onlyCommitsMessage": "/build/", "onlyCommitsAuthor": "/Jack|Jill/", "onlyCommitsFiles": values("src/")},
+    ),
     "skip_branch_with_pr": ("skip_branch_with_pr: true", {"skipBranchWithPullRequests": True}),
     "max_jobs": ("max_jobs: 4", {"maxJobs": 4}),
     "image": ("image: Visual Studio 2019", {"operatingSystem": values("Visual Studio 2019")}),
-    "image.list": ("image:\n  - Ubuntu\n  - Visual Studio 2022",
-                   {"operatingSystem": values("Ubuntu", "Visual Studio 2022")}),
+    "image.list": (
+        "image:\n  - Ubuntu\n  - Visual Studio 2022",
+        {"operatingSystem": values("Ubuntu", "Visual Studio 2022")},
+    ),
     "os": ("os: Visual Studio 2015", {"operatingSystem": values("Visual Studio 2015")}),
     "build_cloud": ("build_cloud: [cloud-a, cloud-b]", {"buildCloud": values("cloud-a", "cloud-b")}),
     "stack": ("stack: node 9, mysql", {"stacks": values("node 9", "mysql")}),
     "clone_folder": ("clone_folder: c:\\projects\\app", {"cloneFolder": "c:\\projects\\app"}),
     "clone_depth": ("clone_depth: 5", {"cloneDepth": 5}),
     "shallow_clone": ("shallow_clone: true", {"shallowClone": True}),
-    "hosts": ("hosts:\n  queue-server: 127.0.0.1\n  db.local: 10.0.0.2",
-              {"hostsEntries": [{"host": "queue-server", "ip": "127.0.0.1"}, {"host": "db.local", "ip": "10.0.0.2"}]}),
-    "environment": ("environment:\n  CONFIG: Release\n  TOKEN:\n    secure: aBc+/==\n  EMPTY:",
-                    {"environmentVariables": [named("CONFIG", "Release"), named("TOKEN", "aBc+/==", secure=True),
-                                              named("EMPTY")]}),
-    "environment.matrix": ("environment:\n  global:\n    A: one\n  matrix:\n    - PY: 2.7\n    - PY: 3.11\n"
-                           "      KEY: {secure: xyz}",
-                           {"environmentVariables": [named("A", "one")],
-                            "environmentVariablesMatrix": [
-                                row(named("PY", "2.7")), row(named("PY", "3.11"), named("KEY", "xyz", secure=True))]}),
-    "matrix": ("matrix:\n  fast_finish: true\n  allow_failures:\n    - platform: x86\n      configuration: Debug\n"
-               "  exclude:\n    - image: Ubuntu\n      PY: 2.7\n  only:\n    - image: Ubuntu\n  except:\n"
-               "    - platform: ARM",
-               {"matrixFastFinish": True,
-                "matrixAllowFailures": [row(named("platform", "x86"), named("configuration", "Debug"))],
-                "matrixExclude": [row(named("image", "Ubuntu"), named("PY", "2.7"))],
-                "matrixOnly": [row(named("image", "Ubuntu"))],
-                "matrixExcept": [row(named("platform", "ARM"))]}),
-    "cache": ("cache:\n  - packages -> **\\packages.config\n  - node_modules",
-              {"cacheEntries": values("packages -> **\\packages.config", "node_modules")}),
+    "hosts": (
+        "hosts:\n  queue-server: 127.0.0.1\n  db.local: 10.0.0.2",
+        {"hostsEntries": [{"host": "queue-server", "ip": "127.0.0.1"}, {"host": "db.local", "ip": "10.0.0.2"}]},
+    ),
+    "environment": (
+        "environment:\n  CONFIG: Release\n  TOKEN:\n    secure: aBc+/==\n  EMPTY:",
+        {"environmentVariables": [named("CONFIG", "Release"), named("TOKEN", "aBc+/==", secure=True), named("EMPTY")]},
+    ),
+    "environment.matrix": (
+        "environment:\n  global:\n    A: one\n  matrix:\n    - PY: 2.7\n    - PY: 3.11\n      KEY: {secure: xyz}",
+        {
+            "environmentVariables": [named("A", "one")],
+            "environmentVariablesMatrix": [
+                row(named("PY", "2.7")),
+                row(named("PY", "3.11"), named("KEY", "xyz", secure=True)),
+            ],
+        },
+    ),
+    "matrix": (
+        "matrix:\n  fast_finish: true\n  allow_failures:\n    - platform: x86\n      configuration: Debug\n"
+        "  exclude:\n    - image: Ubuntu\n      PY: 2.7\n  only:\n    - image: Ubuntu\n  except:\n"
+        "    - platform: ARM",
+        {
+            "matrixFastFinish": True,
+            "matrixAllowFailures": [row(named("platform", "x86"), named("configuration", "Debug"))],
+            "matrixExclude": [row(named("image", "Ubuntu"), named("PY", "2.7"))],
+            "matrixOnly": [row(named("image", "Ubuntu"))],
+            "matrixExcept": [row(named("platform", "ARM"))],
+        },
+    ),
+    "cache": (
+        "cache:\n  - packages -> **\\packages.config\n  - node_modules",
+        {"cacheEntries": values("packages -> **\\packages.config", "node_modules")},
+    ),
     "services": ("services: [mssql2017, iis]", {"services": values("mssql2017", "iis")}),
-    "assembly_info": ("assembly_info:\n  patch: true\n  file: AssemblyInfo.*\n  assembly_version: '{version}.0'\n"
-                      "  assembly_file_version: '{version}.1'\n  assembly_informational_version: '{version}-rc'",
-                      {"patchAssemblyInfo": True, "assemblyInfoFile": "AssemblyInfo.*",
-                       "assemblyVersionFormat": "{version}.0", "assemblyFileVersionFormat": "{version}.1",
-                       "assemblyInformationalVersionFormat": "{version}-rc"}),
-    "dotnet_csproj": ("dotnet_csproj:\n  patch: true\n  file: src\\*.csproj\n  version: '{version}'\n"
-                      "  version_prefix: '1.2'\n  package_version: '{version}-pre'\n  assembly_version: '1.0'\n"
-                      "  file_version: '{version}.0'\n  informational_version: '{version}-info'",
-                      {"patchDotnetCsproj": True, "dotnetCsprojFile": "src\\*.csproj",
-                       "dotnetCsprojVersionPrefixFormat": "1.2", "dotnetCsprojPackageVersionFormat": "{version}-pre",
-                       "dotnetCsprojAssemblyVersionFormat": "1.0", "dotnetCsprojFileVersionFormat": "{version}.0",
-                       "dotnetCsprojInformationalVersionFormat": "{version}-info"}),
-    "nuget": ("nuget:\n  account_feed: true\n  project_feed: true\n  disable_publish_on_pr: true\n"
-              "  publish_wap_octopus: true",
-              {"configureNuGetAccountSource": True, "configureNuGetProjectSource": True,
-               "disableNuGetPublishOnPullRequests": True, "disableNuGetPublishForOctopusPackages": True}),
-    "xamarin": ("xamarin:\n  email: me@example.com\n  password:\n    secure: pw==\n  android: true\n  ios: true",
-                {"xamarinEmail": {"isEncrypted": False, "value": "me@example.com"},
-                 "xamarinPassword": {"isEncrypted": True, "value": "pw=="},
-                 "xamarinRegisterAndroidProduct": True, "xamarinRegisterIosProduct": True}),
+    "assembly_info": (
+        "assembly_info:\n  patch: true\n  file: AssemblyInfo.*\n  assembly_version: '{version}.0'\n"
+        "  assembly_file_version: '{version}.1'\n  assembly_informational_version: '{version}-rc'",
+        {
+            "patchAssemblyInfo": True,
+            "assemblyInfoFile": "AssemblyInfo.*",
+            "assemblyVersionFormat": "{version}.0",
+            "assemblyFileVersionFormat": "{version}.1",
+            "assemblyInformationalVersionFormat": "{version}-rc",
+        },
+    ),
+    "dotnet_csproj": (
+        "dotnet_csproj:\n  patch: true\n  file: src\\*.csproj\n  version: '{version}'\n"
+        "  version_prefix: '1.2'\n  package_version: '{version}-pre'\n  assembly_version: '1.0'\n"
+        "  file_version: '{version}.0'\n  informational_version: '{version}-info'",
+        {
+            "patchDotnetCsproj": True,
+            "dotnetCsprojFile": "src\\*.csproj",
+            "dotnetCsprojVersionPrefixFormat": "1.2",
+            "dotnetCsprojPackageVersionFormat": "{version}-pre",
+            "dotnetCsprojAssemblyVersionFormat": "1.0",
+            "dotnetCsprojFileVersionFormat": "{version}.0",
+            "dotnetCsprojInformationalVersionFormat": "{version}-info",
+        },
+    ),
+    "nuget": (
+        "nuget:\n  account_feed: true\n  project_feed: true\n  disable_publish_on_pr: true\n"
+        "  publish_wap_octopus: true",
+        {
+            "configureNuGetAccountSource": True,
+            "configureNuGetProjectSource": True,
+            "disableNuGetPublishOnPullRequests": True,
+            "disableNuGetPublishForOctopusPackages": True,
+        },
+    ),
+    "xamarin": (
+        "xamarin:\n  email: me@example.com\n  password:\n    secure: pw==\n  android: true\n  ios: true",
+        {
+            "xamarinEmail": {"isEncrypted": False, "value": "me@example.com"},
+            "xamarinPassword": {"isEncrypted": True, "value": "pw=="},
+            "xamarinRegisterAndroidProduct": True,
+            "xamarinRegisterIosProduct": True,
+        },
+    ),
     "platform": ("platform: [x86, Any CPU]", {"platform": values("x86", "Any CPU")}),
     "configuration": ("configuration: Release", {"configuration": values("Release")}),
-    "build": ("build:\n  project: App.sln\n  parallel: true\n  verbosity: detailed\n  publish_wap: true\n"
-              "  publish_wap_xcopy: true\n  publish_wap_beanstalk: true\n  publish_wap_octopus: true\n"
-              "  publish_azure_webjob: true\n  publish_azure: true\n  publish_aspnet_core: true\n"
-              "  publish_core_console: true\n  publish_nuget: true\n  publish_nuget_symbols: true\n"
-              "  include_nuget_references: true",
-              {"msBuildProjectFileName": "App.sln", "msBuildInParallel": True, "msBuildVerbosity": "detailed",
-               **dict.fromkeys(["packageWebApplicationProjects", "packageWebApplicationProjectsXCopy",
-                                "packageWebApplicationProjectsBeanstalk", "packageWebApplicationProjectsOctopus",
-                                "packageAzureWebJobProjects", "packageAzureCloudServiceProjects",
-                                "packageAspNetCoreProjects", "packageDotnetConsoleProjects", "packageNuGetProjects",
-                                "packageNuGetSymbols", "includeNuGetReferences"], True)}),
+    "build": (
+        "build:\n  project: App.sln\n  parallel: true\n  verbosity: detailed\n  publish_wap: true\n"
+        "  publish_wap_xcopy: true\n  publish_wap_beanstalk: true\n  publish_wap_octopus: true\n"
+        "  publish_azure_webjob: true\n  publish_azure: true\n  publish_aspnet_core: true\n"
+        "  publish_core_console: true\n  publish_nuget: true\n  publish_nuget_symbols: true\n"
+        "  include_nuget_references: true",
+        {
+            "msBuildProjectFileName": "App.sln",
+            "msBuildInParallel": True,
+            "msBuildVerbosity": "detailed",
+            **dict.fromkeys(
+                [
+                    "packageWebApplicationProjects",
+                    "packageWebApplicationProjectsXCopy",
+                    "packageWebApplicationProjectsBeanstalk",
+                    "packageWebApplicationProjectsOctopus",
+                    "packageAzureWebJobProjects",
+                    "packageAzureCloudServiceProjects",
+                    "packageAspNetCoreProjects",
+                    "packageDotnetConsoleProjects",
+                    "packageNuGetProjects",
+                    "packageNuGetSymbols",
+                    "includeNuGetReferences",
+                ],
+                True,
+            ),
+        },
+    ),
     "build.off": ("build: off", {"buildMode": "none"}),
-    "build_script": ("build_script:\n  - ps: .\\build.ps1", {"buildMode": "script",
-                                                          "buildScripts": [script(".\\build.ps1", "ps")]}),
-    "test": ("test:\n  assemblies:\n    only: [a.dll, b.dll]\n  categories:\n    except: [Slow]",
-             {"testAssemblies": values("a.dll", "b.dll"), "testCategories": values("Slow"),
-              "testCategoriesMode": "exclude"}),
-    "test.categories_groups": ("test:\n  assemblies: [a.dll]\n  categories:\n    - A\n    - [UI]\n    - [DAL, BL]",
-                               {"testAssemblies": values("a.dll"), "testCategories": values("A"),
-                                "testCategoriesMatrix": [{"categories": values("UI")},
-                                                         {"categories": values("DAL", "BL")}]}),
-    "test.except_assemblies": ("test:\n  assemblies:\n    except: [slow.dll]",
-                               {"testAssemblies": values("slow.dll"), "testAssembliesMode": "exclude"}),
+    "build_script": (
+        "build_script:\n  - ps: .\\build.ps1",
+        {"buildMode": "script", "buildScripts": [script(".\\build.ps1", "ps")]},
+    ),
+    "test": (
+        "test:\n  assemblies:\n    only: [a.dll, b.dll]\n  categories:\n    except: [Slow]",
+        {"testAssemblies": values("a.dll", "b.dll"), "testCategories": values("Slow"), "testCategoriesMode": "exclude"},
+    ),
+    "test.categories_groups": (
+        "test:\n  assemblies: [a.dll]\n  categories:\n    - A\n    - [UI]\n    - [DAL, BL]",
+        {
+            "testAssemblies": values("a.dll"),
+            "testCategories": values("A"),
+            "testCategoriesMatrix": [{"categories": values("UI")}, {"categories": values("DAL", "BL")}],
+        },
+    ),
+    "test.except_assemblies": (
+        "test:\n  assemblies:\n    except: [slow.dll]",
+        {"testAssemblies": values("slow.dll"), "testAssembliesMode": "exclude"},
+    ),
     "test.off": ("test: off", {"testMode": "none"}),
-    "test_script": ("test_script:\n  - sh: make test",
-                    {"testMode": "script", "testScripts": [script("make test", "sh")]}),
-    "artifacts": ("artifacts:\n  - path: bin\\*.zip\n    name: zip\n    type: zip\n  - out\\*.nupkg",
-                  {"artifacts": [{"path": "bin\\*.zip", "name": "zip", "type": "zip"}, {"path": "out\\*.nupkg"}]}),
-    "deploy": ("deploy:\n  - provider: NuGet\n    api_key:\n      secure: key==\n    skip_symbols: false\n"
-               "    on:\n      branch: master\n      appveyor_repo_tag: true\n"
-               "  - provider: GitHub\n    on:\n      branch: [main, dev]",
-               {"deployments": [
-                   {"provider": "NuGet", "providerSettings": [named("api_key", "key==", secure=True),
-                                                              named("skip_symbols", "false")],
-                    "onBranch": values("master"), "onEnvironmentVariables": [named("appveyor_repo_tag", "true")]},
-                   {"provider": "GitHub", "providerSettings": [], "onBranch": values("main", "dev"),
-                    "onEnvironmentVariables": []}]}),
+    "test_script": (
+        "test_script:\n  - sh: make test",
+        {"testMode": "script", "testScripts": [script("make test", "sh")]},
+    ),
+    "artifacts": (
+        "artifacts:\n  - path: bin\\*.zip\n    name: zip\n    type: zip\n  - out\\*.nupkg",
+        {"artifacts": [{"path": "bin\\*.zip", "name": "zip", "type": "zip"}, {"path": "out\\*.nupkg"}]},
+    ),
+    "deploy": (
+        "deploy:\n  - provider: NuGet\n    api_key:\n      secure: key==\n    skip_symbols: false\n"
+        "    on:\n      branch: master\n      appveyor_repo_tag: true\n"
+        "  - provider: GitHub\n    on:\n      branch: [main, dev]",
+        {
+            "deployments": [
+                {
+                    "provider": "NuGet",
+                    "providerSettings": [named("api_key", "key==", secure=True), named("skip_symbols", "false")],
+                    "onBranch": values("master"),
+                    "onEnvironmentVariables": [named("appveyor_repo_tag", "true")],
+                },
+                {
+                    "provider": "GitHub",
+                    "providerSettings": [],
+                    "onBranch": values("main", "dev"),
+                    "onEnvironmentVariables": [],
+                },
+            ]
+        },
+    ),
     "deploy.off": ("deploy: off", {"deployMode": "none"}),
-    "deploy_script": ("deploy_script:\n  - ./deploy.sh",
-                      {"deployMode": "script", "deployScripts": [script("./deploy.sh")]}),
-    "notifications": ("notifications:\n  - provider: Email\n    to:\n      - a@example.com\n"
-                      "    subject: 'Build {{status}}'\n    on_build_success: false\n    on_build_failure: true\n"
-                      "    on_build_status_changed: true\n"
-                      "  - provider: Slack\n    incoming_webhook:\n      secure: hook==",
-                      {"notifications": [
-                          {"provider": "Email", "settings": {"to": ["a@example.com"], "subject": "Build {{status}}"},
-                           "onBuildSuccess": False, "onBuildFailure": True, "onBuildStatusChanged": True},
-                          {"provider": "Slack", "settings": {"incoming_webhook": {"secure": "hook=="}},
-                           "onBuildSuccess": False, "onBuildFailure": False, "onBuildStatusChanged": False}]}),
-    **{key: (f"{key}:\n  - echo one\n  - ps: Write-Host two\n  - pwsh: Get-Item .\n  - sh: ls\n  - cmd: dir",
-             {field: [script("echo one"), script("Write-Host two", "ps"), script("Get-Item .", "pwsh"),
-                      script("ls", "sh"), script("dir")]})
-       for key, field in SCRIPT_KEYS.items()},
+    "deploy_script": (
+        "deploy_script:\n  - ./deploy.sh",
+        {"deployMode": "script", "deployScripts": [script("./deploy.sh")]},
+    ),
+    "notifications": (
+        "notifications:\n  - provider: Email\n    to:\n      - a@example.com\n"
+        "    subject: 'Build {{status}}'\n    on_build_success: false\n    on_build_failure: true\n"
+        "    on_build_status_changed: true\n"
+        "  - provider: Slack\n    incoming_webhook:\n      secure: hook==",
+        {
+            "notifications": [
+                {
+                    "provider": "Email",
+                    "settings": {"to": ["a@example.com"], "subject": "Build {{status}}"},
+                    "onBuildSuccess": False,
+                    "onBuildFailure": True,
+                    "onBuildStatusChanged": True,
+                },
+                {
+                    "provider": "Slack",
+                    "settings": {"incoming_webhook": {"secure": "hook=="}},
+                    "onBuildSuccess": False,
+                    "onBuildFailure": False,
+                    "onBuildStatusChanged": False,
+                },
+            ]
+        },
+    ),
+    **{
+        key: (
+            f"{key}:\n  - echo one\n  - ps: Write-Host two\n  - pwsh: Get-Item .\n  - sh: ls\n  - cmd: dir",
+            {
+                field: [
+                    script("echo one"),
+                    script("Write-Host two", "ps"),
+                    script("Get-Item .", "pwsh"),
+                    script("ls", "sh"),
+                    script("dir"),
+                ]
+            },
+        )
+        for key, field in SCRIPT_KEYS.items()
+    },
 }
 
 
@@ -268,13 +433,21 @@ def test_multi_line_scripts_keep_their_lines_and_are_written_as_literal_blocks()
 
 
 def test_variable_values_keep_the_text_they_were_written_with() -> None:
-    config, _ = from_yaml("environment:\n  PYTHON_VERSION: 3.10\n  CI: true\n  CAPS: True\n  OCTAL: 010\n"
-                          "  QUOTED: 'null'\n  EQUALS: =\n")
-    assert config["environmentVariables"] == [named("PYTHON_VERSION", "3.10"), named("CI", "true"),
-                                              named("CAPS", "True"), named("OCTAL", "010"), named("QUOTED", "null"),
-                                              named("EQUALS", "=")]
-    assert to_yaml(config, None) == ("environment:\n  PYTHON_VERSION: 3.10\n  CI: true\n  CAPS: True\n"
-                                     "  OCTAL: 010\n  QUOTED: 'null'\n  EQUALS: '='\n")
+    config, _ = from_yaml(
+        "environment:\n  PYTHON_VERSION: 3.10\n  CI: true\n  CAPS: True\n  OCTAL: 010\n  QUOTED: 'null'\n  EQUALS: =\n"
+    )
+    assert config["environmentVariables"] == [
+        named("PYTHON_VERSION", "3.10"),
+        named("CI", "true"),
+        named("CAPS", "True"),
+        named("OCTAL", "010"),
+        named("QUOTED", "null"),
+        named("EQUALS", "="),
+    ]
+    assert to_yaml(config, None) == (
+        "environment:\n  PYTHON_VERSION: 3.10\n  CI: true\n  CAPS: True\n"
+        "  OCTAL: 010\n  QUOTED: 'null'\n  EQUALS: '='\n"
+    )
 
 
 def test_an_empty_variable_has_no_value() -> None:
@@ -314,26 +487,51 @@ def test_an_empty_cmd_item_is_an_empty_script() -> None:
 
 JSON_CASES: dict[str, Json] = {
     "defaults": configuration(),
-    "scripts": configuration(installScripts=[script("echo 'a: b'"), script("two\nlines", "pwsh"), script("off"),
-                                             script("5"), script("")]),
-    "variables": configuration(environmentVariables=[named("A", "yes"), named("B", "~"), named("C", "  padded "),
-                                                     named("on", "1.0"), named("D", "x", secure=True), named("E")]),
-    "matrix": configuration(environmentVariablesMatrix=[row(named("X", "1")), row()],
-                            matrixAllowFailures=[row(named("image", "Ubuntu"))], matrixFastFinish=True),
+    "scripts": configuration(
+        installScripts=[script("echo 'a: b'"), script("two\nlines", "pwsh"), script("off"), script("5"), script("")]
+    ),
+    "variables": configuration(
+        environmentVariables=[
+            named("A", "yes"),
+            named("B", "~"),
+            named("C", "  padded "),
+            named("on", "1.0"),
+            named("D", "x", secure=True),
+            named("E"),
+        ]
+    ),
+    "matrix": configuration(
+        environmentVariablesMatrix=[row(named("X", "1")), row()],
+        matrixAllowFailures=[row(named("image", "Ubuntu"))],
+        matrixFastFinish=True,
+    ),
     "variable named global": configuration(environmentVariables=[named("global", "x")]),
     "modes": configuration(buildMode="none", testMode="script", deployMode="none"),
     "script mode with no scripts": configuration(buildMode="script", deployMode="script"),
-    "deployments": configuration(deployments=[{"provider": "S3", "providerSettings": [named("bucket", "b"),
-                                                                                      named("folder")],
-                                               "onBranch": [], "onEnvironmentVariables": [named("PLATFORM", "x64")]}]),
-    "notifications": configuration(notifications=[{"provider": "Webhook", "settings": {"url": "https://x/y",
-                                                                                       "headers": {"A": "1"},
-                                                                                       "body": "{\n}\n",
-                                                                                       "method": None},
-                                                   "onBuildSuccess": True, "onBuildFailure": True,
-                                                   "onBuildStatusChanged": False}]),
-    "test selection": configuration(testAssemblies=values("a.dll"), testAssembliesMode="exclude",
-                                    testCategories=values("Fast")),
+    "deployments": configuration(
+        deployments=[
+            {
+                "provider": "S3",
+                "providerSettings": [named("bucket", "b"), named("folder")],
+                "onBranch": [],
+                "onEnvironmentVariables": [named("PLATFORM", "x64")],
+            }
+        ]
+    ),
+    "notifications": configuration(
+        notifications=[
+            {
+                "provider": "Webhook",
+                "settings": {"url": "https://x/y", "headers": {"A": "1"}, "body": "{\n}\n", "method": None},
+                "onBuildSuccess": True,
+                "onBuildFailure": True,
+                "onBuildStatusChanged": False,
+            }
+        ]
+    ),
+    "test selection": configuration(
+        testAssemblies=values("a.dll"), testAssembliesMode="exclude", testCategories=values("Fast")
+    ),
 }
 
 
@@ -409,12 +607,52 @@ notifications: [{provider: Email, to: [a@example.com], on_build_failure: true}]
 """
 
 DOCUMENTED_ORDER = [
-    "version", "pull_requests", "branches", "skip_tags", "skip_non_tags", "skip_commits", "only_commits",
-    "skip_branch_with_pr", "max_jobs", "image", "build_cloud", "stack", "init", "clone_folder", "clone_depth",
-    "shallow_clone", "clone_script", "hosts", "environment", "matrix", "cache", "services", "install",
-    "assembly_info", "dotnet_csproj", "nuget", "xamarin", "platform", "configuration", "build", "build_script",
-    "before_build", "before_package", "after_build", "test", "test_script", "before_test", "after_test", "artifacts",
-    "before_deploy", "deploy", "deploy_script", "after_deploy", "on_success", "on_failure", "on_finish",
+    "version",
+    "pull_requests",
+    "branches",
+    "skip_tags",
+    "skip_non_tags",
+    "skip_commits",
+    "only_commits",
+    "skip_branch_with_pr",
+    "max_jobs",
+    "image",
+    "build_cloud",
+    "stack",
+    "init",
+    "clone_folder",
+    "clone_depth",
+    "shallow_clone",
+    "clone_script",
+    "hosts",
+    "environment",
+    "matrix",
+    "cache",
+    "services",
+    "install",
+    "assembly_info",
+    "dotnet_csproj",
+    "nuget",
+    "xamarin",
+    "platform",
+    "configuration",
+    "build",
+    "build_script",
+    "before_build",
+    "before_package",
+    "after_build",
+    "test",
+    "test_script",
+    "before_test",
+    "after_test",
+    "artifacts",
+    "before_deploy",
+    "deploy",
+    "deploy_script",
+    "after_deploy",
+    "on_success",
+    "on_failure",
+    "on_finish",
     "notifications",
 ]
 
@@ -509,11 +747,19 @@ def test_repeated_aliases_in_notification_settings_are_refused() -> None:
 
 # --- the repository's own appveyor.yml at build time -------------------------------------------------------------
 
-PROJECT = configuration(installScripts=[script("echo from project")],
-                        environmentVariables=[named("SHARED", "project"), named("PROJECT_ONLY", "p", secure=True)],
-                        notifications=[{"provider": "Email", "settings": {"to": ["p@example.com"]},
-                                        "onBuildSuccess": False, "onBuildFailure": True,
-                                        "onBuildStatusChanged": False}])
+PROJECT = configuration(
+    installScripts=[script("echo from project")],
+    environmentVariables=[named("SHARED", "project"), named("PROJECT_ONLY", "p", secure=True)],
+    notifications=[
+        {
+            "provider": "Email",
+            "settings": {"to": ["p@example.com"]},
+            "onBuildSuccess": False,
+            "onBuildFailure": True,
+            "onBuildStatusChanged": False,
+        }
+    ],
+)
 
 
 def test_the_repository_file_replaces_the_project_scripts() -> None:
@@ -524,8 +770,11 @@ def test_the_repository_file_replaces_the_project_scripts() -> None:
 
 def test_a_project_variable_wins_over_the_files_variable_of_the_same_name() -> None:
     merged, _ = merge_repository_file(PROJECT, "1.0.{build}", "environment:\n  SHARED: file\n  FILE_ONLY: f\n")
-    assert merged["environmentVariables"] == [named("SHARED", "project"), named("PROJECT_ONLY", "p", secure=True),
-                                              named("FILE_ONLY", "f")]
+    assert merged["environmentVariables"] == [
+        named("SHARED", "project"),
+        named("PROJECT_ONLY", "p", secure=True),
+        named("FILE_ONLY", "f"),
+    ]
 
 
 def test_the_project_version_is_used_when_the_file_has_none() -> None:
@@ -537,8 +786,10 @@ def test_the_files_version_is_used_when_it_has_one() -> None:
 
 
 def test_notifications_are_the_projects_then_the_files_without_duplicates() -> None:
-    text = ("notifications:\n  - provider: Email\n    to: [p@example.com]\n    on_build_failure: true\n"
-            "  - provider: Slack\n    channel: builds\n")
+    text = (
+        "notifications:\n  - provider: Email\n    to: [p@example.com]\n    on_build_failure: true\n"
+        "  - provider: Slack\n    channel: builds\n"
+    )
     merged, _ = merge_repository_file(PROJECT, "1.0.{build}", text)
     assert [notification["provider"] for notification in merged["notifications"]] == ["Email", "Slack"]
 
