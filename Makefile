@@ -47,9 +47,13 @@ STAGE ?= prod
 package: $(STAMP)
 	$(BIN)/python -m infra.package --stage $(STAGE) out/$(STAGE)
 
-check: test
+# What CI runs (.ci/run): lint, format, types and import contracts first (seconds), then every test.
+check: $(STAMP)
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	$(BIN)/mypy
+	$(BIN)/lint-imports
+	$(MAKE) test
 
 $(STAMP): requirements.txt requirements-dev.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
