@@ -10,7 +10,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from chalicelib.domain import progress
+from chalicelib.domain import job_messages, progress
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
@@ -21,7 +21,7 @@ from chalicelib.domain.status import Status
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
-from chalicelib.store import blobs, counters, queues, reports
+from chalicelib.store import blobs, counters, reports
 from chalicelib.store import builds as store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
@@ -74,7 +74,7 @@ def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build,
     reports.delete_reports(requeued)
     store.set_flags(build, {**build.flags, "reRunIncomplete": True})
     progress.refresh_build(build.project_id, build.build_id)
-    queues.send_jobs(requeued)
+    job_messages.send_jobs(requeued)
     return _reread(build)
 
 
@@ -275,7 +275,7 @@ def _queue(
     jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
     store.add_build(build, jobs)
     store.show_as_last_build(build, project.slug, progress.summary(build))
-    queues.send_jobs(build.job_ids)
+    job_messages.send_jobs(build.job_ids)
     return build, jobs
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -13,6 +14,7 @@ from chalicelib.store.models import JobModel
 from chalicelib.store.transactions import is_condition_failure
 
 LEASED = "running"  # the one partition of the lease index: jobs that hold a lease
+WAITING = "queued"  # the one partition of the wait index: queued build jobs, by when their message was sent
 
 
 @dataclass(frozen=True)
@@ -78,7 +80,13 @@ def job_model(job: Job) -> JobModel:
         message=job.message,
         deployment_id=job.deployment_id,
         created=job.created,
+        **_waiting(job.status == "queued" and job.deployment_id is None),
     )
+
+
+def _waiting(queued_build_job: bool) -> dict[str, Any]:
+    """The wait-index attributes of a queued build job: its message is re-sent until a runner claims it."""
+    return {"waiting": WAITING, "sent_at": int(time.time())} if queued_build_job else {}
 
 
 def get_job(job_id: str) -> Job | None:
@@ -134,7 +142,26 @@ def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) ->
     if token_hash is not None:
         extra.append(JobModel.token_hash.set(token_hash))
         extra.append(JobModel.credentials_taken.remove())  # this attempt's runner may take them
+    extra += [JobModel.waiting.remove(), JobModel.sent_at.remove()]  # claimed: nothing left to re-send
     return move_job(job_id, ["queued"], "running", extra=extra)
+
+
+def unclaimed_jobs(sent_before: int, limit: int = 100) -> list[str]:
+    """Queued build jobs whose message was last sent before ``sent_before`` (epoch seconds) and not yet claimed."""
+    found = JobModel.by_wait.query(WAITING, JobModel.sent_at < sent_before, limit=limit)
+    return [model.job_id for model in found]
+
+
+def note_resent(job_id: str) -> bool:
+    """The job's message was sent again now; False (its wait marker dropped) when the job is no longer queued."""
+    try:
+        JobModel(job_id).update(actions=[JobModel.sent_at.set(int(time.time()))], condition=JobModel.status == "queued")
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
+        JobModel(job_id).update(actions=[JobModel.waiting.remove(), JobModel.sent_at.remove()])
+        return False
+    return True
 
 
 def take_clone_credentials(job_id: str) -> bool:
@@ -248,5 +275,7 @@ def requeue_job(job_id: str) -> bool:
             JobModel.counts.remove(),
             JobModel.artifacts.remove(),
             JobModel.reports.remove(),
+            JobModel.waiting.set(WAITING),
+            JobModel.sent_at.set(int(time.time())),
         ],
     )

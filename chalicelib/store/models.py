@@ -323,6 +323,17 @@ class JobByLeaseIndex(GlobalSecondaryIndex["JobModel"]):
     lease_expires = NumberAttribute(range_key=True)
 
 
+class JobByWaitIndex(GlobalSecondaryIndex["JobModel"]):
+    """Queued build jobs by when their message was last sent. Sparse: only queued build jobs carry ``waiting``."""
+
+    class Meta:
+        index_name = "by-wait"
+        projection = AllProjection()
+
+    waiting = UnicodeAttribute(hash_key=True)
+    sent_at = NumberAttribute(range_key=True)
+
+
 class JobModel(Model):
     """A build job: one cell of the matrix, claimed by one runner at a time."""
 
@@ -350,12 +361,15 @@ class JobModel(Model):
     token_hash = UnicodeAttribute(null=True)  # SHA-256 of the job token its runner holds, while it holds one
     reports = NumberAttribute(null=True)  # messages and tests its runner has sent (a quota)
     credentials_taken = BooleanAttribute(null=True)  # its runner took the clone credentials (once per claim)
+    waiting = UnicodeAttribute(null=True)  # "queued" while a queued build job waits for its runner (by_wait index)
+    sent_at = NumberAttribute(null=True)  # when its message was last sent (epoch seconds)
     created = UTCDateTimeAttribute()
     started = UTCDateTimeAttribute(null=True)
     finished = UTCDateTimeAttribute(null=True)
     updated = UTCDateTimeAttribute(null=True)
     by_build = JobByBuildIndex()
     by_lease = JobByLeaseIndex()
+    by_wait = JobByWaitIndex()
 
 
 class JobReportModel(Model):

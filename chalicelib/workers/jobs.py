@@ -7,7 +7,7 @@ import logging
 
 from chalice.app import CloudWatchEvent, SQSEvent
 
-from chalicelib.domain import progress
+from chalicelib.domain import job_messages, progress
 
 log = logging.getLogger(__name__)
 
@@ -37,7 +37,11 @@ def abandon_jobs(event: SQSEvent) -> None:
 
 
 def sweep_leases(event: CloudWatchEvent | None = None) -> None:
-    """Every minute: jobs whose runner stopped renewing its lease end failed."""
+    """Every minute: jobs whose runner stopped renewing its lease end failed, and queued jobs no runner claimed
+    get their message again."""
     ended = progress.expire_leases()
     if ended:
         log.warning("%s jobs ended failed: their leases expired", ended)
+    resent = job_messages.resend_unclaimed_jobs()
+    if resent:
+        log.warning("%s queued jobs were sent again: no runner had claimed them", len(resent))
