@@ -159,7 +159,13 @@ def note_resent(job_id: str) -> bool:
     except UpdateError as error:
         if not is_condition_failure(error):
             raise
-        JobModel(job_id).update(actions=[JobModel.waiting.remove(), JobModel.sent_at.remove()])
+        try:  # conditional: the job may be gone meanwhile, and an update would make a stray item of its id
+            JobModel(job_id).update(
+                actions=[JobModel.waiting.remove(), JobModel.sent_at.remove()], condition=JobModel.job_id.exists()
+            )
+        except UpdateError as gone:
+            if not is_condition_failure(gone):
+                raise
         return False
     return True
 
@@ -168,7 +174,8 @@ def take_clone_credentials(job_id: str) -> bool:
     """Note that the job's runner took its clone credentials; False (nothing written) when it had them already."""
     try:
         JobModel(job_id).update(
-            actions=[JobModel.credentials_taken.set(True)], condition=JobModel.credentials_taken.does_not_exist()
+            actions=[JobModel.credentials_taken.set(True)],
+            condition=JobModel.job_id.exists() & JobModel.credentials_taken.does_not_exist(),
         )
     except UpdateError as error:
         if is_condition_failure(error):

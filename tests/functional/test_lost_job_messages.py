@@ -9,6 +9,7 @@ import pytest
 
 from chalicelib.domain.job_messages import UNCLAIMED_SECONDS, resend_unclaimed_jobs
 from chalicelib.local.pump import SqsPump
+from chalicelib.store import jobs as job_store
 from chalicelib.store import queues
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
@@ -51,3 +52,15 @@ def test_a_job_whose_message_was_just_sent_is_not_sent_again(account: Account, g
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
 
     assert job_id not in resend_unclaimed_jobs()  # sent a moment ago: a runner may well be about to claim it
+
+
+def test_a_job_deleted_before_its_message_is_sent_again_is_left_deleted(
+    account: Account, git_server: GitServer
+) -> None:
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo ran")})
+    queued = project.start()
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+    assert account.api.delete(project.path).status == 204  # the project, its builds and jobs go
+
+    assert job_store.note_resent(job_id) is False
+    assert job_store.get_job(job_id) is None  # no stray item made of its id
