@@ -16,7 +16,12 @@ from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project, find_project_by_id
 from chalicelib.domain.repositories import valid_repository
-from chalicelib.domain.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
+from chalicelib.domain.repository_credentials import (
+    NO_CREDENTIALS,
+    CredentialsChange,
+    public_repository_name,
+    with_credentials,
+)
 from chalicelib.domain.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
@@ -66,8 +71,10 @@ def update_settings(caller: Caller, change: SettingsChange) -> None:
     configuration = _protected(project, valid_configuration(change.configuration), "configuration")
     repository_type = change.repository_type or project.repository_type
     repository_name, scm = project.repository_name, project.repository_scm
-    if (repository_type, change.repository_name or repository_name) != (project.repository_type, repository_name):
-        repository_name, scm = valid_repository(repository_type, change.repository_name or repository_name)
+    # the name as responses show it is no change: a project stored with credentials in it keeps them until migrated
+    sent_name = None if change.repository_name == public_repository_name(project) else change.repository_name
+    if (repository_type, sent_name or repository_name) != (project.repository_type, repository_name):
+        repository_name, scm = valid_repository(repository_type, sent_name or repository_name)
     after = replace(
         project,
         name=valid_name(change.name, "name") if change.name and change.name.strip() else project.name,

@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 from chalicelib.domain import secrets
 from chalicelib.domain.repositories import clone_url, without_credentials
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid
+from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
 from chalicelib.store.projects import Project
 
 CREDENTIALS = "credentials"
@@ -60,8 +61,14 @@ def with_credentials(project: Project, change: CredentialsChange, before: Projec
     set: one who may update the settings, but never saw it, would otherwise point the project at their own host.
     """
     authentication = project.repository_authentication if change.authentication is None else change.authentication
-    if not authentication:
-        return replace(project, repository_authentication=None, repository_username=None, repository_password=None)
+    if not authentication:  # the deploy key stays for a later "ssh"; the host key is learnt again (a rotated one)
+        return replace(
+            project,
+            repository_authentication=None,
+            repository_username=None,
+            repository_password=None,
+            ssh_host_key=None,
+        )
     if authentication == SSH:
         return _with_deploy_key(project, before)
     if authentication != CREDENTIALS:
@@ -78,15 +85,30 @@ def with_credentials(project: Project, change: CredentialsChange, before: Projec
             "The repository moved to another host: send repositoryPassword again (the stored one goes only to the "
             "host it was set for).",
         )
-    if change.password:
-        if len(change.password.encode()) > secrets.MAX_SECRET_BYTES:
-            raise invalid(PASSWORD_FIELD, f"repositoryPassword must be at most {secrets.MAX_SECRET_BYTES} bytes long.")
-        password = secrets.encrypt(secrets.project_owner(project), PASSWORD_FIELD, change.password)
+    if change.password == "":
+        password = None  # "" removes the stored one: credentials need another, or repositoryAuthentication null
+    elif change.password is not None:
+        password = secrets.encrypt(secrets.project_owner(project), PASSWORD_FIELD, _valid_password(change.password))
     if not password:
-        raise invalid(PASSWORD_FIELD, "repositoryPassword is required with 'credentials' authentication.")
+        raise invalid(
+            PASSWORD_FIELD,
+            "repositoryPassword is required with 'credentials' authentication (repositoryAuthentication null "
+            "removes the credentials).",
+        )
     return replace(
         project, repository_authentication=CREDENTIALS, repository_username=username, repository_password=password
     )
+
+
+def _valid_password(password: str) -> str:
+    """A new password, within what KMS encrypts and long enough for the build log to mask it."""
+    if len(password.strip()) < MIN_SECRET_CHARS or len(password.encode()) > secrets.MAX_SECRET_BYTES:
+        raise invalid(
+            PASSWORD_FIELD,
+            f"repositoryPassword must be {MIN_SECRET_CHARS} characters (surrounding spaces aside) to "
+            f"{secrets.MAX_SECRET_BYTES} bytes long: a shorter one could not be masked in build logs.",
+        )
+    return password
 
 
 def _with_deploy_key(project: Project, before: Project | None) -> Project:
@@ -140,12 +162,14 @@ def migrated(project: Project) -> Project | None:
     """The project with the user and password its repository name carries moved into its credentials fields (or
     just dropped, when those are set already); None when there is nothing to move."""
     name, username, password = without_credentials(project.repository_name)
+    if name == project.repository_name:
+        return None
     moved = replace(project, repository_name=name)
-    if name == project.repository_name or (not password and not project.repository_password):
-        return None  # nothing there, or a user name alone (a token as user): kept as it is, and still never shown
-    if username and password and not project.repository_password:
-        token = secrets.encrypt(secrets.project_owner(moved), PASSWORD_FIELD, password)
-        return replace(
-            moved, repository_authentication=CREDENTIALS, repository_username=username, repository_password=token
-        )
-    return moved
+    if project.repository_password:
+        return moved  # the fields were set since: the URL's are stale
+    if not (username and password):
+        return None  # a user name alone (a token as user) or a password alone fit no fields: kept, never shown
+    token = secrets.encrypt(secrets.project_owner(moved), PASSWORD_FIELD, password)
+    return replace(
+        moved, repository_authentication=CREDENTIALS, repository_username=username, repository_password=token
+    )

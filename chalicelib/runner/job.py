@@ -88,7 +88,8 @@ def _take_clone_credentials(client: JobClient, spec: dict[str, Any]) -> None:
         spec["secrets"] = [*(spec.get("secrets") or []), str(taken["sshPrivateKey"])]
         return
     source["credentials"] = (str(taken["username"]), str(taken["password"]))
-    spec["secrets"] = [*(spec.get("secrets") or []), str(taken["password"])]
+    # an old clone URL's https://TOKEN@host/ has the token as its user name and no password: then it is the secret
+    spec["secrets"] = [*(spec.get("secrets") or []), str(taken["password"] or taken["username"])]
 
 
 def _not_dumpable() -> None:

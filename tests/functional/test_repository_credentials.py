@@ -9,6 +9,7 @@ import hashlib
 import time
 from collections.abc import Iterator
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -18,6 +19,7 @@ from chalicelib.domain.migrations import migrate
 from chalicelib.local.pump import SqsPump
 from chalicelib.scm.ssh import PUBLISHED_HOST_KEYS
 from chalicelib.store import projects as project_store
+from chalicelib.store.models import ProjectModel
 from tests.builds import FINISHED, appveyor_yml
 from tests.gitserver import GitServer, Repository
 from tests.sshserver import GitSshServer
@@ -103,6 +105,17 @@ def test_a_clone_url_with_credentials_is_refused_naming_the_fields_to_use(
     assert account.api.get("/projects").json == []
 
 
+def test_a_settings_update_cannot_put_credentials_in_the_clone_url(account: Account, private_server: GitServer) -> None:
+    url = private_repository(private_server)
+    project = add_private_project(account, url).json
+    settings = account.api.get(project_path(project) + "/settings").json["settings"]
+
+    reply = account.api.put("/projects", {**settings, "repositoryName": with_credentials(url)})
+
+    assert reply.status == 400 and "repositoryPassword" in reply.json["message"]
+    assert TOKEN not in everything_shown(account, project)
+
+
 def test_a_private_repository_builds_with_its_credentials_which_nobody_reads_back(
     account: Account, private_server: GitServer, pump: SqsPump
 ) -> None:
@@ -180,9 +193,18 @@ def test_an_ssh_server_whose_host_key_changed_is_refused(account: Account, ssh_s
     another_key = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"
     project_store.save_settings(stored, replace(stored, ssh_host_key=another_key))  # as if seen before, elsewhere
 
-    reply = account.api.post("/builds", {"accountName": project["accountName"], "projectSlug": project["slug"]})
+    start = {"accountName": project["accountName"], "projectSlug": project["slug"]}
 
-    assert reply.status == 400 and "host key" in reply.json["message"] and "refused" in reply.json["message"]
+    refused = account.api.post("/builds", start)
+    settings = account.api.get(project_path(project) + "/settings").json["settings"]
+    for authentication in (None, "ssh"):  # the owner accepts the new key: it is learnt again
+        assert account.api.put("/projects", {**settings, "repositoryAuthentication": authentication}).status == 204
+    accepted = account.api.post("/builds", start)
+
+    assert refused.status == 400 and "host key" in refused.json["message"] and "refused" in refused.json["message"]
+    assert accepted.status == 200, accepted.body
+    after = account.api.get(project_path(project) + "/settings").json["settings"]
+    assert after["sshPublicKey"] == project["sshPublicKey"]  # the same deploy key
 
 
 def test_the_published_host_keys_are_the_ones_the_hosts_publish() -> None:
@@ -203,13 +225,13 @@ def test_the_published_host_keys_are_the_ones_the_hosts_publish() -> None:
 # After the upgrade: projects stored with credentials in their clone URL
 
 
-def store_as_before(account: Account, url: str) -> dict[str, Any]:
-    """A project whose repository name carries its credentials, as the code before the refusal stored it."""
+def store_as_before(account: Account, url: str, credentials_url: str | None = None) -> dict[str, Any]:
+    """A project whose repository name carries its credentials, written to the table as the code before the refusal
+    wrote it."""
     reply = add_private_project(account, url)
     assert reply.status == 200, reply.body
-    stored = project_store.get_project(reply.json["accountId"], reply.json["slug"])
-    assert stored is not None
-    project_store.save_settings(stored, replace(stored, repository_name=with_credentials(url)))
+    item = ProjectModel.get(reply.json["accountId"], reply.json["slug"])
+    item.update(actions=[ProjectModel.repository_name.set(credentials_url or with_credentials(url))])
     return dict(reply.json)
 
 
@@ -218,9 +240,12 @@ def test_a_project_stored_with_credentials_in_its_url_keeps_building_and_shows_t
 ) -> None:
     url = private_repository(private_server)
     project = store_as_before(account, url)
+    settings = account.api.get(project_path(project) + "/settings").json["settings"]
+    saved_as_shown = account.api.put("/projects", settings)  # the name without its credentials: no change
 
     build, log = run_build(account, project)
 
+    assert saved_as_shown.status == 204, saved_as_shown.body
     assert build["status"] == "success", log
     assert TOKEN not in everything_shown(account, project) and TOKEN not in log
     assert log.count("\n0\n") == 2  # nor the scripts' environment (APPVEYOR_REPO_NAME included), nor .git
@@ -249,6 +274,20 @@ def test_the_migration_moves_credentials_out_of_the_url_and_the_project_still_bu
     assert build["status"] == "success", log
 
 
+def test_a_token_given_as_the_user_name_of_an_old_url_is_left_there_by_the_migration_and_still_works(
+    account: Account, tmp_path: Path, pump: SqsPump
+) -> None:
+    with GitServer(tmp_path, credentials=(TOKEN, "")) as server:  # GitHub's https://TOKEN@github.com/... form
+        url = private_repository(server)
+        project = store_as_before(account, url, url.replace("http://", f"http://{TOKEN}@"))
+
+        migrate()
+        build, log = run_build(account, project)
+
+    assert build["status"] == "success", log
+    assert TOKEN not in everything_shown(account, project) and TOKEN not in log
+
+
 def test_the_stored_password_does_not_follow_the_repository_to_another_host(
     account: Account, private_server: GitServer
 ) -> None:
@@ -264,3 +303,25 @@ def test_the_stored_password_does_not_follow_the_repository_to_another_host(
 
     assert moved.status == 400 and "repositoryPassword" in moved.json["message"]
     assert resent.status == 204
+
+
+def test_the_password_is_kept_unless_sent_and_too_short_a_one_is_refused(
+    account: Account, private_server: GitServer
+) -> None:
+    url = private_repository(private_server)
+    body = {"repositoryAuthentication": "credentials", "repositoryUsername": USER}
+    project = add_private_project(account, url, **body, repositoryPassword=TOKEN).json
+    settings = account.api.get(project_path(project) + "/settings").json["settings"]
+
+    too_short = add_private_project(account, url, **body, repositoryPassword="ab")
+    kept = account.api.put("/projects", {**settings, "repositoryPassword": None})
+    removed_alone = account.api.put("/projects", {**settings, "repositoryPassword": ""})
+    started = account.api.post("/builds", {"accountName": project["accountName"], "projectSlug": project["slug"]})
+    removed = account.api.put("/projects", {**settings, "repositoryAuthentication": None})
+
+    assert too_short.status == 400 and "repositoryPassword" in too_short.json["message"]
+    assert kept.status == 204 and started.status == 200, started.body
+    assert removed_alone.status == 400 and "repositoryAuthentication null" in removed_alone.json["message"]
+    assert removed.status == 204
+    shown = account.api.get(project_path(project) + "/settings").json["settings"]
+    assert "repositoryAuthentication" not in shown and "repositoryUsername" not in shown
