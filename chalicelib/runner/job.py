@@ -15,17 +15,17 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from chalicelib.runner import shell
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
-from chalicelib.runner.attempt import TIMED_OUT, Attempt
+from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.cache import restore_cache, save_cache
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
+from chalicelib.runner.run import Run
 from chalicelib.runner.worker_api import WorkerApi
 
 log = logging.getLogger(__name__)
@@ -36,21 +36,6 @@ _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")  # of the runner's own enviro
 
 class JobFailed(Exception):
     """A phase failed; the message says where and why."""
-
-
-@dataclass(kw_only=True)
-class Run(Attempt):
-    """One attempt at a build job, as its phases see it."""
-
-    client: JobClient
-    spec: dict[str, Any]
-    folder: Path
-    messages: list[str] = field(default_factory=list)
-    artifacts: list[Artifact] = field(default_factory=list)
-
-    @property
-    def configuration(self) -> dict[str, Any]:
-        return dict(self.spec.get("configuration") or {})
 
 
 def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
@@ -277,19 +262,10 @@ def _build_phase(run: Run, config: dict[str, Any]) -> None:
         run.say("MSBuild is not available on this Linux runner: the build phase is skipped (use build_script).")
 
 
-def upload_artifact(run: Run, file_name: str, path: Path) -> int:
-    """Send one file as an artifact of the job through a presigned URL; its size."""
-    size = path.stat().st_size
-    run.client.send_file(run.client.artifact_upload(file_name, size), path)
-    return size
-
-
 def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
     if not entries:
         return
-    found = collect_artifacts(
-        run.folder, entries, run.variables, lambda name, path: upload_artifact(run, name, path), run.say
-    )
+    found = collect_artifacts(run.folder, entries, run.variables, run.upload_artifact, run.say)
     pushed = {artifact.file_name for artifact in run.artifacts}
     run.artifacts.extend(artifact for artifact in found if artifact.file_name not in pushed)
 

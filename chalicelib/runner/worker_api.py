@@ -34,7 +34,7 @@ from chalicelib.runner.artifacts import Artifact, canonical_type
 from chalicelib.runner.protocol import ProtocolError
 
 if TYPE_CHECKING:
-    from chalicelib.runner.job import Run
+    from chalicelib.runner.run import Run
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 8 * 1024 * 1024
@@ -138,8 +138,6 @@ class WorkerApi:
         self._run.client.add_tests([_test(_object(item), update=True) for item in _array(body)], update=True)
 
     def push_artifact(self, body: Any) -> dict[str, Any]:
-        from chalicelib.runner.job import upload_artifact
-
         fields = _object(body)
         path_text = _text(fields, "path")
         if not path_text:
@@ -153,7 +151,7 @@ class WorkerApi:
         artifact_type = canonical_type(_text(fields, "type"), path_text, self._run.say)
         name = _text(fields, "name") or PurePosixPath(file_name).stem
         self._run.say(f"Uploading artifact {file_name} ({path.stat().st_size:,} bytes)")
-        size = upload_artifact(self._run, file_name, path)
+        size = self._run.upload_artifact(file_name, path)
         artifact = Artifact(file_name, name, artifact_type, size, datetime.now(UTC))
         with self._lock:
             self._run.artifacts[:] = [a for a in self._run.artifacts if a.file_name != file_name] + [artifact]

@@ -14,6 +14,7 @@ from typing import Any
 from chalicelib.domain.yamlconfig.defaults import DEFAULT_VERSION_FORMAT, DEFAULTS, default_configuration
 from chalicelib.domain.yamlconfig.notifications import NOTIFICATIONS
 from chalicelib.domain.yamlconfig.pipeline import ARTIFACTS, BUILD, DEPLOY, TEST, read_modes
+from chalicelib.domain.yamlconfig.scalars import Plain
 from chalicelib.domain.yamlconfig.sections import SCRIPT_FIELDS, SCRIPTS, STACKS, branches, group, mode_scripts, single
 from chalicelib.domain.yamlconfig.syntax import (
     COUNT,
@@ -23,7 +24,6 @@ from chalicelib.domain.yamlconfig.syntax import (
     TEXT,
     VALUES,
     Json,
-    Plain,
     Section,
     dump,
     fail,

@@ -4,8 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.domain.yamlconfig.scalars import Plain, Scalar
 from chalicelib.domain.yamlconfig.sections import provider_settings, single
-from chalicelib.domain.yamlconfig.syntax import Json, Kind, Plain, Scalar, boolean, fail, items
+from chalicelib.domain.yamlconfig.syntax import (
+    Json,
+    Kind,
+    boolean,
+    fail,
+    items,
+)
 
 _NOTIFICATION_FLAGS = {
     "on_build_success": "onBuildSuccess",

@@ -5,17 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.user_regex import check_pattern
+from chalicelib.domain.yamlconfig.scalars import Flow, Plain, Scalar
 from chalicelib.domain.yamlconfig.sections import Fields, provider_settings, read_group, single, write_group
 from chalicelib.domain.yamlconfig.syntax import (
     FLAG,
     PATTERNS,
     TEXT,
     VALUES,
-    Flow,
     Json,
     Kind,
-    Plain,
-    Scalar,
     Section,
     choice,
     fail,

@@ -5,7 +5,16 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.domain.yamlconfig.defaults import DEFAULTS
-from chalicelib.domain.yamlconfig.syntax import Json, Kind, Plain, Section, fail, items, mapping, text
+from chalicelib.domain.yamlconfig.scalars import Plain
+from chalicelib.domain.yamlconfig.syntax import (
+    Json,
+    Kind,
+    Section,
+    fail,
+    items,
+    mapping,
+    text,
+)
 
 Fields = dict[str, tuple[str, Kind]]
 

@@ -13,28 +13,13 @@ from typing import Any
 
 from chalicelib.domain.user_regex import check_pattern
 from chalicelib.domain.validation import MAX_NESTING_DEPTH, nesting_depth
+from chalicelib.domain.yamlconfig.scalars import Plain, Scalar
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]
 # Levels of lists and mappings in appveyor.yml: its configuration, as JSON in a settings request, stays within
 # the levels a request body may have.
 MAX_YAML_DEPTH = MAX_NESTING_DEPTH - 8
-
-
-@dataclass(frozen=True)
-class Scalar:
-    """A plain YAML scalar that YAML 1.1 types (bool, int, float, timestamp), with the text it was written as."""
-
-    text: str
-    value: Any
-
-
-class Plain(str):
-    """Text written unquoted whenever reading it back gives the same text (``true``, ``3.10``, ``on``)."""
-
-
-class Flow(list[Any]):
-    """A list written inline: ``[DAL, BL]``."""
 
 
 @dataclass(frozen=True)

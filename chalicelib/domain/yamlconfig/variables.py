@@ -4,8 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.domain.yamlconfig.scalars import Plain
 from chalicelib.domain.yamlconfig.sections import group
-from chalicelib.domain.yamlconfig.syntax import FLAG, Json, Kind, Plain, Section, fail, items, mapping, text
+from chalicelib.domain.yamlconfig.syntax import (
+    FLAG,
+    Json,
+    Kind,
+    Section,
+    fail,
+    items,
+    mapping,
+    text,
+)
 
 _SECURE_SHAPE = "expected a value or {secure: <encrypted text>}."
 

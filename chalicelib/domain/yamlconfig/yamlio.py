@@ -7,7 +7,7 @@ from typing import Any
 
 import yaml
 
-from chalicelib.domain.yamlconfig.syntax import Flow, Plain, Scalar
+from chalicelib.domain.yamlconfig.scalars import Flow, Plain, Scalar
 
 
 class Loader(yaml.SafeLoader):

@@ -1,0 +1,32 @@
+"""One attempt at a build job as its phases, and the Build Worker API its scripts call, see it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from chalicelib.runner.artifacts import Artifact
+from chalicelib.runner.attempt import Attempt
+from chalicelib.runner.protocol import JobClient
+
+
+@dataclass(kw_only=True)
+class Run(Attempt):
+    """One attempt at a build job, as its phases see it."""
+
+    client: JobClient
+    spec: dict[str, Any]
+    folder: Path
+    messages: list[str] = field(default_factory=list)
+    artifacts: list[Artifact] = field(default_factory=list)
+
+    @property
+    def configuration(self) -> dict[str, Any]:
+        return dict(self.spec.get("configuration") or {})
+
+    def upload_artifact(self, file_name: str, path: Path) -> int:
+        """Send one file as an artifact of the job through a presigned URL; its size."""
+        size = path.stat().st_size
+        self.client.send_file(self.client.artifact_upload(file_name, size), path)
+        return size
