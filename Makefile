@@ -42,7 +42,7 @@ bench: $(STAMP)
 	$(BIN)/python -m bench $(BENCH)
 
 # A stage's CloudFormation template and Lambda package, out/$(STAGE)/sam.json and deployment.zip: chalice package
-# with infra/'s merge template (see infra/package.py and "Deploying to AWS" in README.md).
+# with infra/'s merge template (see infra/package.py and "Deploying to AWS" in docs/operations.md).
 STAGE ?= prod
 package: $(STAMP)
 	$(BIN)/python -m infra.package --stage $(STAGE) out/$(STAGE)

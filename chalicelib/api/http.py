@@ -4,7 +4,7 @@ Each route is served at ``/api/...`` and at ``/api/account/{accountName}/...`` (
 ``v2.`` keys need). Domain errors become ``{"message": ...}`` here, and Chalice's own error bodies
 (``Code``/``Message``) are rewritten to that shape by :func:`error_bodies`, so clients read one form.
 The limits every request shares are checked here too: the body's size and nesting, and the length of path
-segments and query parameters (README, "Limits").
+segments and query parameters (docs/api.md, "Limits").
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Rules on values that several use cases share: e-mail addresses, names, passwords; and the input limits
-(README, "Limits") that keep every request within what Lambda, KMS and a DynamoDB item can take."""
+(docs/api.md, "Limits") that keep every request within what Lambda, KMS and a DynamoDB item can take."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 6: input limits (README, "Limits"). A body over the documented size, a string over its documented length
+"""Issue 6: input limits (docs/api.md, "Limits"). A body over the documented size, a string over its documented length
 and a number out of its range are a 400 naming the field and the limit, never a 5xx, and change nothing; the exact
 limit itself is still accepted. A path segment longer than any name can be names nothing: 404."""
 
