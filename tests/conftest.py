@@ -15,14 +15,25 @@ import requests
 from chalice.test import Client
 
 from chalicelib.local.emulator import Emulator
+from tests import network_rule
 from tests.support import Account, new_account
 
+network_rule.enforce()
 _emulator = Emulator(port=0)
 _emulator.start()  # before anything makes an AWS client, so every client talks to it
 
 from chalicelib.cli import apply_stage_environment  # noqa: E402
 
 apply_stage_environment("local")
+
+
+@pytest.fixture(autouse=True)
+def loopback_only() -> Iterator[None]:
+    """A test that looked up a name or reached an address outside loopback fails, even where the code under test
+    took the refusal in its stride."""
+    network_rule.broken.clear()
+    yield
+    assert not network_rule.broken, f"the network rule: tests reach loopback only, and this one {network_rule.broken}"
 
 
 def emulator_admin_headers() -> dict[str, str]:
