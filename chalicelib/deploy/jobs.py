@@ -19,11 +19,11 @@ from typing import Any
 
 from chalicelib import deploy
 from chalicelib.config import settings
+from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped
 from chalicelib.domain import progress
 from chalicelib.domain.environments import environment_values
 from chalicelib.domain.job_environment import appveyor_variables
-from chalicelib.domain.status import Event, Status
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.store import blobs, logs

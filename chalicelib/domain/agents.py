@@ -13,10 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.config import settings
+from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.deployments import AGENT
 from chalicelib.domain.environments import environment_values, find_environment_by_access_key
-from chalicelib.domain.status import Event, Status
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
 from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store

@@ -9,8 +9,8 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from chalicelib.core.status import Status
 from chalicelib.domain.access import PROJECT_NOT_FOUND
-from chalicelib.domain.status import Status
 from chalicelib.errors import NotFound
 from chalicelib.store import badges as store
 from chalicelib.store import builds as build_store

@@ -10,6 +10,7 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.core.status import Event, Status
 from chalicelib.domain import job_messages, progress
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
@@ -17,7 +18,6 @@ from chalicelib.domain.matrix import JobSpec, build_version, job_specs
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, MAX_CONFIGURATION_BYTES
 from chalicelib.domain.projects import find_project
 from chalicelib.domain.repository_credentials import clone_source
-from chalicelib.domain.status import Status
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
@@ -66,7 +66,7 @@ def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build,
     again = [job for job in jobs if job.status in (Status.FAILED, Status.CANCELLED)]
     if not again:
         raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
-    requeued = [job.job_id for job in again if job_store.requeue_job(job.job_id)]
+    requeued = [job.job_id for job in again if job_store.transition(job.job_id, Status(job.status), Event.REQUEUE)]
     if not requeued:
         raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
     for job_id in requeued:  # the attempt starts afresh: its log, artifacts and reports are the new run's alone

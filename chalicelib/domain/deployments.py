@@ -8,11 +8,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib.core.status import Status
 from chalicelib.domain import progress
 from chalicelib.domain.access import Right, has_right, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project
-from chalicelib.domain.status import Status
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import builds as build_store
 from chalicelib.store import counters, queues

@@ -10,9 +10,9 @@ import time
 
 from chalicelib import executors
 from chalicelib.config import settings
+from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.runner_jobs import mint_token
-from chalicelib.domain.status import Event, Status
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store

@@ -11,7 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from chalicelib.domain.status import Status
+from chalicelib.core.status import Status
 from chalicelib.store.members import Notifications
 
 NEVER = frozenset({"none", "off", "never", "false", "no"})

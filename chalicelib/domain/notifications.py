@@ -21,6 +21,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from chalicelib.config import settings
+from chalicelib.core.status import Status
 from chalicelib.domain import secrets
 from chalicelib.domain.access import Right, has_right
 from chalicelib.domain.auth import caller_of
@@ -32,7 +33,6 @@ from chalicelib.domain.notification_rules import (
     user_wants_build,
     user_wants_deployment,
 )
-from chalicelib.domain.status import Status
 from chalicelib.errors import Invalid
 from chalicelib.notify import messages
 from chalicelib.notify.email import send_email

@@ -13,7 +13,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from chalicelib.domain.status import Event, JobState, Status, build_status, counts_as_failure, next_status
+from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
@@ -40,21 +40,15 @@ def _notifications() -> Any:
 
 
 def move(job: Job, event: Event, message: str | None = None, **finished: Any) -> Status | None:
-    """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race)."""
+    """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race).
+
+    A write that loses to another reads the job again and applies the event to its new status (a cancel that
+    meets a job which has just started still cancels it).
+    """
     for _ in range(3):
-        current = Status(job.status)
-        target = next_status(current, event)
-        if target is None:
-            return None
-        before = [str(current)]
-        if target.finished:
-            moved = job_store.finish_job(job.job_id, before, str(target), message=message, **finished)
-        elif target is Status.QUEUED:
-            moved = job_store.requeue_job(job.job_id)
-        else:
-            moved = job_store.move_job(job.job_id, before, str(target))
-        if moved:
-            return target
+        moved = job_store.transition(job.job_id, Status(job.status), event, message=message, **finished)
+        if moved is not None or next_status(Status(job.status), event) is None:
+            return moved
         fresh = job_store.get_job(job.job_id)
         if fresh is None:
             return None

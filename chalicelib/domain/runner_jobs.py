@@ -18,10 +18,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.config import settings
+from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.repository_credentials import clone_source
-from chalicelib.domain.status import Event, Status
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store

@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.core.status import Status
 from chalicelib.domain import builds, filters, progress
 from chalicelib.domain.hook_events import HookEvent, delivery_id, read_event
 from chalicelib.domain.secrets import decrypt, project_owner
-from chalicelib.domain.status import Status
 from chalicelib.errors import Invalid, NotFound, Unauthorized
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store

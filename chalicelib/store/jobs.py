@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
+from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store.models import JobModel
 from chalicelib.store.transactions import is_condition_failure
 
@@ -67,6 +67,9 @@ def job_from_model(model: JobModel) -> Job:
 
 
 def job_model(job: Job) -> JobModel:
+    """A new job's item: every job starts queued, and only transition() moves it on."""
+    if job.status != Status.QUEUED:
+        raise ValueError(f"job {job.job_id} would be created {job.status}: jobs are created queued")
     return JobModel(
         job.job_id,
         build_id=job.build_id,
@@ -80,7 +83,7 @@ def job_model(job: Job) -> JobModel:
         message=job.message,
         deployment_id=job.deployment_id,
         created=job.created,
-        **_waiting(job.status == "queued" and job.deployment_id is None),
+        **_waiting(job.deployment_id is None),
     )
 
 
@@ -109,41 +112,99 @@ def expired_leases(now: int, limit: int = 100) -> list[Job]:
     return [job_from_model(m) for m in JobModel.by_lease.query(LEASED, JobModel.lease_expires < now, limit=limit)]
 
 
-def move_job(
-    job_id: str, before: Iterable[str], after: str, *, extra: Iterable[Any] = (), condition: Any = None
-) -> bool:
-    """Move a job from one of the ``before`` statuses to ``after``; False when it was not in one of them."""
+def transition(
+    job_id: str,
+    current: Status,
+    event: Event,
+    *,
+    lease_expires: int | None = None,
+    token_hash: str | None = None,
+    message: str | None = None,
+    counts: dict[str, int] | None = None,
+    artifacts: list[dict[str, Any]] | None = None,
+) -> Status | None:
+    """Apply ``event`` to a job that is in ``current``, as the transition table says: the one write of a job's status
+    after it is created. The status it moved to; None when the event does not apply to ``current`` or the job is not
+    in ``current`` any more (a lost race, a duplicate delivery: nothing is written).
+
+    What comes with the move follows from it: a claim leases the job (until ``lease_expires``, for the runner whose
+    token hashes to ``token_hash``, the only credential it gets); a move to a final status drops the lease and the
+    token and keeps ``message``, ``counts`` and ``artifacts``; a re-queue forgets the last run.
+    """
+    after = next_status(current, event)
+    if after is None:
+        return None
     now = datetime.now(UTC)
-    actions = [JobModel.status.set(after), JobModel.updated.set(now), *extra]
-    guard = JobModel.status.is_in(*before)
-    if condition is not None:
-        guard = guard & condition
+    actions: list[Any] = [JobModel.status.set(str(after)), JobModel.updated.set(now)]
+    if event is Event.CLAIM:
+        actions += _claimed(now, lease_expires, token_hash)
+    elif event is Event.REQUEUE:
+        actions += _queued_again()
+    if after.finished:
+        actions += _finished(now, message, counts, artifacts)
     try:
-        JobModel(job_id).update(actions=actions, condition=guard)
+        JobModel(job_id).update(actions=actions, condition=JobModel.status == str(current))
     except UpdateError as error:
         if is_condition_failure(error):
-            return False
+            return None
         raise
-    return True
+    return after
 
 
-def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) -> bool:
-    """queued -> running for the dispatcher or agent that wins; a duplicate delivery loses and gets False.
-
-    ``token_hash`` is the hash of the job token minted for the job's runner: the only credential it gets.
-    """
-    now = datetime.now(UTC)
-    extra = [
+def _claimed(now: datetime, lease_expires: int | None, token_hash: str | None) -> list[Any]:
+    if lease_expires is None:
+        raise ValueError("a claim leases the job: lease_expires is needed")
+    actions = [
         JobModel.started.set(now),
         JobModel.attempts.add(1),
         JobModel.leased.set(LEASED),
         JobModel.lease_expires.set(lease_expires),
+        JobModel.waiting.remove(),  # claimed: nothing left to re-send
+        JobModel.sent_at.remove(),
     ]
     if token_hash is not None:
-        extra.append(JobModel.token_hash.set(token_hash))
-        extra.append(JobModel.credentials_taken.remove())  # this attempt's runner may take them
-    extra += [JobModel.waiting.remove(), JobModel.sent_at.remove()]  # claimed: nothing left to re-send
-    return move_job(job_id, ["queued"], "running", extra=extra)
+        actions.append(JobModel.token_hash.set(token_hash))
+        actions.append(JobModel.credentials_taken.remove())  # this attempt's runner may take them
+    return actions
+
+
+def _finished(
+    now: datetime, message: str | None, counts: dict[str, int] | None, artifacts: list[dict[str, Any]] | None
+) -> list[Any]:
+    actions = [
+        JobModel.finished.set(now),
+        JobModel.leased.remove(),
+        JobModel.lease_expires.remove(),
+        JobModel.token_hash.remove(),  # the runner's token dies with the job
+    ]
+    if message is not None:
+        actions.append(JobModel.message.set(message))
+    if counts is not None:
+        actions.append(JobModel.counts.set(counts))
+    if artifacts is not None:
+        actions.append(JobModel.artifacts.set(artifacts))
+    return actions
+
+
+def _queued_again() -> list[Any]:
+    """A re-run of the incomplete jobs: the job's last run is forgotten, and its message is sent until claimed."""
+    return [
+        JobModel.started.remove(),
+        JobModel.finished.remove(),
+        JobModel.message.remove(),
+        JobModel.counts.remove(),
+        JobModel.artifacts.remove(),
+        JobModel.reports.remove(),
+        JobModel.waiting.set(WAITING),
+        JobModel.sent_at.set(int(time.time())),
+    ]
+
+
+def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) -> bool:
+    """queued -> running for the dispatcher or agent that wins; a duplicate delivery loses and gets False."""
+    return (
+        transition(job_id, Status.QUEUED, Event.CLAIM, lease_expires=lease_expires, token_hash=token_hash) is not None
+    )
 
 
 def unclaimed_jobs(sent_before: int, limit: int = 100) -> list[str]:
@@ -243,46 +304,3 @@ def renew_lease(job_id: str, lease_expires: int, token_hash: str | None = None) 
             return None
         raise
     return str(job.status)
-
-
-def finish_job(
-    job_id: str,
-    before: Iterable[str],
-    after: str,
-    message: str | None = None,
-    counts: dict[str, int] | None = None,
-    artifacts: list[dict[str, Any]] | None = None,
-) -> bool:
-    """End a job in ``after`` (a final status), dropping its lease; False when it was not in ``before``."""
-    extra: list[Any] = [
-        JobModel.finished.set(datetime.now(UTC)),
-        JobModel.leased.remove(),
-        JobModel.lease_expires.remove(),
-        JobModel.token_hash.remove(),  # the runner's token dies with the job
-    ]
-    if message is not None:
-        extra.append(JobModel.message.set(message))
-    if counts is not None:
-        extra.append(JobModel.counts.set(counts))
-    if artifacts is not None:
-        extra.append(JobModel.artifacts.set(artifacts))
-    return move_job(job_id, before, after, extra=extra)
-
-
-def requeue_job(job_id: str) -> bool:
-    """failed/cancelled -> queued for a re-run of the incomplete jobs: its last run is forgotten."""
-    return move_job(
-        job_id,
-        ["failed", "cancelled"],
-        "queued",
-        extra=[
-            JobModel.started.remove(),
-            JobModel.finished.remove(),
-            JobModel.message.remove(),
-            JobModel.counts.remove(),
-            JobModel.artifacts.remove(),
-            JobModel.reports.remove(),
-            JobModel.waiting.set(WAITING),
-            JobModel.sent_at.set(int(time.time())),
-        ],
-    )

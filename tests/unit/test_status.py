@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from chalicelib.domain.status import Event, JobState, Status, build_status, counts_as_failure, next_status
+from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 
 # The whole transition table, written out: (status, event) -> status; any pair missing here does not apply.
 TRANSITIONS = {
