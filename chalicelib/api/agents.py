@@ -14,10 +14,10 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
+from chalicelib.core.environments import Environment
 from chalicelib.domain import agents
 from chalicelib.domain.agents import MAX_MESSAGE_LENGTH
 from chalicelib.errors import ConveyorError, Invalid
-from chalicelib.store.environments import Environment
 from chalicelib.wire.deployments import agent_job_json
 from chalicelib.wire.fields import Fields
 

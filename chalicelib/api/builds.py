@@ -10,14 +10,14 @@ from urllib.parse import unquote
 from chalice import Response
 
 from chalicelib.api.http import ApiBlueprint, Call
+from chalicelib.core.builds import Build
+from chalicelib.core.projects import Project
 from chalicelib.domain import builds, job_reports
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
 from chalicelib.errors import NotFound
 from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs, log_reads
-from chalicelib.store.builds import Build
-from chalicelib.store.projects import Project
 from chalicelib.wire.builds import artifact_json, build_json, form_body, parse_start_request
 from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json

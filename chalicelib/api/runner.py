@@ -24,9 +24,9 @@ from typing import Any
 from chalice import Blueprint, Response
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
+from chalicelib.core.jobs import Job
 from chalicelib.domain import runner_cache, runner_jobs
 from chalicelib.errors import ConveyorError, Invalid, NotFound
-from chalicelib.store.jobs import Job
 from chalicelib.wire.fields import Fields
 
 blueprint = Blueprint(__name__)

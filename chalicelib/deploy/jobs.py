@@ -19,6 +19,11 @@ from typing import Any
 
 from chalicelib import deploy
 from chalicelib.config import settings
+from chalicelib.core.builds import Build
+from chalicelib.core.deployments import Deployment
+from chalicelib.core.environments import Environment
+from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped
 from chalicelib.domain import progress
@@ -32,11 +37,6 @@ from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build
-from chalicelib.store.deployments import Deployment
-from chalicelib.store.environments import Environment
-from chalicelib.store.jobs import Job
-from chalicelib.store.projects import Project
 from chalicelib.wire.builds import build_json, job_json
 
 log = logging.getLogger(__name__)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from chalicelib.core.projects import Project
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
 from chalicelib.errors import Forbidden, NotFound
-from chalicelib.store.projects import Project
 
 PROJECT_NOT_FOUND = "Project not found or access denied."
 

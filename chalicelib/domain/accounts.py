@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from chalicelib.core.accounts import Account
+from chalicelib.core.api_keys import ApiKey
+from chalicelib.core.members import Member
+from chalicelib.core.roles import Role
 from chalicelib.domain.credentials import is_user_level_key, new_api_key
 from chalicelib.domain.permissions import ADMINISTRATOR, BUILT_IN_ROLES
 from chalicelib.domain.validation import valid_account_name, valid_email
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import counters
-from chalicelib.store.accounts import Account, get_account_by_name
 from chalicelib.store.accounts import create_account as store_account
-from chalicelib.store.api_keys import ApiKey, add_api_key, get_api_key
-from chalicelib.store.members import Member, memberships_of_email
-from chalicelib.store.roles import Role
+from chalicelib.store.accounts import get_account_by_name
+from chalicelib.store.api_keys import add_api_key, get_api_key
+from chalicelib.store.members import memberships_of_email
 
 
 def create_account(name: str, admin_email: str, api_key: str | None = None) -> str:

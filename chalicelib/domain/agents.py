@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.config import settings
+from chalicelib.core.environments import Environment
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.deployments import AGENT
@@ -23,8 +25,6 @@ from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.environments import Environment
-from chalicelib.store.jobs import Job
 
 MAX_LINES = 1000  # lines per log report
 MAX_MESSAGE_LENGTH = 4096  # the result's message, kept with the job

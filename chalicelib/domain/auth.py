@@ -6,13 +6,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from chalicelib.core.members import Member
+from chalicelib.core.roles import Role
 from chalicelib.domain.permissions import ADMINISTRATOR, Permission
 from chalicelib.domain.warm import WarmCache
 from chalicelib.errors import Forbidden, Invalid, NotFound, Unauthorized
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key, key_hash
-from chalicelib.store.members import Member, get_member
-from chalicelib.store.roles import Role, get_role
+from chalicelib.store.members import get_member
+from chalicelib.store.roles import get_role
 from chalicelib.store.sessions import get_session
 
 ACCOUNT_NOT_ACCESSIBLE = "Account not found or access denied."

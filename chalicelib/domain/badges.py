@@ -9,12 +9,12 @@ from __future__ import annotations
 import secrets
 from dataclasses import dataclass
 
+from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.domain.access import PROJECT_NOT_FOUND
 from chalicelib.errors import NotFound
 from chalicelib.store import badges as store
 from chalicelib.store import builds as build_store
-from chalicelib.store.projects import Project
 
 BADGE_NOT_FOUND = "Status badge not found."
 GREEN, RED, YELLOW, GREY = "#4c1", "#e05d44", "#dfb317", "#9f9f9f"

@@ -10,6 +10,9 @@ from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import job_messages, progress
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
@@ -25,9 +28,6 @@ from chalicelib.store import blobs, counters, reports
 from chalicelib.store import builds as store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build
-from chalicelib.store.jobs import Job
-from chalicelib.store.projects import Project
 
 if TYPE_CHECKING:
     from chalicelib.scm import git

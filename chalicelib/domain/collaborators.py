@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+from chalicelib.core.members import Member
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.roles import role_exists
 from chalicelib.domain.users import assign_role, free_email, may_change, may_give, team_member
@@ -12,7 +13,6 @@ from chalicelib.domain.warm import forget_everything
 from chalicelib.errors import Conflict
 from chalicelib.store import counters
 from chalicelib.store import members as store
-from chalicelib.store.members import Member
 
 
 def add_collaborator(caller: Caller, email: str, role_id: int) -> None:

@@ -8,6 +8,11 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib.core.builds import Build
+from chalicelib.core.deployments import Deployment, Shown
+from chalicelib.core.environments import Environment
+from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.domain import progress
 from chalicelib.domain.access import Right, has_right, require_right
@@ -19,11 +24,6 @@ from chalicelib.store import counters, queues
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.builds import Build
-from chalicelib.store.deployments import Deployment, Shown
-from chalicelib.store.environments import Environment
-from chalicelib.store.jobs import Job
-from chalicelib.store.projects import Project
 from chalicelib.wire.time import timestamp
 
 DEPLOYMENT_NOT_FOUND = "Deployment not found or access denied."

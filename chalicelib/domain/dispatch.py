@@ -10,6 +10,7 @@ import time
 
 from chalicelib import executors
 from chalicelib.config import settings
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.runner_jobs import mint_token
@@ -18,7 +19,6 @@ from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
 from chalicelib.store import reports
-from chalicelib.store.jobs import Job
 
 log = logging.getLogger(__name__)
 

@@ -20,6 +20,7 @@ from secrets import token_urlsafe
 from typing import Any
 
 from chalicelib import outbound
+from chalicelib.core.environments import Environment
 from chalicelib.domain import secrets
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
@@ -29,7 +30,7 @@ from chalicelib.domain.warm import WarmCache
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import counters
 from chalicelib.store import environments as store
-from chalicelib.store.environments import ENVIRONMENT_NOT_FOUND, Environment
+from chalicelib.store.environments import ENVIRONMENT_NOT_FOUND
 
 PROVIDERS = (
     "Agent",

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.config import settings
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
 from chalicelib.domain import secrets
 from chalicelib.domain.repository_credentials import public_repository_name
 from chalicelib.errors import Invalid
-from chalicelib.store.builds import Build
-from chalicelib.store.jobs import Job
-from chalicelib.store.projects import Project
 
 
 @dataclass

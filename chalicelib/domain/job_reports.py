@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from chalicelib.core.reports import Report
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.builds import find_job
 from chalicelib.store import reports
-from chalicelib.store.reports import Report
 
 
 def job_messages(caller: Caller, job_id: str) -> list[Report]:

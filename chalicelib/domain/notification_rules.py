@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from chalicelib.core.members import Notifications
 from chalicelib.core.status import Status
-from chalicelib.store.members import Notifications
 
 NEVER = frozenset({"none", "off", "never", "false", "no"})
 MINE = "mine"

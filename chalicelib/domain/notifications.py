@@ -21,6 +21,11 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from chalicelib.config import settings
+from chalicelib.core.builds import Build
+from chalicelib.core.deployments import Deployment
+from chalicelib.core.members import Member
+from chalicelib.core.projects import Project
+from chalicelib.core.roles import Role
 from chalicelib.core.status import Status
 from chalicelib.domain import secrets
 from chalicelib.domain.access import Right, has_right
@@ -45,10 +50,6 @@ from chalicelib.store import notifications as store
 from chalicelib.store import projects as project_store
 from chalicelib.store import queues
 from chalicelib.store import roles as role_store
-from chalicelib.store.builds import Build
-from chalicelib.store.deployments import Deployment
-from chalicelib.store.members import Member
-from chalicelib.store.projects import Project
 
 log = logging.getLogger(__name__)
 MAX_NOTICES = 100  # per build or deployment: the handler's time is bounded
@@ -138,7 +139,7 @@ def notify_deployment(project_id: int, deployment_id: int, revision: int, deadli
 
 def _audience(project: Project) -> Iterator[Member]:
     """The account's users and collaborators who may see the project."""
-    roles: dict[int, role_store.Role | None] = {}
+    roles: dict[int, Role | None] = {}
     for member in member_store.list_members(project.account_id):
         if member.role_id not in roles:
             roles[member.role_id] = role_store.get_role(project.account_id, member.role_id)

@@ -13,13 +13,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib.core.builds import Build
+from chalicelib.core.deployments import Deployment
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
-from chalicelib.store.builds import Build
-from chalicelib.store.deployments import Deployment
-from chalicelib.store.jobs import Job
 
 log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from chalicelib import outbound
+from chalicelib.core.projects import Project, RoleRights
 from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project, find_project_by_id
@@ -27,7 +28,6 @@ from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, val
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
 from chalicelib.errors import Invalid
 from chalicelib.store import projects as store
-from chalicelib.store.projects import Project, RoleRights
 
 MAX_BUILD_NUMBER = 2**31 - 1
 # The stored configuration, secrets encrypted: the project's DynamoDB item and each build's (which adds the

@@ -7,6 +7,7 @@ import secrets
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from chalicelib.core.projects import Project
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, has_right, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.badges import new_badge_id
@@ -19,7 +20,6 @@ from chalicelib.store import blobs, counters
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import projects as store
-from chalicelib.store.projects import Project
 
 MAX_SLUG_SUFFIX = 1000
 

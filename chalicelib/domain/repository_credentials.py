@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
+from chalicelib.core.projects import Project
 from chalicelib.domain import secrets
 from chalicelib.domain.repositories import clone_url, without_credentials
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
-from chalicelib.store.projects import Project
 
 CREDENTIALS = "credentials"
 SSH = "ssh"

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
+from chalicelib.core.roles import Role
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.validation import invalid, valid_name
@@ -12,7 +13,6 @@ from chalicelib.domain.warm import WarmCache, forget_everything
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import counters
 from chalicelib.store import roles as store
-from chalicelib.store.roles import Role
 from chalicelib.store.transactions import is_claimed, role_name_claim
 
 MAX_ROLE_NAME_LENGTH = 50

@@ -7,11 +7,11 @@ import hashlib
 import re
 from typing import Any
 
+from chalicelib.core.jobs import Job
 from chalicelib.domain.runner_jobs import build_and_project
 from chalicelib.errors import Forbidden, Invalid
 from chalicelib.store import blobs
 from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys
-from chalicelib.store.jobs import Job
 from chalicelib.store.uploads import presigned_download, presigned_upload
 
 MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry

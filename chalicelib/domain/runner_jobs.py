@@ -18,6 +18,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.config import settings
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
@@ -28,7 +31,6 @@ from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.artifacts import artifact_key
-from chalicelib.store.jobs import Job
 from chalicelib.store.uploads import presigned_upload
 from chalicelib.wire.time import timestamp
 
@@ -102,7 +104,7 @@ def runner_job(job_id: str, authorization: str | None) -> Job:
     return job
 
 
-def build_and_project(job: Job) -> tuple[build_store.Build, project_store.Project]:
+def build_and_project(job: Job) -> tuple[Build, Project]:
     build = build_store.get_build(job.project_id, job.build_id)
     project = project_store.get_project_by_id(job.account_id, job.project_id)
     if build is None or project is None:

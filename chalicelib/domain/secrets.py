@@ -25,11 +25,11 @@ from botocore.exceptions import ClientError
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.core.environments import Environment
+from chalicelib.core.projects import Project
 from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
-from chalicelib.store.environments import Environment
-from chalicelib.store.projects import Project
 
 TOKEN_PREFIX = "cvy2:"
 LEGACY_TOKEN_PREFIX = "cvy1:"  # bound to the account only: accepted where stored, never made any more

@@ -10,6 +10,7 @@ import secrets
 from datetime import UTC, datetime, timedelta
 from functools import cache
 
+from chalicelib.core.sessions import Session
 from chalicelib.domain import credentials
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.roles import get_role
@@ -18,7 +19,6 @@ from chalicelib.domain.warm import forget_everything
 from chalicelib.errors import TooManyRequests, Unauthorized
 from chalicelib.store import sessions as store
 from chalicelib.store.members import email_key, get_member, passwords_of_email
-from chalicelib.store.sessions import Session
 
 SESSION_SECONDS = 12 * 3600
 # Guessing passwords: at most this many failed sign-ins with one address per window, then 429 until it ends.

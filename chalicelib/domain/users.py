@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 
+from chalicelib.core.members import Member, Notifications
+from chalicelib.core.roles import Role
 from chalicelib.domain import credentials
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import ADMINISTRATOR, USER
@@ -14,8 +16,6 @@ from chalicelib.domain.warm import forget_everything
 from chalicelib.errors import Conflict, Forbidden, NotFound
 from chalicelib.store import counters
 from chalicelib.store import members as store
-from chalicelib.store.members import Member, Notifications
-from chalicelib.store.roles import Role
 from chalicelib.store.transactions import email_claim, is_claimed
 
 

@@ -16,6 +16,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.core.builds import Build
+from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.domain import builds, filters, progress
 from chalicelib.domain.hook_events import HookEvent, delivery_id, read_event
@@ -24,8 +26,6 @@ from chalicelib.errors import Invalid, NotFound, Unauthorized
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
 from chalicelib.store import webhooks as store
-from chalicelib.store.builds import Build
-from chalicelib.store.projects import Project
 
 ROLLING_WINDOW = 50  # a branch's newest builds a rolling push looks at for open ones
 ROLLED = "Cancelled: a newer commit was pushed and the project has rolling builds."

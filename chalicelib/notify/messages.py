@@ -7,13 +7,13 @@ from typing import Any
 from urllib.parse import quote
 
 from chalicelib.config import settings
+from chalicelib.core.builds import Build
+from chalicelib.core.deployments import Deployment
+from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
 from chalicelib.domain.repositories import without_credentials
 from chalicelib.store import blobs
 from chalicelib.store.artifacts import artifact_url
-from chalicelib.store.builds import Build
-from chalicelib.store.deployments import Deployment
-from chalicelib.store.jobs import Job
-from chalicelib.store.projects import Project
 from chalicelib.wire.builds import COUNTS
 from chalicelib.wire.time import timestamp
 

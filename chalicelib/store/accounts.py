@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime
-
-from chalicelib.store.api_keys import ApiKey, stage_new_api_key
-from chalicelib.store.members import Member, stage_new_member
+from chalicelib.core.accounts import Account
+from chalicelib.core.api_keys import ApiKey
+from chalicelib.core.members import Member
+from chalicelib.core.roles import Role
+from chalicelib.store.api_keys import stage_new_api_key
+from chalicelib.store.members import stage_new_member
 from chalicelib.store.models import AccountModel
-from chalicelib.store.roles import Role, stage_new_role
+from chalicelib.store.roles import stage_new_role
 from chalicelib.store.transactions import atomically
-
-
-@dataclass(frozen=True)
-class Account:
-    account_id: int
-    name: str
-    created: datetime
 
 
 def account_name_key(name: str) -> str:

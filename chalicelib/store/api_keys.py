@@ -3,22 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pynamodb.exceptions import PutError
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.core.api_keys import ApiKey
 from chalicelib.errors import Conflict
 from chalicelib.store.models import ApiKeyModel
 from chalicelib.store.transactions import is_condition_failure
-
-
-@dataclass(frozen=True)
-class ApiKey:
-    user_id: int
-    account_id: int | None  # None: a user-level (v2) key, valid on every account of the user
-    account_name: str | None
 
 
 def key_hash(key: str) -> str:

@@ -6,8 +6,9 @@ from dataclasses import replace
 
 from pynamodb.exceptions import UpdateError
 
+from chalicelib.core.projects import Project
 from chalicelib.store.models import ProjectModel
-from chalicelib.store.projects import Project, get_project, project_from_model
+from chalicelib.store.projects import get_project, project_from_model
 from chalicelib.store.transactions import is_condition_failure
 
 

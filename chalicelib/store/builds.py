@@ -4,41 +4,18 @@ writes."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Job
 from chalicelib.errors import Conflict
 from chalicelib.store import reports
-from chalicelib.store.jobs import Job, job_model
+from chalicelib.store.jobs import job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
 from chalicelib.store.transactions import atomically, claim, is_condition_failure, release
-
-
-@dataclass(frozen=True)
-class Build:
-    account_id: int
-    project_id: int
-    build_id: int
-    build_number: int
-    version: str
-    branch: str
-    ref: str
-    commit: dict[str, Any]
-    configuration: dict[str, Any]
-    job_ids: list[str]
-    status: str
-    created: datetime
-    pull_request: dict[str, Any] | None = None
-    request_variables: dict[str, str] = field(default_factory=dict)
-    flags: dict[str, bool] = field(default_factory=dict)
-    messages: list[dict[str, Any]] = field(default_factory=list)
-    started: datetime | None = None
-    finished: datetime | None = None
-    updated: datetime | None = None
-    revision: int = 1
 
 
 def version_claim(project_id: int, version: str) -> str:

@@ -3,48 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
+from chalicelib.core.deployments import Deployment, Shown
+from chalicelib.core.jobs import Job
 from chalicelib.store import batch
-from chalicelib.store.builds import Build, build_from_model
-from chalicelib.store.jobs import Job, job_from_model, job_model
+from chalicelib.store.builds import build_from_model
+from chalicelib.store.jobs import job_from_model, job_model
 from chalicelib.store.models import BuildModel, DeploymentModel, JobModel, ProjectModel
-from chalicelib.store.projects import Project, project_from_model
+from chalicelib.store.projects import project_from_model
 from chalicelib.store.transactions import atomically, is_condition_failure
-
-
-@dataclass(frozen=True)
-class Deployment:
-    account_id: int
-    project_id: int
-    deployment_id: int
-    environment_id: int
-    environment: dict[str, Any]
-    build_id: int
-    job_ids: list[str]
-    status: str
-    created: datetime
-    build_job_id: str | None = None
-    variables: dict[str, str] = field(default_factory=dict)
-    started: datetime | None = None
-    finished: datetime | None = None
-    updated: datetime | None = None
-    revision: int = 1
-    project_slug: str | None = None  # None in deployments stored before it was kept
-
-
-@dataclass(frozen=True)
-class Shown:
-    """A deployment with what its wire shape shows: its build, its jobs, and (when asked for) its project."""
-
-    deployment: Deployment
-    build: Build | None
-    jobs: list[Job]
-    project: Project | None = None
 
 
 def deployment_from_model(model: DeploymentModel) -> Deployment:

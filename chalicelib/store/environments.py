@@ -6,32 +6,18 @@ transaction as the environment; updates and deletes hold only if the revision re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.core.environments import Environment
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store.models import EnvironmentModel
 from chalicelib.store.transactions import atomically, claim, is_claimed, release
 
 ENVIRONMENT_NOT_FOUND = "Environment not found or access denied."
-
-
-@dataclass(frozen=True)
-class Environment:
-    account_id: int
-    environment_id: int
-    name: str
-    provider: str
-    access_key: str  # a secrets token: the plain key is only ever decrypted to be shown
-    access_key_hash: str
-    settings: dict[str, Any]  # providerSettings, environmentVariables, notifications; secrets as tokens
-    created: datetime
-    updated: datetime | None = None
-    revision: int = 1
 
 
 def _environment(model: EnvironmentModel) -> Environment:

@@ -3,42 +3,18 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store.models import JobModel
 from chalicelib.store.transactions import is_condition_failure
 
 LEASED = "running"  # the one partition of the lease index: jobs that hold a lease
 WAITING = "queued"  # the one partition of the wait index: queued build jobs, by when their message was sent
-
-
-@dataclass(frozen=True)
-class Job:
-    job_id: str
-    build_id: int
-    project_id: int
-    account_id: int
-    number: int
-    name: str
-    spec: dict[str, Any]
-    allow_failure: bool
-    status: str
-    created: datetime
-    message: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
-    attempts: int = 0
-    lease_expires: int | None = None
-    deployment_id: int | None = None
-    agent: str | None = None
-    started: datetime | None = None
-    finished: datetime | None = None
-    updated: datetime | None = None
 
 
 def job_from_model(model: JobModel) -> Job:

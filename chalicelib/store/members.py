@@ -3,43 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.core.members import Member, Notifications
 from chalicelib.store.models import MemberModel
 from chalicelib.store.roles import stage_member_count_change
 from chalicelib.store.transactions import atomically, claim, email_claim, release, still_at
-
-
-@dataclass(frozen=True)
-class Notifications:
-    successful_build: str = "all"
-    failed_build: str = "all"
-    notify_when_build_status_changed_only: bool = False
-    successful_deployment: str = "all"
-    failed_deployment: str = "all"
-
-
-@dataclass(frozen=True)
-class Member:
-    account_id: int
-    account_name: str
-    user_id: int
-    email: str
-    full_name: str
-    role_id: int
-    is_owner: bool
-    is_collaborator: bool
-    created: datetime
-    notifications: Notifications = field(default_factory=Notifications)
-    updated: datetime | None = None
-    revision: int = 1
-    password_stamp: str | None = (
-        None  # changes whenever the password does (a dashboard session keeps the one it began with)
-    )
 
 
 def password_stamp(password_hash: str | None) -> str | None:

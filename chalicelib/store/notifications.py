@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pynamodb.exceptions import UpdateError
 
-from chalicelib.store.builds import Build
-from chalicelib.store.deployments import Deployment
+from chalicelib.core.builds import Build
+from chalicelib.core.deployments import Deployment
 from chalicelib.store.models import BuildModel, DeploymentModel
 from chalicelib.store.transactions import is_condition_failure
 

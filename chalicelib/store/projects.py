@@ -3,51 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import PutError, UpdateError
 
+from chalicelib.core.projects import Project, RoleRights
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store.models import ProjectModel
 from chalicelib.store.transactions import is_condition_failure
-
-RoleRights = dict[int, dict[str, bool]]  # role id -> access right -> allowed (absent: as the role says)
-
-
-@dataclass(frozen=True)
-class Project:
-    account_id: int
-    account_name: str
-    project_id: int
-    slug: str
-    name: str
-    repository_type: str
-    repository_scm: str
-    repository_name: str
-    webhook_id: str
-    version_format: str
-    configuration: dict[str, Any]
-    created: datetime
-    repository_branch: str | None = None
-    is_private: bool = False
-    skip_branches_without_service_yml: bool = False
-    ignore_service_yml: bool = False
-    next_build_number: int = 1
-    role_rights: RoleRights = field(default_factory=dict)
-    last_build: dict[str, Any] | None = None
-    updated: datetime | None = None
-    revision: int = 1
-    badge_id: str | None = None  # projects from before status badges have none until first asked
-    webhook_secret: str | None = None  # a secrets token
-    rolling_builds: bool = False
-    repository_authentication: str | None = None  # "credentials" (username and password), else None
-    repository_username: str | None = None
-    repository_password: str | None = None  # a secrets token, never shown
-    ssh_public_key: str | None = None  # the deploy key's public half, shown
-    ssh_private_key: str | None = None  # a secrets token, never shown
-    ssh_host_key: str | None = None  # the SSH server's host key, as the first fetch saw it
 
 
 def project_from_model(model: ProjectModel) -> Project:

@@ -6,22 +6,11 @@ import hashlib
 import secrets
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from chalicelib.core.reports import COMPILATION, MESSAGE, TEST, Report
 from chalicelib.store.models import JobReportModel
-
-MESSAGE = "message"
-COMPILATION = "compilation"
-TEST = "test"
-
-
-@dataclass(frozen=True)
-class Report:
-    kind: str  # MESSAGE, COMPILATION or TEST
-    body: dict[str, Any]
-    created: datetime  # a test's: when it was first reported
 
 
 def _report_key(kind: str, body: dict[str, Any]) -> str:

@@ -3,25 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from pynamodb.transactions import TransactWrite
 
+from chalicelib.core.roles import Role
 from chalicelib.store.models import RoleModel
 from chalicelib.store.transactions import atomically, claim, release, role_name_claim, still_at
-
-
-@dataclass(frozen=True)
-class Role:
-    account_id: int
-    role_id: int
-    name: str
-    is_system: bool
-    allowed: frozenset[str]
-    created: datetime
-    updated: datetime | None = None
-    revision: int = 1
 
 
 def _role(model: RoleModel) -> Role:

@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 
 from pynamodb.exceptions import UpdateError
 
+from chalicelib.core.sessions import Session
 from chalicelib.store.api_keys import key_hash  # a token is stored as a key is: its SHA-256
 from chalicelib.store.models import CounterModel, SessionModel
 from chalicelib.store.transactions import is_condition_failure
-
-
-@dataclass(frozen=True)
-class Session:
-    account_id: int
-    account_name: str
-    user_id: int
-    created: datetime
-    expires: datetime
-    password_stamp: str | None = None  # the user's password it was begun with: a new password ends it
 
 
 def add_session(token: str, session: Session) -> None:

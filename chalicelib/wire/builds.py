@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl
 
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Job
 from chalicelib.domain.builds import StartRequest
 from chalicelib.domain.validation import invalid
-from chalicelib.store.builds import Build
-from chalicelib.store.jobs import Job
 from chalicelib.wire.fields import Fields, bounded_variables
 from chalicelib.wire.time import optional_timestamps, timestamp
 

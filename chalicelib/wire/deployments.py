@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.core.builds import Build
+from chalicelib.core.deployments import Deployment
+from chalicelib.core.jobs import Job
 from chalicelib.domain.agents import AgentJob
 from chalicelib.domain.deployments import StartRequest
 from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
-from chalicelib.store.builds import Build
-from chalicelib.store.deployments import Deployment
-from chalicelib.store.jobs import Job
 from chalicelib.wire.builds import build_json
 from chalicelib.wire.fields import Fields, bounded_variables
 from chalicelib.wire.time import optional_timestamps, timestamp

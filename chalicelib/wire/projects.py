@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.core.projects import Project, RoleRights
+from chalicelib.core.roles import Role
 from chalicelib.domain.access import RIGHT_DESCRIPTIONS, Right
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, SettingsChange
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.repository_credentials import CredentialsChange, public_repository_name
 from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid
-from chalicelib.store.projects import Project, RoleRights
-from chalicelib.store.roles import Role
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.time import optional_timestamps, timestamp
 

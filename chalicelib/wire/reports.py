@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.store.reports import COMPILATION, Report
+from chalicelib.core.reports import COMPILATION, Report
 from chalicelib.wire.time import timestamp
 
 MESSAGE_TYPES = {"message": "Message", "compilation": "Compilation"}

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.core.roles import Role
 from chalicelib.domain.permissions import GROUPS, Permission
 from chalicelib.domain.roles import MAX_ROLE_NAME_LENGTH
 from chalicelib.domain.validation import invalid
-from chalicelib.store.roles import Role
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.time import optional_timestamps, timestamp
 

@@ -9,11 +9,12 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
+from chalicelib.core.sessions import Session
 from chalicelib.domain import credentials, sessions
 from chalicelib.domain.warm import forget_everything
 from chalicelib.store.api_keys import key_hash
 from chalicelib.store.models import SessionModel
-from chalicelib.store.sessions import Session, add_session
+from chalicelib.store.sessions import add_session
 from tests.support import Account, Caller, Reply, in_parallel, member_of_role, unique
 
 PASSWORD = "correct horse battery staple"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import chalicelib
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store import jobs as job_store
-from chalicelib.store.jobs import Job
 from chalicelib.store.models import JobModel
 
 CODE = Path(chalicelib.__file__).parent

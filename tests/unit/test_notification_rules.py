@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from chalicelib.core.members import Notifications
 from chalicelib.core.status import Status
 from chalicelib.domain.notification_rules import (
     entry_fires,
@@ -14,7 +15,6 @@ from chalicelib.domain.notification_rules import (
     user_wants_deployment,
     wants,
 )
-from chalicelib.store.members import Notifications
 
 S, F, C = Status.SUCCESS, Status.FAILED, Status.CANCELLED
 

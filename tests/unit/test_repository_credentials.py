@@ -7,9 +7,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from chalicelib.core.projects import Project
 from chalicelib.domain.repositories import without_credentials
 from chalicelib.domain.repository_credentials import migrated, public_repository_name
-from chalicelib.store.projects import Project
 
 
 def project(repository_name: str, **fields: Any) -> Project:

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.store.reports import COMPILATION, MESSAGE, TEST, Report
+from chalicelib.core.reports import COMPILATION, MESSAGE, TEST, Report
 from chalicelib.wire.reports import message_json, reported_test_json
 
 MOMENT = datetime(2026, 11, 24, 17, 0, 0, 123456, tzinfo=UTC)

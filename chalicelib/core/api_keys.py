@@ -1,0 +1,12 @@
+"""What an API key stands for: a user, on one account or (a user-level key) on each of theirs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ApiKey:
+    user_id: int
+    account_id: int | None  # None: a user-level (v2) key, valid on every account of the user
+    account_name: str | None

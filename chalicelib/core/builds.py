@@ -1,0 +1,31 @@
+"""A build: one run of a project's commit, made of jobs (its matrix)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Build:
+    account_id: int
+    project_id: int
+    build_id: int
+    build_number: int
+    version: str
+    branch: str
+    ref: str
+    commit: dict[str, Any]
+    configuration: dict[str, Any]
+    job_ids: list[str]
+    status: str
+    created: datetime
+    pull_request: dict[str, Any] | None = None
+    request_variables: dict[str, str] = field(default_factory=dict)
+    flags: dict[str, bool] = field(default_factory=dict)
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    started: datetime | None = None
+    finished: datetime | None = None
+    updated: datetime | None = None
+    revision: int = 1

@@ -1,0 +1,41 @@
+"""A deployment of a build's artifacts to an environment, run as jobs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
+
+
+@dataclass(frozen=True)
+class Deployment:
+    account_id: int
+    project_id: int
+    deployment_id: int
+    environment_id: int
+    environment: dict[str, Any]
+    build_id: int
+    job_ids: list[str]
+    status: str
+    created: datetime
+    build_job_id: str | None = None
+    variables: dict[str, str] = field(default_factory=dict)
+    started: datetime | None = None
+    finished: datetime | None = None
+    updated: datetime | None = None
+    revision: int = 1
+    project_slug: str | None = None  # None in deployments stored before it was kept
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A deployment with what its wire shape shows: its build, its jobs, and (when asked for) its project."""
+
+    deployment: Deployment
+    build: Build | None
+    jobs: list[Job]
+    project: Project | None = None

@@ -1,0 +1,18 @@
+"""A role: a named set of permissions that members hold."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Role:
+    account_id: int
+    role_id: int
+    name: str
+    is_system: bool
+    allowed: frozenset[str]
+    created: datetime
+    updated: datetime | None = None
+    revision: int = 1

@@ -1,0 +1,16 @@
+"""A dashboard session, begun by signing in with e-mail and password."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+
+@dataclass(frozen=True)
+class Session:
+    account_id: int
+    account_name: str
+    user_id: int
+    created: datetime
+    expires: datetime
+    password_stamp: str | None = None  # the user's password it was begun with: a new password ends it
