@@ -16,9 +16,10 @@ from chalicelib.domain import builds, job_reports
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
 from chalicelib.errors import NotFound
+from chalicelib.shapes.builds import build_json
 from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs, log_reads
-from chalicelib.wire.builds import artifact_json, build_json, form_body, parse_start_request
+from chalicelib.wire.builds import artifact_json, form_body, parse_start_request
 from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json
 from chalicelib.wire.reports import message_json, reported_test_json

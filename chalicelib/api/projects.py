@@ -13,6 +13,7 @@ from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.roles import list_roles
+from chalicelib.shapes.builds import build_json
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.projects import parse_credentials, parse_settings_change, project_json, settings_json
 
@@ -24,7 +25,7 @@ PROJECT = "/projects/{accountName}/{projectSlug}"
 def list_projects(call: Call) -> list[dict[str, Any]]:
     roles = list_roles(call.caller)
     return [
-        project_json(project, roles, [project.last_build] if project.last_build else [])
+        project_json(project, roles, [build_json(project.last_build)] if project.last_build else [])
         for project in projects.visible_projects(call.caller)
     ]
 

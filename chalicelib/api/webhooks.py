@@ -17,7 +17,7 @@ from chalicelib.api.http import check_parameters, error_response, json_body, raw
 from chalicelib.domain import webhooks
 from chalicelib.domain.hook_events import PROVIDERS
 from chalicelib.errors import ConveyorError, Invalid
-from chalicelib.wire.builds import build_json
+from chalicelib.shapes.builds import build_json
 
 blueprint = Blueprint(__name__)
 

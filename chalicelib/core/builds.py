@@ -29,3 +29,42 @@ class Build:
     finished: datetime | None = None
     updated: datetime | None = None
     revision: int = 1
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    """A build as the project list and badges show it, kept on its project: no jobs, no configuration."""
+
+    build_id: int
+    project_id: int
+    build_number: int
+    version: str
+    branch: str
+    ref: str
+    commit: dict[str, Any]
+    status: str
+    created: datetime
+    pull_request: dict[str, Any] | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    started: datetime | None = None
+    finished: datetime | None = None
+    updated: datetime | None = None
+
+
+def summary_of(build: Build) -> BuildSummary:
+    return BuildSummary(
+        build_id=build.build_id,
+        project_id=build.project_id,
+        build_number=build.build_number,
+        version=build.version,
+        branch=build.branch,
+        ref=build.ref,
+        commit=build.commit,
+        status=build.status,
+        created=build.created,
+        pull_request=build.pull_request,
+        messages=build.messages,
+        started=build.started,
+        finished=build.finished,
+        updated=build.updated,
+    )

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from chalicelib.core.builds import BuildSummary
+
 RoleRights = dict[int, dict[str, bool]]  # role id -> access right -> allowed (absent: as the role says)
 
 
@@ -29,7 +31,7 @@ class Project:
     ignore_service_yml: bool = False
     next_build_number: int = 1
     role_rights: RoleRights = field(default_factory=dict)
-    last_build: dict[str, Any] | None = None
+    last_build: BuildSummary | None = None  # its newest build, for the project list and badges
     updated: datetime | None = None
     revision: int = 1
     badge_id: str | None = None  # projects from before status badges have none until first asked

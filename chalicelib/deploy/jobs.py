@@ -31,13 +31,13 @@ from chalicelib.domain.environments import environment_values
 from chalicelib.domain.job_environment import appveyor_variables
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.shapes.builds import build_json, job_json
 from chalicelib.store import blobs, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.wire.builds import build_json, job_json
 
 log = logging.getLogger(__name__)
 _VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)\)")

@@ -76,7 +76,7 @@ def build_status(badge_id: str, branch: str | None = None) -> str | None:
     if project is None:
         raise NotFound(BADGE_NOT_FOUND)
     if branch is None:
-        return None if project.last_build is None else str(project.last_build["status"])
+        return None if project.last_build is None else project.last_build.status
     build = build_store.latest_build_for_branch(project.project_id, branch)
     return None if build is None else build.status
 

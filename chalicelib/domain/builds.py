@@ -97,7 +97,7 @@ def delete_build(caller: Caller, build_id: int) -> None:
     blobs.delete_prefix(blobs.build_prefix(build.account_id, build.project_id, build.build_id))
     latest = store.latest_build(project.project_id)
     if latest is None or latest.build_id < build.build_id:
-        store.replace_last_build(project.account_id, project.slug, latest, progress.summary(latest) if latest else None)
+        store.replace_last_build(project.account_id, project.slug, latest)
 
 
 def find_build_by_id(caller: Caller, build_id: int, right: Right) -> tuple[Build, Project]:
@@ -274,7 +274,7 @@ def _queue(
     )
     jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
     store.add_build(build, jobs)
-    store.show_as_last_build(build, project.slug, progress.summary(build))
+    store.show_as_last_build(build, project.slug)
     job_messages.send_jobs(build.job_ids)
     return build, jobs
 

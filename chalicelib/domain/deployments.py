@@ -19,12 +19,12 @@ from chalicelib.domain.access import Right, has_right, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project
 from chalicelib.errors import Conflict, Invalid, NotFound
+from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
 from chalicelib.store import counters, queues
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
-from chalicelib.wire.time import timestamp
 
 DEPLOYMENT_NOT_FOUND = "Deployment not found or access denied."
 ENVIRONMENT_NOT_FOUND = "Environment not found or access denied."

@@ -14,7 +14,10 @@ log = logging.getLogger(__name__)
 
 def migrate() -> dict[str, int]:
     """Every migration, in order; how many items each changed."""
-    return {"repository credentials": move_repository_credentials()}
+    return {
+        "repository credentials": move_repository_credentials(),
+        "last build summaries": store.rewrite_old_build_summaries(),
+    }
 
 
 def move_repository_credentials() -> int:

@@ -25,13 +25,6 @@ log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20
 
 
-def summary(build: Build) -> dict[str, Any]:
-    """The build as the project list shows it (no jobs)."""
-    from chalicelib.wire.builds import build_json  # the wire shape is what the project keeps
-
-    return build_json(build)
-
-
 def _notifications() -> Any:
     """The notifications module, loaded on first use: it reaches the wire shapes, which reach back here."""
     from chalicelib.domain import notifications
@@ -100,7 +93,7 @@ def refresh_build(project_id: int, build_id: int) -> Build | None:
         after = replace(build, status=str(status), started=started, finished=finished)
         latest = store.latest_build(project_id)
         newest = latest is not None and latest.build_id == build_id  # the project list shows it
-        if store.save_build_state(build, str(status), started, finished, summary(after) if newest else None):
+        if store.save_build_state(build, after, shown_as_last=newest):
             if status.finished and not Status(build.status).finished:  # this write finished it: once
                 _notifications().build_finished(after, build.revision + 1)
             return after

@@ -26,13 +26,13 @@ from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
+from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.artifacts import artifact_key
 from chalicelib.store.uploads import presigned_upload
-from chalicelib.wire.time import timestamp
 
 TOKEN_PREFIX = "cvyj_"
 MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log

@@ -12,10 +12,10 @@ from chalicelib.core.deployments import Deployment
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.domain.repositories import without_credentials
+from chalicelib.shapes.builds import COUNTS
+from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs
 from chalicelib.store.artifacts import artifact_url
-from chalicelib.wire.builds import COUNTS
-from chalicelib.wire.time import timestamp
 
 ARTIFACT_URL_SECONDS = 600  # the payload's download links last 10 minutes, as AppVeyor's do
 MAX_ARTIFACTS_PER_JOB = 50  # each one's URL costs an S3 call; the handler's time is bounded

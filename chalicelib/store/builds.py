@@ -9,12 +9,13 @@ from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
-from chalicelib.core.builds import Build
+from chalicelib.core.builds import Build, summary_of
 from chalicelib.core.jobs import Job
 from chalicelib.errors import Conflict
 from chalicelib.store import reports
 from chalicelib.store.jobs import job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
+from chalicelib.store.projects import summary_item
 from chalicelib.store.transactions import atomically, claim, is_condition_failure, release
 
 
@@ -156,14 +157,14 @@ def set_flags(build: Build, flags: dict[str, bool]) -> None:
     BuildModel(build.project_id, build.build_id).update(actions=[BuildModel.flags.set(flags)])
 
 
-def save_build_state(
-    build: Build, status: str, started: datetime | None, finished: datetime | None, summary: dict[str, Any] | None
-) -> bool:
-    """Write the status a build derives from its jobs, if nobody did since ``build`` was read.
+def save_build_state(build: Build, after: Build, shown_as_last: bool) -> bool:
+    """Write the status, start and finish a build derives from its jobs (as in ``after``), if nobody did since
+    ``build`` was read.
 
-    With ``summary``, the project's last-build summary changes in the same step (for the project's
-    newest build); if a newer build started meanwhile, nothing is written and False returned.
+    With ``shown_as_last`` (the project's newest build), the project's last-build summary changes in the same step;
+    if a newer build started meanwhile, nothing is written and False returned.
     """
+    status, started, finished = after.status, after.started, after.finished
     actions: list[Any] = [
         BuildModel.status.set(status),
         BuildModel.updated.set(datetime.now(UTC)),
@@ -172,7 +173,7 @@ def save_build_state(
         BuildModel.finished.set(finished) if finished else BuildModel.finished.remove(),
     ]
     condition = BuildModel.revision == build.revision
-    if summary is None:
+    if not shown_as_last:
         try:
             BuildModel(build.project_id, build.build_id).update(actions=actions, condition=condition)
         except UpdateError as error:
@@ -185,9 +186,7 @@ def save_build_state(
         with atomically("The build changed meanwhile.") as transaction:
             transaction.update(BuildModel(build.project_id, build.build_id), actions=actions, condition=condition)
             if project is not None:
-                transaction.update(
-                    project, actions=_last_build_actions(build.build_id, summary), condition=_not_newer(build)
-                )
+                transaction.update(project, actions=_last_build_actions(after), condition=_not_newer(build))
     except Conflict:
         return False
     return True
@@ -199,8 +198,11 @@ def _project_key(build: Build) -> ProjectModel | None:
     return None
 
 
-def _last_build_actions(build_id: int, summary: dict[str, Any]) -> list[Any]:
-    return [ProjectModel.last_build.set(summary), ProjectModel.last_build_id.set(build_id)]
+def _last_build_actions(build: Build) -> list[Any]:
+    return [
+        ProjectModel.last_build.set(summary_item(summary_of(build))),
+        ProjectModel.last_build_id.set(build.build_id),
+    ]
 
 
 def _not_newer(build: Build) -> Any:
@@ -210,24 +212,22 @@ def _not_newer(build: Build) -> Any:
     )
 
 
-def show_as_last_build(build: Build, slug: str, summary: dict[str, Any]) -> None:
+def show_as_last_build(build: Build, slug: str) -> None:
     """Make ``build`` the project's last build, unless a newer one is shown already."""
     try:
-        ProjectModel(build.account_id, slug).update(
-            actions=_last_build_actions(build.build_id, summary), condition=_not_newer(build)
-        )
+        ProjectModel(build.account_id, slug).update(actions=_last_build_actions(build), condition=_not_newer(build))
     except UpdateError as error:
         if not is_condition_failure(error):
             raise
 
 
-def replace_last_build(account_id: int, slug: str, build: Build | None, summary: dict[str, Any] | None) -> None:
+def replace_last_build(account_id: int, slug: str, build: Build | None) -> None:
     """After a delete: the project's newest remaining build (or none) becomes its last build."""
     actions: list[Any]
-    if build is None or summary is None:
+    if build is None:
         actions = [ProjectModel.last_build.remove(), ProjectModel.last_build_id.remove()]
     else:
-        actions = _last_build_actions(build.build_id, summary)
+        actions = _last_build_actions(build)
     try:
         ProjectModel(account_id, slug).update(actions=actions, condition=ProjectModel.slug.exists())
     except UpdateError as error:

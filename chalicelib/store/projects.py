@@ -8,6 +8,7 @@ from typing import Any
 
 from pynamodb.exceptions import PutError, UpdateError
 
+from chalicelib.core.builds import BuildSummary
 from chalicelib.core.projects import Project, RoleRights
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store.models import ProjectModel
@@ -33,7 +34,7 @@ def project_from_model(model: ProjectModel) -> Project:
         webhook_id=model.webhook_id,
         configuration=model.configuration,
         role_rights={int(role_id): rights for role_id, rights in (model.role_rights or {}).items()},
-        last_build=model.last_build,
+        last_build=summary_from_item(model.last_build),
         created=model.created,
         updated=model.updated,
         revision=int(model.revision),
@@ -89,6 +90,29 @@ def scan_projects() -> Iterator[Project]:
     """Every project of every account: a Scan, for migrations only (never on a request's path)."""
     for model in ProjectModel.scan():
         yield project_from_model(model)
+
+
+def rewrite_old_build_summaries() -> int:
+    """Projects whose last-build summary is still the API's JSON of the build: rewritten in the store's own form
+    (unless a newer build is shown meanwhile); how many. A Scan, for migrations only."""
+    rewritten = 0
+    for model in ProjectModel.scan(ProjectModel.last_build.exists()):
+        if not is_old_summary(model.last_build):
+            continue
+        summary = summary_from_item(model.last_build)
+        if summary is None:
+            continue
+        try:
+            model.update(
+                actions=[ProjectModel.last_build.set(summary_item(summary))],
+                condition=ProjectModel.last_build_id == model.last_build_id,
+            )
+        except UpdateError as error:
+            if is_condition_failure(error):  # a newer build is shown now, in the new form
+                continue
+            raise
+        rewritten += 1
+    return rewritten
 
 
 def slug_taken(account_id: int, slug: str) -> bool:
@@ -204,3 +228,74 @@ def _update(project: Project, actions: list[Any], condition: Any) -> None:
         if get_project(project.account_id, project.slug) is None:
             raise NotFound("Project not found or access denied.") from error
         raise Conflict("The project's settings changed meanwhile; read them again and retry.") from error
+
+
+# A project keeps its newest build's summary (ProjectModel.last_build) in the store's own form: snake_case fields,
+# ISO 8601 times, "form": 2. Items written before kept the API's JSON of the build instead (camelCase, "buildId"):
+# they are read as they are, and `conveyor migrate` rewrites them.
+_SUMMARY_FORM = 2
+_SUMMARY_TIMES = ("created", "started", "finished", "updated")
+
+
+def summary_item(summary: BuildSummary) -> dict[str, Any]:
+    item: dict[str, Any] = {name: getattr(summary, name) for name in BuildSummary.__dataclass_fields__}
+    for name in _SUMMARY_TIMES:
+        item[name] = None if item[name] is None else item[name].isoformat()
+    return {**item, "form": _SUMMARY_FORM}
+
+
+def summary_from_item(item: dict[str, Any] | None) -> BuildSummary | None:
+    if not item:
+        return None
+    if item.get("form") != _SUMMARY_FORM:
+        return _summary_from_api_json(item)
+    fields: dict[str, Any] = {name: item[name] for name in BuildSummary.__dataclass_fields__ if name in item}
+    for name in _SUMMARY_TIMES:
+        fields[name] = None if fields.get(name) is None else datetime.fromisoformat(fields[name])
+    fields["messages"] = fields.get("messages") or []
+    return BuildSummary(**fields)
+
+
+def is_old_summary(item: dict[str, Any] | None) -> bool:
+    """Whether a project's last_build is in the form items had before the store kept its own."""
+    return bool(item) and item.get("form") != _SUMMARY_FORM  # type: ignore[union-attr]
+
+
+def _summary_from_api_json(shown: dict[str, Any]) -> BuildSummary:
+    """A summary kept as the API showed the build (before the store kept its own form): the same build back."""
+
+    def moment(name: str) -> datetime | None:
+        return datetime.fromisoformat(shown[name]) if shown.get(name) else None
+
+    commit = {
+        "message": shown.get("message", ""),
+        "commitId": shown.get("commitId", ""),
+        "authorName": shown.get("authorName", ""),
+        "authorEmail": shown.get("authorUsername", ""),
+        "committerName": shown.get("committerName", ""),
+        "committerEmail": shown.get("committerUsername", ""),
+    }
+    if shown.get("committed"):
+        commit["committed"] = shown["committed"]
+    if shown.get("messageExtended"):
+        commit["messageExtended"] = shown["messageExtended"]
+    branch = str(shown.get("branch", ""))
+    pull_request = None
+    if shown.get("pullRequestId") is not None:
+        pull_request = {"pullRequestId": shown["pullRequestId"], "pullRequestName": shown.get("pullRequestName", "")}
+    return BuildSummary(
+        build_id=int(shown["buildId"]),
+        project_id=int(shown["projectId"]),
+        build_number=int(shown["buildNumber"]),
+        version=str(shown["version"]),
+        branch=branch,
+        ref=f"refs/tags/{shown['tag']}" if shown.get("isTag") and shown.get("tag") else f"refs/heads/{branch}",
+        commit=commit,
+        status=str(shown["status"]),
+        created=moment("created") or datetime.now(UTC),
+        pull_request=pull_request,
+        messages=list(shown.get("messages") or []),
+        started=moment("started"),
+        finished=moment("finished"),
+        updated=moment("updated"),
+    )

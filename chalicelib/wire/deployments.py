@@ -10,9 +10,9 @@ from chalicelib.core.jobs import Job
 from chalicelib.domain.agents import AgentJob
 from chalicelib.domain.deployments import StartRequest
 from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
-from chalicelib.wire.builds import build_json
+from chalicelib.shapes.builds import build_json
+from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields, bounded_variables
-from chalicelib.wire.time import optional_timestamps, timestamp
 
 
 def deployment_json(deployment: Deployment, build: Build | None, jobs: list[Job]) -> dict[str, Any]:

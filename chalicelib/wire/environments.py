@@ -7,8 +7,8 @@ from typing import Any
 from chalicelib.core.environments import Environment
 from chalicelib.domain.environments import MAX_ACCESS_KEY_FIELD_LENGTH, EnvironmentDetails, EnvironmentInput
 from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid, too_long
+from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
-from chalicelib.wire.time import optional_timestamps, timestamp
 
 
 def environment_summary(environment: Environment) -> dict[str, Any]:

@@ -11,8 +11,8 @@ from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, SettingsChange
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.repository_credentials import CredentialsChange, public_repository_name
 from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid
+from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
-from chalicelib.wire.time import optional_timestamps, timestamp
 
 IMAGES = [{"name": "Ubuntu"}]  # the one image this runner provides: Linux, scripts run with /bin/sh
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.core.reports import COMPILATION, Report
-from chalicelib.wire.time import timestamp
+from chalicelib.shapes.time import timestamp
 
 MESSAGE_TYPES = {"message": "Message", "compilation": "Compilation"}
 TEST_FIELDS = (

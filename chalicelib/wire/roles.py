@@ -8,8 +8,8 @@ from chalicelib.core.roles import Role
 from chalicelib.domain.permissions import GROUPS, Permission
 from chalicelib.domain.roles import MAX_ROLE_NAME_LENGTH
 from chalicelib.domain.validation import invalid
+from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
-from chalicelib.wire.time import optional_timestamps, timestamp
 
 
 def role_summary(role: Role) -> dict[str, Any]:

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from chalicelib.errors import Invalid, NotFound
+from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields, path_id
-from chalicelib.wire.time import optional_timestamps, timestamp
 
 APPVEYOR_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00")
 
