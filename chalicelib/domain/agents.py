@@ -113,7 +113,7 @@ def _assignment(environment: Environment, job: Job) -> AgentJob:
     project = project_store.get_project_by_id(job.account_id, job.project_id)
     if deployment is None or build is None or project is None:
         raise NotFound("The deployment no longer exists.")
-    from chalicelib.deploy.jobs import deployment_inputs  # providers load only where used: cold start
+    from chalicelib.domain.deployment_jobs import deployment_inputs  # providers load only where used: cold start
 
     # APPVEYOR_BUILD_FOLDER is the agent's own: it sets it to the folder it puts the artifacts in
     inputs = deployment_inputs(project, build, deployment, environment, Path("."))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote, urlparse, urlsplit, urlunsplit
+from urllib.parse import urlparse, urlsplit
 
 from chalicelib import outbound
 from chalicelib.config import repository_base_url, settings
@@ -83,14 +83,3 @@ def clone_url(provider: str, name: str, ssh: bool = False) -> str:
         organisation, _, project = name.partition("/")
         return f"{base}/{organisation}/{project}/_git/{repository_title(name)}"
     return f"{base}/{name}.git"
-
-
-def without_credentials(name: str) -> tuple[str, str | None, str | None]:
-    """A repository name without the ``user:password@`` a project stored before such names were refused, and the
-    user name and password it carried (None where it had none)."""
-    parsed = urlsplit(name)
-    if parsed.scheme not in _URL_SCHEMES or "@" not in parsed.netloc:
-        return name, None, None
-    userinfo, _, host = parsed.netloc.rpartition("@")
-    user, colon, password = userinfo.partition(":")
-    return urlunsplit(parsed._replace(netloc=host)), unquote(user) or None, unquote(password) if colon else None

@@ -14,9 +14,10 @@ from urllib.parse import urlsplit
 
 from chalicelib.core.projects import Project
 from chalicelib.domain import secrets
-from chalicelib.domain.repositories import clone_url, without_credentials
+from chalicelib.domain.repositories import clone_url
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.scm.urls import without_credentials
 
 CREDENTIALS = "credentials"
 SSH = "ssh"

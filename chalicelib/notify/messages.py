@@ -11,7 +11,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
-from chalicelib.domain.repositories import without_credentials
+from chalicelib.scm.urls import without_credentials
 from chalicelib.shapes.builds import COUNTS
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs

@@ -26,7 +26,7 @@ def _messages(event: SQSEvent) -> list[dict[str, object]]:
 
 def run_deployments(event: SQSEvent) -> None:
     """A deployment job to deliver, or an agent job whose time to be taken is up."""
-    from chalicelib.deploy.jobs import agent_deadline, run_deployment_job  # loads only here: cold start
+    from chalicelib.domain.deployment_jobs import agent_deadline, run_deployment_job  # loads only here: cold start
 
     for message in _messages(event):
         if message.get("agentDeadline"):
