@@ -16,7 +16,7 @@ MOCHA_REPORTER_VERSION := 0.4.2
 MOCHA := .mocha
 MOCHA_STAMP := $(MOCHA)/.installed-$(MOCHA_VERSION)-$(MOCHA_REPORTER_VERSION)
 
-.PHONY: run test check fuzz bench package clean chromium
+.PHONY: run test check fuzz bench package clean chromium lock
 
 run: $(STAMP)
 	$(BIN)/conveyor local
@@ -55,10 +55,10 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 	$(MAKE) test
 
-$(STAMP): requirements.txt requirements-dev.txt pyproject.toml
+$(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
 	$(BIN)/python -m pip install --quiet --no-deps -e .
 	touch $(STAMP)
 
@@ -72,6 +72,13 @@ $(MOCHA_STAMP):
 		npm install --prefix $(MOCHA) mocha@$(MOCHA_VERSION) mocha-appveyor-reporter@$(MOCHA_REPORTER_VERSION) \
 			--no-audit --no-fund --loglevel=error && echo '*' > $(MOCHA)/.gitignore && chmod -R a+rX $(MOCHA) && touch $@; \
 	else echo "npm not found: mocha is not installed, the mocha reporter test will be skipped"; fi
+
+# constraints.txt pins every package of the venv (the closure of both requirements files): run after changing them.
+lock:
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt
+	{ sed -n 1,3p constraints.txt; $(BIN)/python -m pip freeze --exclude-editable; } > constraints.txt.new
+	mv constraints.txt.new constraints.txt
 
 clean:
 	rm -rf $(VENV) $(AZURITE) $(MOCHA)
