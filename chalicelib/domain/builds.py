@@ -14,7 +14,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import job_messages, progress
+from chalicelib.domain import outbox, progress
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
@@ -74,7 +74,7 @@ def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build,
     reports.delete_reports(requeued)
     store.set_flags(build, {**build.flags, "reRunIncomplete": True})
     progress.refresh_build(build.project_id, build.build_id)
-    job_messages.send_jobs(requeued)
+    outbox.send_jobs(requeued)
     return _reread(build)
 
 
@@ -275,7 +275,7 @@ def _queue(
     jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
     store.add_build(build, jobs)
     store.show_as_last_build(build, project.slug)
-    job_messages.send_jobs(build.job_ids)
+    outbox.send_jobs(build.job_ids)
     return build, jobs
 
 

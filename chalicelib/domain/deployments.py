@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import string
+import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any
@@ -12,16 +13,17 @@ from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment, Shown
 from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Job
+from chalicelib.core.messages import AgentDeadline, RunDeploymentJob
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
-from chalicelib.domain import progress
+from chalicelib.domain import outbox, progress
 from chalicelib.domain.access import Right, has_right, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
-from chalicelib.store import counters, queues
+from chalicelib.store import counters
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
@@ -74,11 +76,12 @@ def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment,
     )
     jobs = [_job(deployment, build, name, now) for name in names]
     deployment = replace(deployment, job_ids=[job.job_id for job in jobs])
-    store.add_deployment(deployment, jobs)
     if deadline is not None:
-        queues.send_agent_deadlines(deployment.job_ids, deadline)
+        store.add_deployment(deployment, jobs, agent_due=int(time.time()) + deadline)
+        outbox.send([AgentDeadline(job_id) for job_id in deployment.job_ids], delay_seconds=deadline)
     else:
-        queues.send_deployment_jobs(deployment.job_ids)
+        store.add_deployment(deployment, jobs)
+        outbox.send([RunDeploymentJob(job_id) for job_id in deployment.job_ids])
     return deployment, jobs, build, project
 
 

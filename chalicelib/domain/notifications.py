@@ -22,7 +22,6 @@ from botocore.exceptions import ClientError
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.deployments import Deployment
 from chalicelib.core.members import Member
 from chalicelib.core.projects import Project
 from chalicelib.core.roles import Role
@@ -48,7 +47,6 @@ from chalicelib.store import jobs as job_store
 from chalicelib.store import members as member_store
 from chalicelib.store import notifications as store
 from chalicelib.store import projects as project_store
-from chalicelib.store import queues
 from chalicelib.store import roles as role_store
 
 log = logging.getLogger(__name__)
@@ -71,23 +69,6 @@ class Notice:
 
 class _Unrevealed(Exception):
     """A notification entry's secure setting cannot be used for this build."""
-
-
-def build_finished(build: Build, revision: int) -> None:
-    """Queue the notifications of a build whose final status was just written (at ``revision``); never raises."""
-    _announce({"projectId": build.project_id, "buildId": build.build_id, "revision": revision})
-
-
-def deployment_finished(deployment: Deployment, revision: int) -> None:
-    """Queue the notifications of a deployment whose final status was just written (at ``revision``)."""
-    _announce({"projectId": deployment.project_id, "deploymentId": deployment.deployment_id, "revision": revision})
-
-
-def _announce(body: dict[str, int]) -> None:
-    try:
-        queues.send_notification(body)
-    except Exception:  # the build's result stands whatever happens to its notifications
-        log.exception("the notifications of %s could not be queued", body)
 
 
 def notify_build(project_id: int, build_id: int, revision: int, deadline: float) -> int:

@@ -16,20 +16,16 @@ from typing import Any
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.jobs import Job
+from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
+from chalicelib.domain import outbox
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
+from chalicelib.store import outbox as outbox_store
 
 log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20
-
-
-def _notifications() -> Any:
-    """The notifications module, loaded on first use: it reaches the wire shapes, which reach back here."""
-    from chalicelib.domain import notifications
-
-    return notifications
 
 
 def move(job: Job, event: Event, message: str | None = None, **finished: Any) -> Status | None:
@@ -93,9 +89,12 @@ def refresh_build(project_id: int, build_id: int) -> Build | None:
         after = replace(build, status=str(status), started=started, finished=finished)
         latest = store.latest_build(project_id)
         newest = latest is not None and latest.build_id == build_id  # the project list shows it
-        if store.save_build_state(build, after, shown_as_last=newest):
-            if status.finished and not Status(build.status).finished:  # this write finished it: once
-                _notifications().build_finished(after, build.revision + 1)
+        owed = None
+        if status.finished and not Status(build.status).finished:  # this write finishes it: its notifications
+            owed = outbox_store.owe(Announce(build.project_id, build.revision + 1, build_id=build_id))
+        if store.save_build_state(build, after, shown_as_last=newest, owed=owed):
+            if owed is not None:
+                outbox.send_owed(owed)
             return after
         time.sleep(0.05)
     log.error("build %s: its status could not be written after %s attempts", build_id, _REFRESH_ATTEMPTS)
@@ -111,9 +110,12 @@ def refresh_deployment(project_id: int, deployment_id: int) -> Deployment | None
         status, started, finished = _derived(job_store.get_jobs(deployment.job_ids))
         if (deployment.status, deployment.started, deployment.finished) == (status, started, finished):
             return deployment
-        if deployment_store.save_deployment_state(deployment, str(status), started, finished):
-            if status.finished and not Status(deployment.status).finished:  # this write finished it: once
-                _notifications().deployment_finished(deployment, deployment.revision + 1)
+        owed = None
+        if status.finished and not Status(deployment.status).finished:  # this write finishes it: its notifications
+            owed = outbox_store.owe(Announce(project_id, deployment.revision + 1, deployment_id=deployment_id))
+        if deployment_store.save_deployment_state(deployment, str(status), started, finished, owed):
+            if owed is not None:
+                outbox.send_owed(owed)
             return replace(deployment, status=str(status), started=started, finished=finished)
         time.sleep(0.05)
     log.error("deployment %s: its status could not be written", deployment_id)

@@ -12,9 +12,10 @@ from pynamodb.exceptions import UpdateError
 from chalicelib.core.builds import Build, summary_of
 from chalicelib.core.jobs import Job
 from chalicelib.errors import Conflict
-from chalicelib.store import reports
+from chalicelib.store import outbox, reports
 from chalicelib.store.jobs import job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
+from chalicelib.store.outbox import Owed
 from chalicelib.store.projects import summary_item
 from chalicelib.store.transactions import atomically, claim, is_condition_failure, release
 
@@ -157,12 +158,13 @@ def set_flags(build: Build, flags: dict[str, bool]) -> None:
     BuildModel(build.project_id, build.build_id).update(actions=[BuildModel.flags.set(flags)])
 
 
-def save_build_state(build: Build, after: Build, shown_as_last: bool) -> bool:
+def save_build_state(build: Build, after: Build, shown_as_last: bool, owed: Owed | None = None) -> bool:
     """Write the status, start and finish a build derives from its jobs (as in ``after``), if nobody did since
     ``build`` was read.
 
     With ``shown_as_last`` (the project's newest build), the project's last-build summary changes in the same step;
-    if a newer build started meanwhile, nothing is written and False returned.
+    if a newer build started meanwhile, nothing is written and False returned. A message ``owed`` (its
+    notifications) is recorded in the outbox in the same step.
     """
     status, started, finished = after.status, after.started, after.finished
     actions: list[Any] = [
@@ -173,7 +175,7 @@ def save_build_state(build: Build, after: Build, shown_as_last: bool) -> bool:
         BuildModel.finished.set(finished) if finished else BuildModel.finished.remove(),
     ]
     condition = BuildModel.revision == build.revision
-    if not shown_as_last:
+    if not shown_as_last and owed is None:
         try:
             BuildModel(build.project_id, build.build_id).update(actions=actions, condition=condition)
         except UpdateError as error:
@@ -181,12 +183,14 @@ def save_build_state(build: Build, after: Build, shown_as_last: bool) -> bool:
                 return False
             raise
         return True
-    project = _project_key(build)
+    project = _project_key(build) if shown_as_last else None
     try:
         with atomically("The build changed meanwhile.") as transaction:
             transaction.update(BuildModel(build.project_id, build.build_id), actions=actions, condition=condition)
             if project is not None:
                 transaction.update(project, actions=_last_build_actions(after), condition=_not_newer(build))
+            if owed is not None:
+                outbox.record(transaction, owed)
     except Conflict:
         return False
     return True

@@ -10,10 +10,12 @@ from pynamodb.exceptions import UpdateError
 
 from chalicelib.core.deployments import Deployment, Shown
 from chalicelib.core.jobs import Job
-from chalicelib.store import batch
+from chalicelib.errors import Conflict
+from chalicelib.store import batch, outbox
 from chalicelib.store.builds import build_from_model
 from chalicelib.store.jobs import job_from_model, job_model
 from chalicelib.store.models import BuildModel, DeploymentModel, JobModel, ProjectModel
+from chalicelib.store.outbox import Owed
 from chalicelib.store.projects import project_from_model
 from chalicelib.store.transactions import atomically, is_condition_failure
 
@@ -40,8 +42,8 @@ def deployment_from_model(model: DeploymentModel) -> Deployment:
     )
 
 
-def add_deployment(deployment: Deployment, jobs: list[Job]) -> None:
-    """Store a new deployment and its jobs at once."""
+def add_deployment(deployment: Deployment, jobs: list[Job], agent_due: int | None = None) -> None:
+    """Store a new deployment and its jobs at once (agents' jobs: with when their deadline message is due)."""
     model = DeploymentModel(
         deployment.project_id,
         deployment.deployment_id,
@@ -60,7 +62,7 @@ def add_deployment(deployment: Deployment, jobs: list[Job]) -> None:
     with atomically("The deployment exists already.") as transaction:
         transaction.save(model, condition=DeploymentModel.deployment_id.does_not_exist())
         for job in jobs:
-            transaction.save(job_model(job), condition=JobModel.job_id.does_not_exist())
+            transaction.save(job_model(job, agent_due), condition=JobModel.job_id.does_not_exist())
 
 
 def get_deployment(project_id: int, deployment_id: int) -> Deployment | None:
@@ -131,9 +133,10 @@ def delete_project_deployments(project_id: int) -> None:
 
 
 def save_deployment_state(
-    deployment: Deployment, status: str, started: datetime | None, finished: datetime | None
+    deployment: Deployment, status: str, started: datetime | None, finished: datetime | None, owed: Owed | None = None
 ) -> bool:
-    """Write the status a deployment derives from its jobs, if nobody did since it was read."""
+    """Write the status a deployment derives from its jobs, if nobody did since it was read; with the message
+    ``owed`` (its notifications) recorded in the outbox in the same step."""
     actions: list[Any] = [
         DeploymentModel.status.set(status),
         DeploymentModel.updated.set(datetime.now(UTC)),
@@ -141,12 +144,19 @@ def save_deployment_state(
         DeploymentModel.started.set(started) if started else DeploymentModel.started.remove(),
         DeploymentModel.finished.set(finished) if finished else DeploymentModel.finished.remove(),
     ]
+    item, condition = DeploymentModel(deployment.project_id, deployment.deployment_id), DeploymentModel.revision
+    if owed is None:
+        try:
+            item.update(actions=actions, condition=condition == deployment.revision)
+        except UpdateError as error:
+            if is_condition_failure(error):
+                return False
+            raise
+        return True
     try:
-        DeploymentModel(deployment.project_id, deployment.deployment_id).update(
-            actions=actions, condition=DeploymentModel.revision == deployment.revision
-        )
-    except UpdateError as error:
-        if is_condition_failure(error):
-            return False
-        raise
+        with atomically("The deployment changed meanwhile.") as transaction:
+            transaction.update(item, actions=actions, condition=condition == deployment.revision)
+            outbox.record(transaction, owed)
+    except Conflict:
+        return False
     return True

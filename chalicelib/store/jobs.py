@@ -14,7 +14,11 @@ from chalicelib.store.models import JobModel
 from chalicelib.store.transactions import is_condition_failure
 
 LEASED = "running"  # the one partition of the lease index: jobs that hold a lease
-WAITING = "queued"  # the one partition of the wait index: queued build jobs, by when their message was sent
+# The wait index's partitions: queued jobs whose message must follow, by when it was last sent (agent jobs: by
+# when their deadline message is due). The sweeper sends again what no one claimed in time.
+WAITING = "queued"  # build jobs: the jobs queue
+DELIVERING = "deploy"  # deployment jobs the service delivers: the deployments queue
+AGENT_DUE = "agent"  # deployment jobs for agents: the deadline message, due when no agent took the job in time
 
 
 def job_from_model(model: JobModel) -> Job:
@@ -42,7 +46,7 @@ def job_from_model(model: JobModel) -> Job:
     )
 
 
-def job_model(job: Job) -> JobModel:
+def job_model(job: Job, agent_due: int | None = None) -> JobModel:
     """A new job's item: every job starts queued, and only transition() moves it on."""
     if job.status != Status.QUEUED:
         raise ValueError(f"job {job.job_id} would be created {job.status}: jobs are created queued")
@@ -59,13 +63,18 @@ def job_model(job: Job) -> JobModel:
         message=job.message,
         deployment_id=job.deployment_id,
         created=job.created,
-        **_waiting(job.deployment_id is None),
+        **_waiting(job, agent_due),
     )
 
 
-def _waiting(queued_build_job: bool) -> dict[str, Any]:
-    """The wait-index attributes of a queued build job: its message is re-sent until a runner claims it."""
-    return {"waiting": WAITING, "sent_at": int(time.time())} if queued_build_job else {}
+def _waiting(job: Job, agent_due: int | None) -> dict[str, Any]:
+    """The wait-index attributes of a new job: its message is sent again until it is claimed (an agent job's
+    deadline message, from when it is due: ``agent_due``, epoch seconds)."""
+    if job.deployment_id is None:
+        return {"waiting": WAITING, "sent_at": int(time.time())}
+    if agent_due is None:
+        return {"waiting": DELIVERING, "sent_at": int(time.time())}
+    return {"waiting": AGENT_DUE, "sent_at": agent_due}
 
 
 def get_job(job_id: str) -> Job | None:
@@ -152,6 +161,8 @@ def _finished(
         JobModel.leased.remove(),
         JobModel.lease_expires.remove(),
         JobModel.token_hash.remove(),  # the runner's token dies with the job
+        JobModel.waiting.remove(),  # a job cancelled while queued: nothing left to send
+        JobModel.sent_at.remove(),
     ]
     if message is not None:
         actions.append(JobModel.message.set(message))
@@ -183,9 +194,10 @@ def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) ->
     )
 
 
-def unclaimed_jobs(sent_before: int, limit: int = 100) -> list[str]:
-    """Queued build jobs whose message was last sent before ``sent_before`` (epoch seconds) and not yet claimed."""
-    found = JobModel.by_wait.query(WAITING, JobModel.sent_at < sent_before, limit=limit)
+def unclaimed_jobs(partition: str, sent_before: int, limit: int = 100) -> list[str]:
+    """Jobs of a wait ``partition`` whose message was last sent (or due) before ``sent_before`` (epoch seconds) and
+    that nobody claimed."""
+    found = JobModel.by_wait.query(partition, JobModel.sent_at < sent_before, limit=limit)
     return [model.job_id for model in found]
 
 

@@ -324,7 +324,8 @@ class JobByLeaseIndex(GlobalSecondaryIndex["JobModel"]):
 
 
 class JobByWaitIndex(GlobalSecondaryIndex["JobModel"]):
-    """Queued build jobs by when their message was last sent. Sparse: only queued build jobs carry ``waiting``."""
+    """Queued jobs by when their message was last sent (or is due), one partition per queue (store/jobs.py).
+    Sparse: only queued jobs carry ``waiting``."""
 
     class Meta:
         index_name = "by-wait"
@@ -361,8 +362,8 @@ class JobModel(Model):
     token_hash = UnicodeAttribute(null=True)  # SHA-256 of the job token its runner holds, while it holds one
     reports = NumberAttribute(null=True)  # messages and tests its runner has sent (a quota)
     credentials_taken = BooleanAttribute(null=True)  # its runner took the clone credentials (once per claim)
-    waiting = UnicodeAttribute(null=True)  # "queued" while a queued build job waits for its runner (by_wait index)
-    sent_at = NumberAttribute(null=True)  # when its message was last sent (epoch seconds)
+    waiting = UnicodeAttribute(null=True)  # while queued, the wait partition of its message (by_wait index)
+    sent_at = NumberAttribute(null=True)  # when its message was last sent, or is due (epoch seconds)
     created = UTCDateTimeAttribute()
     started = UTCDateTimeAttribute(null=True)
     finished = UTCDateTimeAttribute(null=True)
@@ -469,6 +470,18 @@ class DeploymentModel(Model):
     by_environment = DeploymentByEnvironmentIndex()
 
 
+class OutboxModel(Model):
+    """Queue messages owed: each written in the same transaction as the change it announces, and deleted once it is
+    sent. What is still here a while later is sent again by the sweeper (the send after the write had failed)."""
+
+    class Meta:
+        table_name = _TableName("outbox")
+
+    owed = UnicodeAttribute(hash_key=True)  # one partition ("owed"): the outbox holds messages in flight only
+    message_id = UnicodeAttribute(range_key=True)  # "<epoch seconds, 10 digits>#<random>": the oldest first
+    body = JSONAttribute()  # the message (core/messages.py), with its kind
+
+
 ALL_MODELS: tuple[type[Model], ...] = (
     CounterModel,
     UniqueModel,
@@ -483,4 +496,5 @@ ALL_MODELS: tuple[type[Model], ...] = (
     JobReportModel,
     EnvironmentModel,
     DeploymentModel,
+    OutboxModel,
 )

@@ -1,13 +1,15 @@
-"""The work queues: one message per job to run, carrying ids only."""
+"""The work queues: typed messages (core/messages.py), carrying ids only."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.core.messages import AgentDeadline, Message, RunDeploymentJob, RunJob, body_of
 
 MAX_DELAY_SECONDS = 900  # SQS's longest message delay
 
@@ -32,22 +34,19 @@ def _send(queue: str, bodies: list[dict[str, Any]], delay_seconds: int = 0) -> N
             raise RuntimeError(f"{len(failed)} messages were not queued: {failed[0].get('Message')}")
 
 
-def send_jobs(job_ids: list[str]) -> None:
-    """Queue build jobs for runners."""
-    _send(settings().jobs_queue, [{"jobId": job_id} for job_id in job_ids])
+def _queue_of(message: Message) -> str:
+    names = settings()
+    if isinstance(message, RunJob):
+        return names.jobs_queue
+    if isinstance(message, RunDeploymentJob | AgentDeadline):
+        return names.deployments_queue
+    return names.notifications_queue
 
 
-def send_deployment_jobs(job_ids: list[str]) -> None:
-    """Queue deployment jobs for runners."""
-    _send(settings().deployments_queue, [{"jobId": job_id} for job_id in job_ids])
-
-
-def send_notification(body: dict[str, Any]) -> None:
-    """Queue the notifications of a finished build or deployment (ids only)."""
-    _send(settings().notifications_queue, [body])
-
-
-def send_agent_deadlines(job_ids: list[str], seconds: int) -> None:
-    """Agents take their jobs themselves; these messages come back when their time to do so is up."""
-    delay = min(seconds, MAX_DELAY_SECONDS)
-    _send(settings().deployments_queue, [{"jobId": job_id, "agentDeadline": True} for job_id in job_ids], delay)
+def send(messages: Sequence[Message], delay_seconds: int = 0) -> None:
+    """Send each message to its queue (ten per call), after ``delay_seconds`` (at most SQS's 900)."""
+    by_queue: dict[str, list[dict[str, Any]]] = {}
+    for message in messages:
+        by_queue.setdefault(_queue_of(message), []).append(body_of(message))
+    for queue, bodies in by_queue.items():
+        _send(queue, bodies, min(delay_seconds, MAX_DELAY_SECONDS))

@@ -7,19 +7,18 @@ import logging
 
 from chalice.app import SQSEvent
 
+from chalicelib.core.messages import AgentDeadline, RunDeploymentJob, deployment_message
 from chalicelib.domain import progress
 
 log = logging.getLogger(__name__)
 
 
-def _messages(event: SQSEvent) -> list[dict[str, object]]:
+def _messages(event: SQSEvent) -> list[RunDeploymentJob | AgentDeadline]:
     messages = []
     for record in event:
         try:
-            body = json.loads(record.body)
-            str(body["jobId"])
-            messages.append(body)
-        except (ValueError, KeyError, TypeError):
+            messages.append(deployment_message(json.loads(record.body)))
+        except ValueError:  # NotAMessage, or not JSON
             log.error("a deployments queue message is not a job: %.200s", record.body)
     return messages
 
@@ -29,15 +28,13 @@ def run_deployments(event: SQSEvent) -> None:
     from chalicelib.domain.deployment_jobs import agent_deadline, run_deployment_job  # loads only here: cold start
 
     for message in _messages(event):
-        if message.get("agentDeadline"):
-            agent_deadline(str(message["jobId"]))
+        if isinstance(message, AgentDeadline):
+            agent_deadline(message.job_id)
         else:
-            run_deployment_job(str(message["jobId"]))
+            run_deployment_job(message.job_id)
 
 
 def abandon_deployments(event: SQSEvent) -> None:
     """A deployment job whose message failed every delivery ends failed."""
     for message in _messages(event):
-        progress.abandon_job(
-            str(message["jobId"]), "The deployment could not be run: its message failed every delivery."
-        )
+        progress.abandon_job(message.job_id, "The deployment could not be run: its message failed every delivery.")

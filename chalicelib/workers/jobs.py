@@ -7,7 +7,8 @@ import logging
 
 from chalice.app import CloudWatchEvent, SQSEvent
 
-from chalicelib.domain import job_messages, progress
+from chalicelib.core.messages import job_message
+from chalicelib.domain import outbox, progress
 
 log = logging.getLogger(__name__)
 
@@ -16,8 +17,8 @@ def _job_ids(event: SQSEvent) -> list[str]:
     ids = []
     for record in event:
         try:
-            ids.append(str(json.loads(record.body)["jobId"]))
-        except (ValueError, KeyError, TypeError):
+            ids.append(job_message(json.loads(record.body)).job_id)
+        except ValueError:  # NotAMessage, or not JSON
             log.error("a jobs queue message is not a job: %.200s", record.body)
     return ids
 
@@ -37,11 +38,11 @@ def abandon_jobs(event: SQSEvent) -> None:
 
 
 def sweep_leases(event: CloudWatchEvent | None = None) -> None:
-    """Every minute: jobs whose runner stopped renewing its lease end failed, and queued jobs no runner claimed
-    get their message again."""
+    """Every minute: jobs whose runner stopped renewing its lease end failed, and messages still owed minutes after
+    their write (a queued job nobody claimed, a build's notifications) are sent again."""
     ended = progress.expire_leases()
     if ended:
         log.warning("%s jobs ended failed: their leases expired", ended)
-    resent = job_messages.resend_unclaimed_jobs()
+    resent = outbox.resend_owed()
     if resent:
-        log.warning("%s queued jobs were sent again: no runner had claimed them", len(resent))
+        log.warning("%s messages were sent again: their first send had failed or was lost", len(resent))

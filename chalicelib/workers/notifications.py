@@ -9,6 +9,7 @@ from typing import Any
 
 from chalice.app import SQSEvent
 
+from chalicelib.core.messages import announcement
 from chalicelib.domain import notifications
 
 log = logging.getLogger(__name__)
@@ -30,17 +31,14 @@ def send_notifications(event: SQSEvent) -> None:
     deadline = _deadline(event)
     for record in event:
         try:
-            body = json.loads(record.body)
-            project_id, revision = int(body["projectId"]), int(body["revision"])
-            build_id = int(body["buildId"]) if "buildId" in body else None
-            deployment_id = None if build_id is not None else int(body["deploymentId"])
-        except (ValueError, KeyError, TypeError):
+            message = announcement(json.loads(record.body))
+        except ValueError:  # NotAMessage, or not JSON
             log.error("a notifications queue message names no build or deployment: %.200s", record.body)
             continue
-        if build_id is not None:
-            notifications.notify_build(project_id, build_id, revision, deadline)
-        elif deployment_id is not None:
-            notifications.notify_deployment(project_id, deployment_id, revision, deadline)
+        if message.build_id is not None:
+            notifications.notify_build(message.project_id, message.build_id, message.revision, deadline)
+        elif message.deployment_id is not None:
+            notifications.notify_deployment(message.project_id, message.deployment_id, message.revision, deadline)
 
 
 def abandon_notifications(event: SQSEvent) -> None:

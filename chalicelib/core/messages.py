@@ -1,0 +1,96 @@
+"""The queues' messages, typed: what each says, and its body (ids only, as JSON) as it travels.
+
+The bodies are the ones the queues carried before the messages had types, so messages in flight across an
+upgrade still read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RunJob:
+    """Jobs queue: a build job to hand to its executor."""
+
+    job_id: str
+
+
+@dataclass(frozen=True)
+class RunDeploymentJob:
+    """Deployments queue: a deployment job for the service's own providers to deliver."""
+
+    job_id: str
+
+
+@dataclass(frozen=True)
+class AgentDeadline:
+    """Deployments queue, delayed: an agent's deployment job whose time to be taken is up."""
+
+    job_id: str
+
+
+@dataclass(frozen=True)
+class Announce:
+    """Notifications queue: a build or a deployment (one of the two ids) reached a final status at ``revision``."""
+
+    project_id: int
+    revision: int
+    build_id: int | None = None
+    deployment_id: int | None = None
+
+
+Message = RunJob | RunDeploymentJob | AgentDeadline | Announce
+
+
+class NotAMessage(ValueError):
+    """A body that is none of the messages its queue carries."""
+
+
+def body_of(message: Message) -> dict[str, Any]:
+    if isinstance(message, RunJob | RunDeploymentJob):
+        return {"jobId": message.job_id}
+    if isinstance(message, AgentDeadline):
+        return {"jobId": message.job_id, "agentDeadline": True}
+    body: dict[str, Any] = {"projectId": message.project_id, "revision": message.revision}
+    if message.build_id is not None:
+        body["buildId"] = message.build_id
+    if message.deployment_id is not None:
+        body["deploymentId"] = message.deployment_id
+    return body
+
+
+def job_message(body: Any) -> RunJob:
+    """A jobs queue body."""
+    return RunJob(_job_id(body))
+
+
+def deployment_message(body: Any) -> RunDeploymentJob | AgentDeadline:
+    """A deployments queue body."""
+    job_id = _job_id(body)
+    return AgentDeadline(job_id) if body.get("agentDeadline") else RunDeploymentJob(job_id)
+
+
+def announcement(body: Any) -> Announce:
+    """A notifications queue body."""
+    if not isinstance(body, dict):
+        raise NotAMessage("not an object")
+    try:
+        build_id, deployment_id = body.get("buildId"), body.get("deploymentId")
+        if (build_id is None) == (deployment_id is None):
+            raise NotAMessage("names neither a build nor a deployment, or both")
+        return Announce(
+            project_id=int(body["projectId"]),
+            revision=int(body["revision"]),
+            build_id=None if build_id is None else int(build_id),
+            deployment_id=None if deployment_id is None else int(deployment_id),
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise NotAMessage(str(error)) from error
+
+
+def _job_id(body: Any) -> str:
+    if not isinstance(body, dict) or not isinstance(body.get("jobId"), str) or not body["jobId"]:
+        raise NotAMessage("no jobId")
+    return str(body["jobId"])

@@ -1,0 +1,64 @@
+"""The outbox: messages that must follow a write, recorded in that write's transaction and deleted once sent.
+
+A send that follows a DynamoDB write can fail after the write stood; the message would be lost. Recorded with
+the write, it stays here until sent, and the sweeper sends again whatever is older than a few minutes. Receivers
+are idempotent, so a message sent twice (its delete failed after the send) does no harm.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from pynamodb.transactions import TransactWrite
+
+from chalicelib.core.messages import Announce, Message, announcement, body_of
+from chalicelib.store.models import OutboxModel
+
+OWED = "owed"
+
+
+def _encoded(message: Message) -> dict[str, Any]:
+    return {"kind": type(message).__name__, **body_of(message)}
+
+
+def _decoded(body: dict[str, Any]) -> Message:
+    kind = body.get("kind")
+    if kind == Announce.__name__:
+        return announcement({name: value for name, value in body.items() if name != "kind"})
+    raise ValueError(f"an outbox entry of an unknown kind: {kind!r}")
+
+
+@dataclass(frozen=True)
+class Owed:
+    """A message to record with a write, under the id it is forgotten by once sent."""
+
+    message_id: str
+    message: Message
+
+
+def owe(message: Message) -> Owed:
+    """``message``, owed from now."""
+    return Owed(_new_id(time.time()), message)
+
+
+def _new_id(at: float) -> str:
+    return f"{int(at):010d}#{secrets.token_hex(8)}"
+
+
+def record(transaction: TransactWrite, owed: Owed) -> None:
+    """Add to ``transaction`` the record of the message owed."""
+    transaction.save(OutboxModel(OWED, owed.message_id, body=_encoded(owed.message)))
+
+
+def forget(message_id: str) -> None:
+    """The message was sent."""
+    OutboxModel(OWED, message_id).delete()
+
+
+def owed_before(cutoff: float, limit: int = 100) -> list[tuple[str, Message]]:
+    """Messages recorded before ``cutoff`` (epoch seconds) and not sent yet, the oldest first."""
+    found = OutboxModel.query(OWED, OutboxModel.message_id < f"{int(cutoff):010d}", limit=limit)
+    return [(model.message_id, _decoded(model.body)) for model in found]

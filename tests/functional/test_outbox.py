@@ -1,0 +1,183 @@
+"""Messages that must follow a write survive a failed send (domain/outbox.py): SQS breaks between the write and the
+send, the write stands, and the sweeper sends the message again, so the job runs, the deployment is delivered,
+the notifications go. Nothing owed is sent twice, and nothing sent is owed."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import pytest
+
+from chalicelib.core.messages import AgentDeadline, Announce, Message, RunDeploymentJob, RunJob
+from chalicelib.domain.outbox import UNSENT_SECONDS, resend_owed
+from chalicelib.local.pump import SqsPump
+from chalicelib.store import jobs as job_store
+from chalicelib.store import outbox as outbox_store
+from chalicelib.store import queues
+from tests.builds import BuildProject, appveyor_yml
+from tests.deployments import add_environment, deploy, wait_for_deployment
+from tests.gitserver import GitServer
+from tests.peers import WebhookReceiver
+from tests.support import Account
+
+SIMPLE = {"appveyor.yml": appveyor_yml("build_script:", "  - echo ran")}
+
+
+def later() -> float:
+    """The sweeper's clock once a message has been owed long enough to be sent again."""
+    return time.time() + UNSENT_SECONDS + 1
+
+
+class BrokenSqs:
+    """SQS refusing the sends of some kinds of message, as a failing SendMessageBatch does; others go through."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, *kinds: type) -> None:
+        self.refused: list[Message] = []
+        real = queues.send
+
+        def send(messages: Sequence[Message], delay_seconds: int = 0) -> None:
+            if any(isinstance(message, kinds) for message in messages):
+                self.refused += messages
+                raise RuntimeError(f"{len(messages)} messages were not queued: ServiceUnavailable")
+            real(messages, delay_seconds)
+
+        monkeypatch.setattr(queues, "send", send)
+
+
+@pytest.fixture
+def receiver() -> Iterator[WebhookReceiver]:
+    with WebhookReceiver() as server:
+        yield server
+
+
+def test_a_build_whose_job_message_was_lost_runs_once_the_sweeper_sends_it_again(
+    account: Account, git_server: GitServer, pump: SqsPump, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = BuildProject(account, git_server, SIMPLE)
+
+    sqs = BrokenSqs(monkeypatch, RunJob)  # SQS fails between the build's write and its send
+    queued = project.start()
+    monkeypatch.undo()
+    time.sleep(1)
+    waiting = project.build(queued["version"])
+
+    resent = resend_owed(now=later())
+    build = project.wait(queued["version"])
+
+    job_id = waiting["jobs"][0]["jobId"]
+    assert sqs.refused == [RunJob(job_id)]
+    assert queued["status"] == "queued" and waiting["status"] == "queued"  # answered, stored, but nothing runs it
+    assert RunJob(job_id) in resent
+    assert build["status"] == "success"
+    assert RunJob(job_id) not in resend_owed(now=later())  # a claimed job is never sent again
+
+
+def test_a_deployment_whose_message_was_lost_is_delivered_once_the_sweeper_sends_it_again(
+    built: tuple[BuildProject, dict[str, Any]], receiver: WebhookReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, build = built
+    environment = add_environment(project.account, "Webhook", {"url": f"{receiver.url}/deployed"})
+
+    sqs = BrokenSqs(monkeypatch, RunDeploymentJob)
+    started = deploy(project, environment, build["version"])
+    monkeypatch.undo()
+    time.sleep(1)
+    waiting = project.account.api.get(f"/deployments/{started.json['deploymentId']}").json["deployment"]
+
+    resent = resend_owed(now=later())
+    deployment = wait_for_deployment(project.account, started.json["deploymentId"])
+
+    job_id = waiting["jobs"][0]["jobId"]
+    assert started.status == 200 and sqs.refused == [RunDeploymentJob(job_id)]
+    assert waiting["status"] == "queued" and RunDeploymentJob(job_id) in resent
+    assert deployment["status"] == "success" and [request.path for request in receiver.requests] == ["/deployed"]
+    assert RunDeploymentJob(job_id) not in resend_owed(now=later())
+
+
+def test_an_agent_deployment_whose_deadline_message_was_lost_still_fails_when_no_agent_takes_it(
+    built: tuple[BuildProject, dict[str, Any]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, build = built
+    environment = add_environment(project.account, "Agent", {"agents_timeout": "5"})
+
+    sqs = BrokenSqs(monkeypatch, AgentDeadline)
+    started = deploy(project, environment, build["version"])
+    monkeypatch.undo()
+    deployment_id = started.json["deploymentId"]
+    early = resend_owed(now=time.time() + 5 + UNSENT_SECONDS - 30)  # not due yet: no agent had its time
+
+    resent = resend_owed(now=time.time() + 5 + UNSENT_SECONDS + 1)
+    deployment = wait_for_deployment(project.account, deployment_id, seconds=30)
+
+    job_id = deployment["jobs"][0]["jobId"]
+    assert sqs.refused == [AgentDeadline(job_id)]
+    assert AgentDeadline(job_id) not in early and AgentDeadline(job_id) in resent
+    assert deployment["status"] == "failed"
+
+
+def test_the_notifications_of_a_build_whose_announcement_was_lost_go_out_once_the_sweeper_sends_it(
+    account: Account, git_server: GitServer, pump: SqsPump, receiver: WebhookReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yml = appveyor_yml(
+        "build_script:", "  - echo ran", "notifications:", "  - provider: Webhook", f"    url: {receiver.url}/hook"
+    )
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+
+    sqs = BrokenSqs(monkeypatch, Announce)  # the build's final write stands, its notifications' send fails
+    build = project.run()
+    monkeypatch.undo()
+    time.sleep(2)
+    before = list(receiver.requests)
+    owed = [message for _, message in outbox_store.owed_before(later())]
+
+    resent = resend_owed(now=later())
+    deadline = time.monotonic() + 20
+    while not receiver.requests:
+        assert time.monotonic() < deadline, "the notification never came"
+        time.sleep(0.1)
+    time.sleep(1)
+
+    announced = [message for message in sqs.refused if isinstance(message, Announce)]
+    assert build["status"] == "success" and before == []
+    assert [message.build_id for message in announced] == [build["buildId"]] and announced[0] in owed
+    assert announced[0] in resent
+    assert [request.json["eventData"]["buildId"] for request in receiver.requests] == [build["buildId"]]
+    assert announced[0] not in resend_owed(now=later())  # forgotten once sent
+
+
+def test_a_sent_announcement_is_not_left_owed(
+    account: Account, git_server: GitServer, pump: SqsPump, receiver: WebhookReceiver
+) -> None:
+    yml = appveyor_yml(
+        "build_script:", "  - echo ran", "notifications:", "  - provider: Webhook", f"    url: {receiver.url}/hook"
+    )
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+
+    build = project.run()
+
+    owed = [message for _, message in outbox_store.owed_before(later())]
+    assert build["status"] == "success"
+    assert not [message for message in owed if isinstance(message, Announce) and message.build_id == build["buildId"]]
+
+
+def test_a_job_whose_message_was_just_sent_is_not_sent_again(account: Account, git_server: GitServer) -> None:
+    project = BuildProject(account, git_server, SIMPLE)
+
+    queued = project.start()
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+
+    assert RunJob(job_id) not in resend_owed()  # sent a moment ago: a runner may well be about to claim it
+
+
+def test_a_job_deleted_before_its_message_is_sent_again_is_left_deleted(
+    account: Account, git_server: GitServer
+) -> None:
+    project = BuildProject(account, git_server, SIMPLE)
+    queued = project.start()
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+    assert account.api.delete(project.path).status == 204  # the project, its builds and jobs go
+
+    assert job_store.note_resent(job_id) is False
+    assert job_store.get_job(job_id) is None  # no stray item made of its id
