@@ -11,14 +11,12 @@ from chalice import Response
 
 from chalicelib.api.http import ApiBlueprint, Call
 from chalicelib.core.builds import Build
+from chalicelib.core.logs import ByteRange
 from chalicelib.core.projects import Project
-from chalicelib.domain import builds, job_reports
+from chalicelib.domain import builds, job_files, job_reports
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
-from chalicelib.errors import NotFound
 from chalicelib.shapes.builds import build_json
-from chalicelib.store import artifacts as artifact_store
-from chalicelib.store import blobs, log_reads
 from chalicelib.wire.builds import artifact_json, form_body, parse_start_request
 from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json
@@ -60,9 +58,7 @@ def delete_build(call: Call, buildId: str) -> None:
 
 @api.route("/buildjobs/{jobId}/log")
 def get_job_log(call: Call, jobId: str) -> Response:
-    job, build = builds.find_job(call.caller, jobId)
-    job_prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id)
-    reply = log_reads.read_log(job_prefix, _byte_range(call.request.headers.get("range", "")))
+    reply = job_files.job_log(call.caller, jobId, _byte_range(call.request.headers.get("range", "")))
     if reply.redirect_url:
         return Response(body="", status_code=302, headers={"Location": reply.redirect_url})
     part = reply.part
@@ -78,7 +74,7 @@ def get_job_log(call: Call, jobId: str) -> Response:
     return Response(body=text, status_code=200 if part is None else 206, headers=headers)
 
 
-def _byte_range(header: str) -> log_reads.ByteRange | None:
+def _byte_range(header: str) -> ByteRange | None:
     """``Range: bytes=first-[last]`` or ``bytes=-count``; None for anything else (ignored, as HTTP allows)."""
     match = re.fullmatch(r"\s*bytes\s*=\s*([0-9]{0,18})\s*-\s*([0-9]{0,18})\s*", header)
     if match is None or match.group(1) == match.group(2) == "":
@@ -86,7 +82,7 @@ def _byte_range(header: str) -> log_reads.ByteRange | None:
     first, last = (int(group) if group else None for group in match.groups())
     if first is not None and last is not None and last < first:
         return None
-    return log_reads.ByteRange(first, last)
+    return ByteRange(first, last)
 
 
 @api.route("/buildjobs/{jobId}/artifacts")
@@ -106,14 +102,8 @@ def list_job_tests(call: Call, jobId: str) -> list[dict[str, Any]]:
 
 
 def _download_artifact(call: Call, jobId: str, *segments: str) -> Response:
-    job, build = builds.find_job(call.caller, jobId)
     file_name = "/".join(unquote(segment) for segment in segments)
-    if not any(artifact["fileName"] == file_name for artifact in job.artifacts):
-        raise NotFound(f"Artifact '{file_name}' not found.")
-    job_prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id)
-    url = artifact_store.artifact_url(job_prefix, file_name)
-    if url is None:
-        raise NotFound(f"Artifact '{file_name}' not found.")
+    url = job_files.artifact_url(call.caller, jobId, file_name)
     return Response(body="", status_code=302, headers={"Location": url})
 
 

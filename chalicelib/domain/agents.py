@@ -83,7 +83,7 @@ def append_log(environment: Environment, job_id: str, lines: list[str]) -> None:
 
     mask = SecretMask(environment_values(environment)[2])
     body = b"".join(piece + b"\n" for line in lines for piece in split_line(mask(line)))
-    logs.put_chunk(_job_prefix(job), job_store.next_log_chunk(job.job_id), body)
+    logs.put_chunk(blobs.prefix_of(job), job_store.next_log_chunk(job.job_id), body)
 
 
 def finish(environment: Environment, job_id: str, succeeded: bool, message: str | None) -> None:
@@ -95,7 +95,7 @@ def finish(environment: Environment, job_id: str, succeeded: bool, message: str 
         raise Conflict("The job was never taken: an agent takes it with POST /api/agent/jobs/next first.")
     fresh = job_store.get_job(job.job_id) or job
     try:
-        logs.seal_log(_job_prefix(job), job_store.log_chunk_count(job.job_id))
+        logs.seal_log(blobs.prefix_of(job), job_store.log_chunk_count(job.job_id))
     except logs.LogIncomplete as error:  # a log report still in flight, or lost: the result must wait for it
         raise Conflict(
             "The job's log is not all stored yet (a log report is in flight); send the result again."
@@ -134,10 +134,6 @@ def _own_job(environment: Environment, job_id: str) -> Job:
     if deployment is None or deployment.environment_id != environment.environment_id:
         raise NotFound("Job not found.")
     return job
-
-
-def _job_prefix(job: Job) -> str:
-    return blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
 
 
 def _lease() -> int:

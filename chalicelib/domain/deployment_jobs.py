@@ -77,7 +77,7 @@ def run_deployment_job(job_id: str) -> None:
     progress.refresh_deployment(job.project_id, job.deployment_id)
     with tempfile.TemporaryDirectory(prefix="conveyor-deploy-") as work:
         inputs = deployment_inputs(project, build, deployment, environment, Path(work))
-        job_prefix = blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
+        job_prefix = blobs.prefix_of(job)
         stream = LogStream(logs.chunk_sink(job_prefix), SecretMask(inputs.secrets), chunk_bytes=logs.MIN_PART_BYTES)
         deadline = time.monotonic() + config.job_timeout_seconds
         run = Run(project=project, build=build, job=job, log=stream, variables=inputs.variables, deadline=deadline)
@@ -193,7 +193,7 @@ def _artifacts(build: Build, jobs: list[Job]) -> list[DeployArtifact]:
             name=artifact["name"],
             type=artifact["type"],
             size=int(artifact["size"]),
-            job_prefix=blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id),
+            job_prefix=blobs.prefix_of(job),
         )
         for job in jobs
         for artifact in job.artifacts

@@ -173,7 +173,7 @@ def put_log_chunk(job: Job, index: int, body: bytes) -> None:
         raise Invalid(f"A log chunk's number is 0 to {MAX_LOG_CHUNK}.")
     if len(body) > MAX_LOG_CHUNK_BYTES:
         raise Invalid(f"A log chunk holds at most {MAX_LOG_CHUNK_BYTES:,} bytes.")
-    logs.put_chunk(_job_prefix(job), index, body)
+    logs.put_chunk(blobs.prefix_of(job), index, body)
 
 
 def artifact_upload(job: Job, file_name: str, size: int) -> dict[str, Any]:
@@ -181,7 +181,7 @@ def artifact_upload(job: Job, file_name: str, size: int) -> dict[str, Any]:
     if not 0 <= size <= MAX_ARTIFACT_BYTES:
         raise Invalid(f"An artifact is at most {MAX_ARTIFACT_BYTES:,} bytes.")
     try:
-        key = artifact_key(_job_prefix(job), file_name)
+        key = artifact_key(blobs.prefix_of(job), file_name)
     except ValueError as error:
         raise Invalid(str(error)) from error
     return presigned_upload(key, size, "application/octet-stream")
@@ -237,7 +237,7 @@ def finish(job: Job, result: str, message: str | None, log_chunks: int, artifact
         raise Invalid(f"A job's result is one of {', '.join(RESULTS)}.")
     if not 0 <= log_chunks <= MAX_LOG_CHUNK + 1 or len(artifacts) > MAX_ARTIFACTS:
         raise Invalid("logChunks or artifacts out of range.")
-    prefix = _job_prefix(job)
+    prefix = blobs.prefix_of(job)
     try:
         logs.seal_log(prefix, log_chunks)
     except logs.LogIncomplete as error:
@@ -291,10 +291,6 @@ def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[dict
             "created": timestamp(datetime.now(UTC)),
         }
     return list(stored.values())
-
-
-def _job_prefix(job: Job) -> str:
-    return blobs.job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
 
 
 def _check_count(items: list[Any]) -> None:

@@ -142,7 +142,7 @@ def _job(build: Build, job: Job) -> dict[str, Any]:
 
 def _artifact(build: Build, job: Job, artifact: dict[str, Any]) -> dict[str, Any]:
     file_name = str(artifact.get("fileName", ""))
-    prefix = blobs.job_prefix(build.account_id, build.project_id, build.build_id, job.job_id)
+    prefix = blobs.prefix_of(job)
     try:
         url = artifact_url(prefix, file_name, ARTIFACT_URL_SECONDS)
     except ValueError:  # a name that is no artifact key: nothing to download

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.core.jobs import Job
 
 
 def project_cache_prefix(account_id: int, project_id: int) -> str:
@@ -24,6 +25,11 @@ def build_prefix(account_id: int, project_id: int, build_id: int) -> str:
 def job_prefix(account_id: int, project_id: int, build_id: int, job_id: str) -> str:
     """Where one job's log and artifacts live."""
     return f"{build_prefix(account_id, project_id, build_id)}{job_id}/"
+
+
+def prefix_of(job: Job) -> str:
+    """Where a job's log and artifacts are kept (a deployment job's: under the build it deploys)."""
+    return job_prefix(job.account_id, job.project_id, job.build_id, job.job_id)
 
 
 def project_prefixes(account_id: int, project_id: int) -> list[str]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from botocore.exceptions import ClientError
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.core.logs import ByteRange, LogPart, LogReply
 from chalicelib.store import logs
 from chalicelib.store.logs import CONTENT_TYPE, Chunk, job_log_key
 
@@ -22,42 +22,6 @@ MAX_INLINE_LOG = 5 * 1024 * 1024  # bigger logs are not sent through Lambda/API 
 MAX_RESPONSE_BODY = 5_500_000
 REDIRECT_SECONDS = 60
 TRUNCATION_NOTE = "[The first {skipped} bytes of this log are available when the job finishes.]\n"
-
-
-@dataclass(frozen=True)
-class ByteRange:
-    """Bytes ``first`` to ``last`` of a log (inclusive; ``last`` None: to its end), or with ``first`` None,
-    its last ``last`` bytes: what ``Range: bytes=first-last`` or ``bytes=-last`` asks for."""
-
-    first: int | None
-    last: int | None
-
-    def within(self, total: int) -> tuple[int, int] | None:
-        """The bytes ``[start, end)`` of a log of ``total`` bytes this range asks for; None: none exists."""
-        if self.first is None:
-            return (max(total - (self.last or 0), 0), total) if self.last and total else None
-        if self.first >= total:
-            return None
-        return self.first, total if self.last is None else min(self.last + 1, total)
-
-
-@dataclass(frozen=True)
-class LogPart:
-    """Which bytes of the log a reply to a range holds: ``[start, end)`` of ``total`` (so far, while it runs).
-    ``start == end``: the log has none of the bytes asked for."""
-
-    start: int
-    end: int
-    total: int
-
-
-@dataclass(frozen=True)
-class LogReply:
-    """What the API sends for a job's log: the text inline (the whole log, its tail, or a part), or a redirect."""
-
-    text: bytes | None  # the log to send inline (text/plain), or None
-    redirect_url: str | None  # a short-lived presigned GET URL to send as a 302, or None
-    part: LogPart | None = None  # which bytes ``text`` holds, when a range was asked for
 
 
 def read_log(job_prefix: str, wanted: ByteRange | None = None) -> LogReply:

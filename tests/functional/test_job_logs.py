@@ -14,9 +14,10 @@ from botocore.exceptions import ClientError
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.core.logs import ByteRange, LogPart, LogReply
 from chalicelib.runner.logstream import MAX_LINE_BYTES, SecretMask
 from chalicelib.store import blobs, log_reads, logs
-from chalicelib.store.log_reads import LogReply, read_log
+from chalicelib.store.log_reads import read_log
 from chalicelib.store.logs import delete_log
 from tests.logs import StoredLog
 from tests.support import unique
@@ -322,12 +323,12 @@ def test_a_range_of_the_log_is_those_bytes_and_says_which(finished: bool) -> Non
     log = write_lines(stream, 100)
     stream.close() if finished else stream.flush()
 
-    first = read_log(prefix, log_reads.ByteRange(20, 39))
-    last = read_log(prefix, log_reads.ByteRange(None, 21))
-    rest = read_log(prefix, log_reads.ByteRange(len(log) - 5, None))
+    first = read_log(prefix, ByteRange(20, 39))
+    last = read_log(prefix, ByteRange(None, 21))
+    rest = read_log(prefix, ByteRange(len(log) - 5, None))
 
-    assert (first.text, first.part) == (log[20:40], log_reads.LogPart(20, 40, len(log)))
-    assert (last.text, last.part) == (log[-21:], log_reads.LogPart(len(log) - 21, len(log), len(log)))
+    assert (first.text, first.part) == (log[20:40], LogPart(20, 40, len(log)))
+    assert (last.text, last.part) == (log[-21:], LogPart(len(log) - 21, len(log), len(log)))
     assert rest.text == log[-5:]
 
 
@@ -337,9 +338,9 @@ def test_a_range_past_the_end_of_the_log_has_nothing_and_gives_the_size() -> Non
     log = write_lines(stream, 10)
     stream.flush()
 
-    reply = read_log(prefix, log_reads.ByteRange(len(log), None))
+    reply = read_log(prefix, ByteRange(len(log), None))
 
-    assert reply.part == log_reads.LogPart(len(log), len(log), len(log))
+    assert reply.part == LogPart(len(log), len(log), len(log))
     assert not reply.text
 
 
@@ -349,6 +350,6 @@ def test_a_range_never_cuts_a_character_in_two() -> None:
     stream.write("ééé")  # two bytes each
     stream.close()
 
-    reply = read_log(prefix, log_reads.ByteRange(1, 2))
+    reply = read_log(prefix, ByteRange(1, 2))
 
     assert reply.text is not None and reply.text.decode() == "éé"
