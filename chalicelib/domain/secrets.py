@@ -21,15 +21,12 @@ from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from botocore.exceptions import ClientError
-
-from chalicelib import aws
-from chalicelib.config import settings
 from chalicelib.core.environments import Environment
 from chalicelib.core.projects import Project
 from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.store import keys
 
 TOKEN_PREFIX = "cvy2:"
 LEGACY_TOKEN_PREFIX = "cvy1:"  # bound to the account only: accepted where stored, never made any more
@@ -84,9 +81,7 @@ def environment_owner(environment: Environment) -> Owner:
 
 def encrypt(owner: Owner, field: str, plain: str) -> str:
     """The token of a new secret of ``owner``'s ``field``."""
-    blob = aws.client("kms").encrypt(
-        KeyId=settings().kms_key, Plaintext=plain.encode(), EncryptionContext=owner.context(field)
-    )["CiphertextBlob"]
+    blob = keys.encrypt(plain.encode(), owner.context(field))
     return TOKEN_PREFIX + base64.b64encode(blob).decode()
 
 
@@ -100,8 +95,8 @@ def decrypt(owner: Owner, field: str, token: str) -> str:
         raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.")
     try:
         blob = base64.b64decode(token[len(TOKEN_PREFIX) :], validate=True)
-        plain: bytes = aws.client("kms").decrypt(CiphertextBlob=blob, EncryptionContext=context)["Plaintext"]
-    except (binascii.Error, ValueError, ClientError) as error:
+        plain = keys.decrypt(blob, context)
+    except (binascii.Error, ValueError, keys.Undecryptable) as error:
         raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.") from error
     return plain.decode()
 
