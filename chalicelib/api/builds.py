@@ -1,5 +1,5 @@
-"""/api/builds and /api/buildjobs: start, re-run, cancel, delete; a job's log, artifacts, messages and tests;
-project build reads."""
+"""/api/builds and /api/buildjobs: start, re-run, cancel, delete; a job's log, artifacts, messages and tests.
+A project's builds are read through /api/projects (api/projects.py)."""
 
 from __future__ import annotations
 
@@ -10,21 +10,15 @@ from urllib.parse import unquote
 from chalice import Response
 
 from chalicelib.api.http import ApiBlueprint, Call
-from chalicelib.core.builds import Build
 from chalicelib.core.logs import ByteRange
-from chalicelib.core.projects import Project
 from chalicelib.domain import builds, job_files, job_reports
 from chalicelib.domain.permissions import Permission
-from chalicelib.domain.roles import list_roles
 from chalicelib.shapes.builds import build_json
 from chalicelib.wire.builds import artifact_json, form_body, parse_start_request
-from chalicelib.wire.fields import Fields, path_id, query_integer
-from chalicelib.wire.projects import project_json
+from chalicelib.wire.fields import Fields, path_id
 from chalicelib.wire.reports import message_json, reported_test_json
 
 api = ApiBlueprint(__name__)
-PROJECT = "/projects/{accountName}/{projectSlug}"
-MAX_HISTORY = 100
 _ARTIFACT_DEPTH = 4  # fileName may hold "/" unencoded: routes for up to this many segments
 
 
@@ -120,37 +114,3 @@ def _artifact_route(depth: int) -> None:
 
 for _depth in range(1, _ARTIFACT_DEPTH + 1):
     _artifact_route(_depth)
-
-
-# Project reads that show builds.
-
-
-def _with_build(call: Call, project: Project, build: Build | None) -> dict[str, Any]:
-    shape: dict[str, Any] = {"project": project_json(project, list_roles(call.caller))}
-    if build is not None:
-        shape["build"] = build_json(build, builds.jobs_of(build))
-    return shape
-
-
-@api.route(PROJECT)
-def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug))
-
-
-@api.route(PROJECT + "/branch/{buildBranch}")
-def get_project_branch_build(call: Call, accountName: str, projectSlug: str, buildBranch: str) -> dict[str, Any]:
-    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
-
-
-@api.route(PROJECT + "/build/{buildVersion}")
-def get_project_build_by_version(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> dict[str, Any]:
-    return _with_build(call, *builds.build_by_version(call.caller, accountName, projectSlug, unquote(buildVersion)))
-
-
-@api.route(PROJECT + "/history")
-def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    query: dict[str, str] = dict(call.request.query_params or {})
-    records = query_integer(query, "recordsNumber", required=True, minimum=1, maximum=MAX_HISTORY) or MAX_HISTORY
-    start = query_integer(query, "startBuildId", minimum=1)
-    project, page = builds.history(call.caller, accountName, projectSlug, records, start, query.get("branch") or None)
-    return {"project": project_json(project, list_roles(call.caller)), "builds": [build_json(b) for b in page]}

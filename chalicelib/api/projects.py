@@ -1,24 +1,29 @@
-"""/api/projects: add, list, settings (JSON and YAML), environment variables, build number, cache, delete."""
+"""/api/projects: add, list, read with its builds (last, by branch, by version, history), settings (JSON and
+YAML), environment variables, build number, cache, delete."""
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 from chalice import Response
 
 from chalicelib.api.http import ApiBlueprint, Call, plain_text
-from chalicelib.domain import badges, project_settings, projects
+from chalicelib.core.builds import Build
+from chalicelib.core.projects import Project
+from chalicelib.domain import badges, builds, project_settings, projects
 from chalicelib.domain.access import Right, has_right
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.roles import list_roles
 from chalicelib.shapes.builds import build_json
-from chalicelib.wire.fields import Fields
+from chalicelib.wire.fields import Fields, query_integer
 from chalicelib.wire.projects import parse_credentials, parse_settings_change, project_json, settings_json
 
 api = ApiBlueprint(__name__)
 PROJECT = "/projects/{accountName}/{projectSlug}"
+MAX_HISTORY = 100
 
 
 @api.route("/projects")
@@ -85,3 +90,37 @@ def update_build_number(call: Call, accountName: str, projectSlug: str) -> None:
 @api.route(PROJECT + "/buildcache", "DELETE", Permission.UPDATE_PROJECT_SETTINGS)
 def delete_build_cache(call: Call, accountName: str, projectSlug: str) -> None:
     projects.delete_build_cache(call.caller, accountName, projectSlug)
+
+
+# Project reads that show builds.
+
+
+def _with_build(call: Call, project: Project, build: Build | None) -> dict[str, Any]:
+    shape: dict[str, Any] = {"project": project_json(project, list_roles(call.caller))}
+    if build is not None:
+        shape["build"] = build_json(build, builds.jobs_of(build))
+    return shape
+
+
+@api.route(PROJECT)
+def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
+    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug))
+
+
+@api.route(PROJECT + "/branch/{buildBranch}")
+def get_project_branch_build(call: Call, accountName: str, projectSlug: str, buildBranch: str) -> dict[str, Any]:
+    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
+
+
+@api.route(PROJECT + "/build/{buildVersion}")
+def get_project_build_by_version(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> dict[str, Any]:
+    return _with_build(call, *builds.build_by_version(call.caller, accountName, projectSlug, unquote(buildVersion)))
+
+
+@api.route(PROJECT + "/history")
+def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
+    query: dict[str, str] = dict(call.request.query_params or {})
+    records = query_integer(query, "recordsNumber", required=True, minimum=1, maximum=MAX_HISTORY) or MAX_HISTORY
+    start = query_integer(query, "startBuildId", minimum=1)
+    project, page = builds.history(call.caller, accountName, projectSlug, records, start, query.get("branch") or None)
+    return {"project": project_json(project, list_roles(call.caller)), "builds": [build_json(b) for b in page]}

@@ -61,10 +61,14 @@ def finish_job(job: Job, succeeded: bool, message: str | None = None, **finished
 
 def cancel_jobs(build: Build, message: str) -> None:
     """Queued jobs become cancelled at once; running ones cancelling (their runner stops them)."""
-    for job in job_store.get_jobs(build.job_ids):
+    _cancel(build.job_ids, message)
+    refresh_build(build.project_id, build.build_id)
+
+
+def _cancel(job_ids: list[str], message: str) -> None:
+    for job in job_store.get_jobs(job_ids):
         if not Status(job.status).finished:
             move(job, Event.CANCEL, message)
-    refresh_build(build.project_id, build.build_id)
 
 
 def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]:
@@ -132,9 +136,7 @@ def refresh(job: Job) -> None:
 
 def cancel_deployment_jobs(deployment: Deployment, message: str) -> None:
     """Queued deployment jobs become cancelled at once; running ones cancelling."""
-    for job in job_store.get_jobs(deployment.job_ids):
-        if not Status(job.status).finished:
-            move(job, Event.CANCEL, message)
+    _cancel(deployment.job_ids, message)
     refresh_deployment(deployment.project_id, deployment.deployment_id)
 
 
