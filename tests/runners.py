@@ -10,7 +10,7 @@ import sys
 import time
 
 from chalicelib.domain import progress
-from chalicelib.domain.runner_jobs import mint_token
+from chalicelib.domain.job_tokens import mint_token
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import jobs as job_store
 

@@ -25,7 +25,7 @@ from chalice import Blueprint, Response
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.jobs import Job
-from chalicelib.domain import runner_cache, runner_jobs
+from chalicelib.domain import job_tokens, runner_cache, runner_jobs
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 from chalicelib.wire.fields import Fields
 
@@ -38,7 +38,7 @@ def _runner_call(job_id: str, view: Callable[[Job], Any], **params: str) -> Resp
     request = blueprint.current_request
     try:
         check_parameters(request, {"jobId": job_id, **params})
-        job = runner_jobs.runner_job(job_id, request.headers.get("authorization"))
+        job = job_tokens.runner_job(job_id, request.headers.get("authorization"))
         return respond(view(job))
     except ConveyorError as error:
         return error_response(error)
@@ -74,7 +74,7 @@ def clone_credentials(jobId: str) -> Response:
 def runner_heartbeat(jobId: str) -> Response:  # named apart from the agents' views: view names are operationIds
     return _runner_call(
         jobId,
-        lambda job: {"status": runner_jobs.heartbeat(job, blueprint.current_request.headers.get("authorization"))},
+        lambda job: {"status": job_tokens.heartbeat(job, blueprint.current_request.headers.get("authorization"))},
     )
 
 

@@ -13,7 +13,7 @@ from chalicelib.config import settings
 from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
-from chalicelib.domain.runner_jobs import mint_token
+from chalicelib.domain.job_tokens import mint_token
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store

@@ -1,19 +1,10 @@
-"""The job protocol: what a runner holding a job token may read and report, for its one job and nothing else.
-
-A token is minted when the job is dispatched (``mint_token``), stored only as its SHA-256 on the job, and works
-while the job runs: ending the job (however it ends, a lost lease included) removes it. A token for one job names
-no other: every operation finds the job by the id in the path and compares the token with that job's.
-"""
+"""The job protocol: what a runner holding a job token may read and report, for its one job and nothing else
+(the token itself, and the lease it renews, are domain/job_tokens.py's)."""
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import re
-import secrets
-import time
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -25,7 +16,7 @@ from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.repository_credentials import clone_source
-from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
+from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
@@ -34,7 +25,6 @@ from chalicelib.store import projects as project_store
 from chalicelib.store.artifacts import artifact_key
 from chalicelib.store.uploads import presigned_upload
 
-TOKEN_PREFIX = "cvyj_"
 MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log
 MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
@@ -70,38 +60,6 @@ _RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
     "onBuildFinishScripts",
     "cacheEntries",
 )
-
-
-@dataclass(frozen=True)
-class NewToken:
-    token: str  # handed to the runner in its ticket, never stored
-    token_hash: str  # stored on the job
-
-
-def mint_token() -> NewToken:
-    """A fresh job token: 256 random bits."""
-    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-    return NewToken(token, _hash(token))
-
-
-def _hash(token: str) -> str:
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def runner_job(job_id: str, authorization: str | None) -> Job:
-    """The job a request's token was minted for; Unauthorized for any other job, or once the job has ended."""
-    scheme, _, token = (authorization or "").partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token.startswith(TOKEN_PREFIX):
-        raise Unauthorized("A job token is required (Authorization: Bearer <token>).")
-    stored, job = job_store.job_token_hash(job_id) if job_id else (None, None)
-    if job is None or stored is None or not hmac.compare_digest(stored, _hash(token)):
-        raise Unauthorized("The job token is not valid for this job.")
-    # a lease that ran out is lost once the sweeper ends the job (which removes the token); until then a late
-    # heartbeat renews it, so a slow network costs no job
-    if job.status not in (Status.RUNNING, Status.CANCELLING):
-        raise Unauthorized("The job has ended: its token no longer works.")
-    return job
 
 
 def build_and_project(job: Job) -> tuple[Build, Project]:
@@ -156,15 +114,6 @@ def job_spec(job: Job) -> dict[str, Any]:
         "warnings": warnings,
         "cacheSave": build.pull_request is None,
     }
-
-
-def heartbeat(job: Job, authorization: str | None) -> str:
-    """Extend the lease, while the token is still the job's; its status says go on ("running") or stop."""
-    token = (authorization or "").partition(" ")[2].strip()
-    status = job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds, _hash(token))
-    if status is None:
-        raise Unauthorized("The job has ended: its token no longer works.")
-    return status
 
 
 def put_log_chunk(job: Job, index: int, body: bytes) -> None:

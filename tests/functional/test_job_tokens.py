@@ -23,7 +23,7 @@ import requests
 from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.domain import progress, runner_jobs
-from chalicelib.domain.runner_jobs import NewToken, mint_token
+from chalicelib.domain.job_tokens import NewToken, mint_token
 from chalicelib.store import blobs, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel

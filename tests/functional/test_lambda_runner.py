@@ -23,7 +23,7 @@ import pytest
 
 from chalicelib.config import settings
 from chalicelib.domain import progress
-from chalicelib.domain.runner_jobs import mint_token
+from chalicelib.domain.job_tokens import mint_token
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
