@@ -1,30 +1,22 @@
-"""One embedded AWS emulator per test process; every test works in accounts of its own.
+"""What every test shares: the network rule, enforced in every test process, and a git server.
 
-Accounts isolate tests from each other (everything the API serves belongs to one account), so the
-emulator is started once. It is emptied before each test module all the same: moto copies a whole
-table for every transaction, so tables that grew across the session would slow every write down.
+The embedded AWS emulator and the fixtures of the tests that call the app (client, account, ...) are in
+tests/emulator.py, which only the conftests of functional/ and e2e/ load: unit tests run without it.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
-import requests
-from chalice.test import Client
 
-from chalicelib.local.emulator import Emulator
 from tests import network_rule
-from tests.support import Account, new_account
+
+if TYPE_CHECKING:
+    from tests.gitserver import GitServer
 
 network_rule.enforce()
-_emulator = Emulator(port=0)
-_emulator.start()  # before anything makes an AWS client, so every client talks to it
-
-from chalicelib.cli import apply_stage_environment  # noqa: E402
-
-apply_stage_environment("local")
 
 
 @pytest.fixture(autouse=True)
@@ -36,44 +28,10 @@ def loopback_only() -> Iterator[None]:
     assert not network_rule.broken, f"the network rule: tests reach loopback only, and this one {network_rule.broken}"
 
 
-def emulator_admin_headers() -> dict[str, str]:
-    """What resetting the emulator takes (nothing else may reset it: a build could otherwise wipe the stack)."""
-    return _emulator.admin_headers
+@pytest.fixture(scope="module")
+def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
+    """A git smart-HTTP server on loopback for the module, serving the repositories its tests make under its root."""
+    from tests.gitserver import GitServer  # imported here: dulwich is of no use to most unit tests
 
-
-@pytest.fixture(scope="session")
-def aws_endpoint() -> str:
-    """The emulator's URL."""
-    return os.environ["AWS_ENDPOINT_URL"]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def fresh_resources(aws_endpoint: str) -> None:
-    """An empty emulator with every table, queue, bucket and key of the app, for each test module."""
-    from app import app
-    from chalicelib.domain.warm import forget_everything
-    from chalicelib.local.resources import ensure_resources
-
-    requests.post(f"{aws_endpoint}/moto-api/reset", headers=emulator_admin_headers(), timeout=30).raise_for_status()
-    ensure_resources(app)
-    forget_everything()  # ids start again after a reset: what the last module's accounts resolved to is not theirs
-
-
-@pytest.fixture(scope="session")
-def client(aws_endpoint: str) -> Iterator[Client]:
-    from app import app
-
-    with Client(app, stage_name="local") as test_client:
-        yield test_client
-
-
-@pytest.fixture
-def account(client: Client) -> Account:
-    """A fresh account whose owner (an administrator) calls the API."""
-    return new_account(client)
-
-
-@pytest.fixture
-def other_account(client: Client) -> Account:
-    """A second fresh account, for isolation checks."""
-    return new_account(client)
+    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
+        yield server

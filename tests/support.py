@@ -49,13 +49,33 @@ class Reply:
         return json.loads(self.body)
 
 
+def assert_refused(reply: Reply, status: int) -> str:
+    """The reply is ``status`` with a JSON object carrying a non-empty ``message``; returns the message."""
+    assert reply.status == status, reply.body
+    assert isinstance(reply.json, dict), reply.body
+    message = reply.json.get("message")
+    assert isinstance(message, str) and message, reply.body
+    return message
+
+
+def assert_names_field(reply: Reply, field: str) -> None:
+    """A 400 whose message and ``modelState`` name the request field at fault."""
+    assert field in assert_refused(reply, 400), reply.body
+    model_state = reply.json.get("modelState")
+    assert isinstance(model_state, dict) and list(model_state) == [f"request.{field}"], reply.body
+    messages = model_state[f"request.{field}"]
+    assert isinstance(messages, list) and messages and all(isinstance(text, str) and text for text in messages)
+
+
 @dataclass
 class Caller:
-    """Calls the API with one key, optionally under the ``/api/account/{name}`` prefix."""
+    """Calls the API with one key, optionally under the ``/api/account/{name}`` prefix; without a key,
+    ``authorization`` (if any) is sent as the Authorization header as it is."""
 
     client: Client
     key: str | None
     prefix: str = "/api"
+    authorization: str | None = None
 
     def call(
         self, method: str, path: str, body: Any = None, raw: bytes | None = None, headers: dict[str, str] | None = None
@@ -63,6 +83,8 @@ class Caller:
         sent = dict(headers or {})
         if self.key is not None:
             sent.setdefault("Authorization", f"Bearer {self.key}")
+        elif self.authorization is not None:
+            sent.setdefault("Authorization", self.authorization)
         payload = raw if raw is not None else (b"" if body is None else json.dumps(body).encode())
         if payload:
             sent.setdefault("Content-Type", "application/json")

@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from tests.e2e.test_local_stack import KNOWN_KEY, LocalStack
-from tests.gitserver import GitServer
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
@@ -39,12 +38,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         yield local.wait_until_ready()
     finally:
         local.stop()
-
-
-@pytest.fixture(scope="module")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

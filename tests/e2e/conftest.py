@@ -1,4 +1,5 @@
-"""The stack the end-to-end modules share the shape of: each module gets one of its own."""
+"""The stack the end-to-end modules share the shape of: each module gets one of its own. The embedded AWS emulator
+(tests/emulator.py) is loaded too, emptied before each module: one stack keeps its tables there (aws_endpoint)."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Iterator
 import pytest
 
 from tests.e2e.test_local_stack import KNOWN_KEY, LocalStack
+from tests.emulator import *  # noqa: F403 (its fixtures: aws_endpoint, fresh_resources, ...)
 
 
 @pytest.fixture(scope="module")

@@ -104,12 +104,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
         local_stack.stop()
 
 
-@pytest.fixture(scope="module")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
-        yield server
-
-
 def run_build(
     stack: LocalStack, git_server: GitServer, files: dict[str, str], variables: dict[str, str] | None = None
 ) -> tuple[dict[str, Any], str]:

@@ -1,4 +1,5 @@
-"""Fixtures the deployment tests share: a git server, the SQS pump running the app's handlers, a built project."""
+"""Fixtures the functional tests share: the embedded AWS emulator's (tests/emulator.py: loading it starts the
+emulator), the API served on loopback, the SQS pump running the app's handlers, a built project."""
 
 from __future__ import annotations
 
@@ -10,14 +11,9 @@ import pytest
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject
 from tests.deployments import ARTIFACTS_YML
+from tests.emulator import *  # noqa: F403 (its fixtures: aws_endpoint, fresh_resources, client, account, ...)
 from tests.gitserver import GitServer
 from tests.support import Account
-
-
-@pytest.fixture(scope="module")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
-        yield server
 
 
 @pytest.fixture(scope="session")

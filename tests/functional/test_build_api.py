@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -20,12 +19,6 @@ from tests.gitserver import GitServer
 from tests.support import Account, in_parallel, member_of_role
 
 SIMPLE = {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")}
-
-
-@pytest.fixture(scope="module")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
-        yield server
 
 
 @pytest.fixture

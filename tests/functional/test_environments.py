@@ -17,7 +17,7 @@ from chalicelib.errors import Conflict
 from chalicelib.store import environments as environment_store
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.models import EnvironmentModel
-from tests.support import Account, Caller, Reply, member_of_role
+from tests.support import Account, Caller, Reply, assert_refused, member_of_role
 
 # The provider names of the contract, in its spelling.
 PROVIDERS = [
@@ -110,11 +110,6 @@ def stored_item(account: Account, environment: dict[str, Any]) -> str:
     """The environment's DynamoDB item, as text."""
     found = stored(account, environment)
     return str(EnvironmentModel.get(found.account_id, found.environment_id).serialize())
-
-
-def assert_refused(reply: Reply, status: int) -> None:
-    assert reply.status == status, reply.body
-    assert isinstance(reply.json["message"], str) and reply.json["message"]
 
 
 def assert_opaque(token: str, plain: str) -> None:

@@ -11,18 +11,13 @@ import yaml
 
 import chalicelib.aws
 import chalicelib.config
-from tests.support import Account, Caller, Reply, add_project, member_of_role, project_path
+from tests.support import Account, Caller, Reply, add_project, assert_refused, member_of_role, project_path
 
 PLAIN = "hunter2-plain"
 VARIABLES: list[dict[str, Any]] = [
     {"name": "PLAIN", "value": {"isEncrypted": False, "value": "visible"}},
     {"name": "SECRET", "value": {"isEncrypted": True, "value": PLAIN}},
 ]
-
-
-def assert_refused(reply: Reply, status: int) -> None:
-    assert reply.status == status, reply.body
-    assert isinstance(reply.json["message"], str) and reply.json["message"]
 
 
 def variables_path(project: dict[str, Any]) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.support import Account, Caller, Reply, add_project, project_path
+from tests.support import Account, Caller, Reply, add_project, assert_refused, project_path
 
 DEFAULT_VERSION_FORMAT = "1.0.{build}"
 BUILD_SCRIPTS = [{"language": "sh", "script": "make"}]
@@ -109,14 +109,6 @@ artifacts:
     name: pkg
     type: zip
 """
-
-
-def assert_refused(reply: Reply, status: int) -> str:
-    """The reply is ``status`` with a JSON ``message``; returns the message."""
-    assert reply.status == status, reply.body
-    message = reply.json["message"]
-    assert isinstance(message, str) and message
-    return message
 
 
 def read_settings(account: Account, project: dict[str, Any], caller: Caller | None = None) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import pytest
 import chalicelib.aws
 import chalicelib.config
 import chalicelib.store.blobs
-from tests.support import Account, Caller, Reply, add_project, member_of_role, project_path, unique
+from tests.support import Account, Caller, Reply, add_project, assert_refused, member_of_role, project_path, unique
 
 PROVIDERS = ["gitHub", "bitBucket", "vso", "gitLab", "kiln", "stash", "git", "mercurial", "subversion"]
 RIGHTS = ["View", "RunBuild", "Update", "Delete"]
@@ -19,17 +19,9 @@ NOT_FOUND = "Project not found or access denied."
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,7})?\+00:00$")
 
 
-def assert_refused(reply: Reply, status: int) -> dict[str, Any]:
-    """The reply is ``status`` with a JSON body carrying a non-empty ``message``; returns that body."""
-    assert reply.status == status, reply.body
-    body = reply.json
-    assert isinstance(body, dict)
-    assert isinstance(body["message"], str) and body["message"]
-    return body
-
-
 def assert_not_found(reply: Reply) -> None:
-    assert assert_refused(reply, 404) == {"message": NOT_FOUND}
+    assert_refused(reply, 404)
+    assert reply.json == {"message": NOT_FOUND}
 
 
 def settings_of(account: Account, project: dict[str, Any], caller: Caller | None = None) -> dict[str, Any]:
@@ -177,7 +169,7 @@ def test_mercurial_and_subversion_projects_are_recorded_with_their_scm(
 def test_unknown_provider_is_refused_with_the_allowed_values(account: Account, provider: str) -> None:
     reply = account.api.post("/projects", {"repositoryProvider": provider, "repositoryName": "octo/widget"})
 
-    message = assert_refused(reply, 400)["message"]
+    message = assert_refused(reply, 400)
     for allowed in PROVIDERS:
         assert allowed in message
     assert listed_slugs(account.api) == []

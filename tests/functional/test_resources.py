@@ -15,7 +15,7 @@ from chalicelib.domain.accounts import create_account
 from chalicelib.local.resources import MAX_RECEIVES, ensure_queue, ensure_resources, queue_names
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.models import ALL_MODELS
-from tests.conftest import emulator_admin_headers
+from tests.emulator import emulator_admin_headers
 from tests.support import unique
 
 BUILDS_QUEUE = unique("resources-builds")

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.support import Account, Caller, unique
+from tests.support import Account, Caller, assert_refused, unique
 
 # The permission groups of role details, as the API contract lists them.
 SPEC_GROUPS: list[tuple[str, list[str]]] = [
@@ -72,11 +72,6 @@ def move_user(account: Account, user: dict[str, Any], role_id: int) -> None:
         },
     )
     assert reply.status == 204, reply.body
-
-
-def assert_refused(reply: Any, status: int) -> None:
-    assert reply.status == status, reply.body
-    assert isinstance(reply.json["message"], str) and reply.json["message"]
 
 
 # Listing and reading roles

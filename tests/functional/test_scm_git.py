@@ -25,13 +25,6 @@ from tests.gitserver import GitServer, Repository
 _names = itertools.count()
 
 
-@pytest.fixture(scope="session")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    """One server for the session, serving every repository the tests create under its root."""
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server:
-        yield server
-
-
 @pytest.fixture
 def new_repository(git_server: GitServer) -> Callable[..., Repository]:
     """Makes empty repositories the server serves, each under a name of its own."""

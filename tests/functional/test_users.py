@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from chalice.test import Client
 
-from tests.support import Account, Caller, Reply, new_account, unique
+from tests.support import Account, Caller, Reply, assert_names_field, assert_refused, new_account, unique
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00$")
 LIST_FIELDS = {
@@ -108,22 +108,6 @@ def add_collaborator(account: Account, address: str, role: str = "User") -> dict
 def team_state(account: Account) -> dict[str, Any]:
     """What the users and collaborators endpoints show of an account."""
     return {"users": users(account), "collaborators": account.api.get("/collaborators").json}
-
-
-def assert_refused(reply: Reply, status: int) -> None:
-    assert reply.status == status, reply.body
-    assert isinstance(reply.json, dict), reply.body
-    assert isinstance(reply.json.get("message"), str) and reply.json["message"], reply.body
-
-
-def assert_names_field(reply: Reply, field: str) -> None:
-    """A 400 whose message and ``modelState`` name the request field at fault."""
-    assert_refused(reply, 400)
-    assert field in reply.json["message"], reply.body
-    model_state = reply.json.get("modelState")
-    assert isinstance(model_state, dict) and list(model_state) == [f"request.{field}"], reply.body
-    messages = model_state[f"request.{field}"]
-    assert isinstance(messages, list) and messages and all(isinstance(text, str) and text for text in messages)
 
 
 def assert_done(reply: Reply) -> None:

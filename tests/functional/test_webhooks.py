@@ -24,11 +24,12 @@ HOSTED = {"gitHub": "GITHUB", "gitLab": "GITLAB", "bitBucket": "BITBUCKET"}
 
 
 @pytest.fixture(scope="module")
-def git_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[GitServer]:
-    with GitServer(tmp_path_factory.mktemp("repositories")) as server, pytest.MonkeyPatch.context() as patch:
+def git_server(git_server: GitServer) -> Iterator[GitServer]:
+    """The shared git server, where the hosted providers' URLs point."""
+    with pytest.MonkeyPatch.context() as patch:
         for name in HOSTED.values():
-            patch.setenv(f"CONVEYOR_{name}_URL", server.url)
-        yield server
+            patch.setenv(f"CONVEYOR_{name}_URL", git_server.url)
+        yield git_server
 
 
 class HookProject:
