@@ -12,7 +12,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.domain.accounts import create_api_key
-from tests.support import Account, Caller, Reply, new_account, unique
+from tests.support import Account, Caller, Reply, assert_refused, new_account, unique
 
 UNAUTHORIZED = {"message": "Authorization required"}
 
@@ -56,12 +56,6 @@ def snapshot(account: Account) -> dict[str, Any]:
     }
 
 
-def assert_message(reply: Reply, status: int) -> None:
-    assert reply.status == status, reply.body
-    assert isinstance(reply.json, dict), reply.body
-    assert isinstance(reply.json.get("message"), str) and reply.json["message"], reply.body
-
-
 def new_user(account: Account, role: str = "User") -> dict[str, Any]:
     return account.add_user(f"{unique('user')}@team.example", role=role)
 
@@ -72,40 +66,8 @@ def user_change(user: dict[str, Any], **changes: Any) -> dict[str, Any]:
     return {**body, "password": None, **changes}
 
 
-# Authentication
-
-
-CREDENTIALS: dict[str, Callable[[str], str | None]] = {
-    "no header": lambda key: None,
-    "basic scheme": lambda key: f"Basic {key}",
-    "token scheme": lambda key: f"Token {key}",
-    "bare key": lambda key: key,
-    "empty bearer": lambda key: "Bearer ",
-    "unknown key": lambda key: "Bearer not-a-key-of-anyone",
-    "unknown v2 key": lambda key: "Bearer v2.not-a-key-of-anyone",
-}
-
-
-@pytest.mark.parametrize("credential", CREDENTIALS.values(), ids=CREDENTIALS.keys())
-@pytest.mark.parametrize("under_prefix", [False, True], ids=["plain", "account-prefix"])
-@pytest.mark.parametrize("route", TEAM_ROUTES, ids=route_id)
-def test_team_routes_refuse_a_missing_or_unknown_key_with_authorization_required(
-    shared_account: Account, route: tuple[str, str], under_prefix: bool, credential: Callable[[str], str | None]
-) -> None:
-    method, path = route
-    header = credential(shared_account.key)
-    caller = Caller(shared_account.client, None, f"/api/account/{shared_account.name}" if under_prefix else "/api")
-    body = {"name": "x", "userId": 1, "roleId": 1, "email": "x@x.example", "fullName": "x", "groups": []}
-
-    reply = caller.call(
-        method,
-        path.replace("{id}", "1"),
-        body if method in ("POST", "PUT") else None,
-        headers={} if header is None else {"Authorization": header},
-    )
-
-    assert reply.status == 401, reply.body
-    assert reply.json == UNAUTHORIZED
+# Authentication: a missing, malformed or unknown key on every route, as declared and under the account prefix, is
+# refused with "Authorization required" in test_permission_matrix.py.
 
 
 def test_unauthorized_writes_change_nothing(account: Account) -> None:
@@ -161,11 +123,11 @@ def test_an_account_cannot_read_or_change_another_accounts_users(account: Accoun
     user_id = theirs["userId"]
     before = snapshot(other_account)
 
-    assert_message(account.api.get(f"/users/{user_id}"), 404)
-    assert_message(account.api.put("/users", user_change(theirs, fullName="Hijacked")), 404)
-    assert_message(account.api.delete(f"/users/{user_id}"), 404)
+    assert_refused(account.api.get(f"/users/{user_id}"), 404)
+    assert_refused(account.api.put("/users", user_change(theirs, fullName="Hijacked")), 404)
+    assert_refused(account.api.delete(f"/users/{user_id}"), 404)
     owner_id = next(user["userId"] for user in before["users"] if user["isOwner"])
-    assert_message(account.api.get(f"/users/{owner_id}"), 404)
+    assert_refused(account.api.get(f"/users/{owner_id}"), 404)
 
     assert snapshot(other_account) == before
 
@@ -177,10 +139,10 @@ def test_an_account_cannot_read_or_change_another_accounts_roles(account: Accoun
     own_before = snapshot(account)
 
     for role_id in (theirs["roleId"], their_admin_id):
-        assert_message(account.api.get(f"/roles/{role_id}"), 404)
-        assert_message(account.api.get(f"/users/{role_id}"), 404)
-        assert_message(account.api.delete(f"/roles/{role_id}"), 404)
-    assert_message(account.api.put("/roles", {**theirs, "name": "Hijacked"}), 404)
+        assert_refused(account.api.get(f"/roles/{role_id}"), 404)
+        assert_refused(account.api.get(f"/users/{role_id}"), 404)
+        assert_refused(account.api.delete(f"/roles/{role_id}"), 404)
+    assert_refused(account.api.put("/roles", {**theirs, "name": "Hijacked"}), 404)
 
     assert snapshot(other_account) == before
     assert snapshot(account) == own_before
@@ -199,11 +161,11 @@ def test_an_account_cannot_read_or_change_another_accounts_collaborators(
     collaborator_id = other_account.api.get("/collaborators").json[0]["userId"]
     before = snapshot(other_account)
 
-    assert_message(account.api.get(f"/collaborators/{collaborator_id}"), 404)
-    assert_message(
+    assert_refused(account.api.get(f"/collaborators/{collaborator_id}"), 404)
+    assert_refused(
         account.api.put("/collaborators", {"userId": collaborator_id, "roleId": account.role_id("Administrator")}), 404
     )
-    assert_message(account.api.delete(f"/collaborators/{collaborator_id}"), 404)
+    assert_refused(account.api.delete(f"/collaborators/{collaborator_id}"), 404)
 
     assert snapshot(other_account) == before
 
@@ -245,7 +207,7 @@ def test_a_role_of_another_account_cannot_be_given_to_a_user(account: Account, o
     )
 
     assert 400 <= reply.status < 500 and reply.status != 401, reply.body
-    assert_message(reply, reply.status)
+    assert_refused(reply, reply.status)
     assert snapshot(account) == before
 
 
@@ -256,11 +218,11 @@ def test_an_account_level_key_under_another_accounts_prefix_is_not_found(
     own_before = snapshot(account)
     intruder = prefixed(account, name=other_account.name)
 
-    assert_message(intruder.get("/roles"), 404)
-    assert_message(intruder.get("/users"), 404)
-    assert_message(intruder.post("/roles", {"name": "Intruders"}), 404)
-    assert_message(intruder.delete(f"/roles/{other_account.role_id('User')}"), 404)
-    assert_message(prefixed(account, name=unique("no-such-account")).get("/roles"), 404)
+    assert_refused(intruder.get("/roles"), 404)
+    assert_refused(intruder.get("/users"), 404)
+    assert_refused(intruder.post("/roles", {"name": "Intruders"}), 404)
+    assert_refused(intruder.delete(f"/roles/{other_account.role_id('User')}"), 404)
+    assert_refused(prefixed(account, name=unique("no-such-account")).get("/roles"), 404)
 
     assert snapshot(other_account) == before
     assert snapshot(account) == own_before
@@ -342,7 +304,7 @@ def test_a_user_level_key_without_the_account_prefix_is_refused_with_400(
 
     reply = caller.call(route[0], route[1], {"name": "Via v2"} if route[0] == "POST" else None)
 
-    assert_message(reply, 400)
+    assert_refused(reply, 400)
     assert snapshot(account) == before
 
 
@@ -363,7 +325,7 @@ def test_a_user_level_key_acts_with_its_users_role(account: Account) -> None:
     caller = prefixed(account, key=user_level_key(account, user["email"]))
 
     assert caller.get("/roles").status == 200
-    assert_message(caller.post("/roles", {"name": "Via v2"}), 403)
+    assert_refused(caller.post("/roles", {"name": "Via v2"}), 403)
     assert [role["name"] for role in account.api.get("/roles").json] == ["Administrator", "User"]
 
 
@@ -373,9 +335,9 @@ def test_a_user_level_key_on_an_account_its_user_does_not_belong_to_is_not_found
     key = user_level_key(account, account.owner_email)
     before = snapshot(other_account)
 
-    assert_message(prefixed(other_account, key=key).get("/roles"), 404)
-    assert_message(prefixed(other_account, key=key).post("/roles", {"name": "Intruders"}), 404)
-    assert_message(prefixed(account, key=key, name=unique("no-such-account")).get("/roles"), 404)
+    assert_refused(prefixed(other_account, key=key).get("/roles"), 404)
+    assert_refused(prefixed(other_account, key=key).post("/roles", {"name": "Intruders"}), 404)
+    assert_refused(prefixed(account, key=key, name=unique("no-such-account")).get("/roles"), 404)
     assert snapshot(other_account) == before
 
 
@@ -384,7 +346,7 @@ def test_a_collaborator_can_use_their_user_level_key_in_the_account_they_collabo
 ) -> None:
     key = user_level_key(account, account.owner_email)
     in_other = prefixed(other_account, key=key)
-    assert_message(in_other.get("/roles"), 404)
+    assert_refused(in_other.get("/roles"), 404)
 
     role_keepers = other_account.add_role("Role keepers", {"AddRole"})
     assert (
@@ -401,12 +363,12 @@ def test_a_collaborator_can_use_their_user_level_key_in_the_account_they_collabo
     assert added.status == 200, added.body
     assert "Added by collaborator" in [role["name"] for role in other_account.api.get("/roles").json]
     assert "Added by collaborator" not in [role["name"] for role in account.api.get("/roles").json]
-    assert_message(in_other.delete(f"/roles/{added.json['roleId']}"), 403)
+    assert_refused(in_other.delete(f"/roles/{added.json['roleId']}"), 403)
     assert prefixed(account, key=key).get("/roles").json == account.api.get("/roles").json
 
     collaborator_id = other_account.api.get("/collaborators").json[0]["userId"]
     assert other_account.api.delete(f"/collaborators/{collaborator_id}").status == 204
-    assert_message(in_other.get("/roles"), 404)
+    assert_refused(in_other.get("/roles"), 404)
 
 
 # Error bodies
@@ -417,7 +379,7 @@ def test_a_collaborator_can_use_their_user_level_key_in_the_account_they_collabo
 def test_a_body_that_is_not_json_is_refused_with_a_message(
     shared_account: Account, route: tuple[str, str], raw: bytes
 ) -> None:
-    assert_message(shared_account.api.call(route[0], route[1], raw=raw), 400)
+    assert_refused(shared_account.api.call(route[0], route[1], raw=raw), 400)
 
 
 @pytest.mark.parametrize("route", WRITE_ROUTES, ids=route_id)
@@ -425,7 +387,7 @@ def test_a_body_that_is_not_json_is_refused_with_a_message(
 def test_a_json_body_that_is_not_an_object_is_refused_with_a_message(
     shared_account: Account, route: tuple[str, str], body: Any
 ) -> None:
-    assert_message(shared_account.api.call(route[0], route[1], raw=json.dumps(body).encode()), 400)
+    assert_refused(shared_account.api.call(route[0], route[1], raw=json.dumps(body).encode()), 400)
 
 
 WRONG_TYPES: dict[str, tuple[str, str, Callable[[Account], dict[str, Any]], str]] = {
@@ -507,7 +469,7 @@ def test_a_field_of_the_wrong_type_is_refused_naming_the_field(
 
     reply = shared_account.api.call(method, path, body(shared_account))
 
-    assert_message(reply, 400)
+    assert_refused(reply, 400)
     assert field in reply.json["message"]
     assert snapshot(shared_account) == before
 
@@ -520,7 +482,7 @@ def test_a_field_of_the_wrong_type_is_refused_naming_the_field(
 def test_an_unsupported_method_is_405_with_a_message(shared_account: Account, route: tuple[str, str]) -> None:
     reply = shared_account.api.call(route[0], route[1], {"name": "x"})
 
-    assert_message(reply, 405)
+    assert_refused(reply, 405)
     assert "Code" not in reply.json and "Message" not in reply.json
 
 
@@ -616,7 +578,7 @@ def test_junk_bodies_are_refused_with_a_message_never_a_server_error(
     reply = shared_account.api.call(route[0], route[1], raw=JUNK_BODIES[junk])
 
     assert 400 <= reply.status < 500, reply.body
-    assert_message(reply, reply.status)
+    assert_refused(reply, reply.status)
 
 
 JUNK_IDS = [
@@ -643,7 +605,7 @@ def test_junk_ids_in_paths_are_not_found_never_a_server_error(
     reply = shared_account.api.call(route[0], route[1].replace("{id}", junk_id))
 
     assert reply.status < 500, reply.body
-    assert_message(reply, 404)
+    assert_refused(reply, 404)
 
 
 def test_junk_requests_leave_the_account_unchanged(account: Account) -> None:
@@ -750,5 +712,5 @@ def test_a_refused_request_changes_nothing(team: Team, refusal: tuple[int, Calla
 
     reply = attempt(team)
 
-    assert_message(reply, status)
+    assert_refused(reply, status)
     assert snapshot(team.account) == before

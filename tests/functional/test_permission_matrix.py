@@ -1,4 +1,4 @@
-"""The permission matrix: every endpoint the app serves, called by six kinds of caller, answers as designed.
+"""The permission matrix: every endpoint the app serves, called by every kind of caller, answers as designed.
 
 The callers, all calling into one account (``home``):
   admin         its owner's key: the Administrator role
@@ -9,6 +9,13 @@ The callers, all calling into one account (``home``):
   other         the owner of a second account with its own account-level key: ``home``'s resources named by id
                 or slug are not found; lists and additions act on its own account
   anonymous     no key at all
+and, on every route, one of the callers whose Authorization header carries no key the service accepts (UNACCEPTED:
+another scheme, no scheme, an empty bearer, a key of no one), taking turns route by route, each answered as a
+caller without a key is: the anonymous column. (Every request is authenticated in one place before it is routed,
+so each route needs one of them, and each of them a dozen routes, not all six on every route.)
+
+Every route the app also serves under ``/api/account/{home}`` is called there too, by the callers the prefix
+changes anything for (another account's key, no key, an unknown key, an unknown v2 key) and, for lists, by the owner.
 
 Every request is one the Administrator's succeeds with, so permission is the only reason for a refusal, and a
 refusal must leave ``home`` as it was. Rows that would destroy what other rows read get a throwaway target per
@@ -34,6 +41,21 @@ from tests.gitserver import GitServer
 from tests.support import Account, Caller, Reply, add_project, member_of_role, new_account, unique
 
 CALLERS = ("admin", "user", "nothing", "collaborator", "other", "anonymous")
+# What the Authorization header of callers without an accepted key says, made of the owner's key where it has one.
+UNACCEPTED: dict[str, Callable[[str], str]] = {
+    "basic scheme": lambda key: f"Basic {key}",
+    "token scheme": lambda key: f"Token {key}",
+    "bare key": lambda key: key,
+    "empty bearer": lambda key: "Bearer ",
+    "unknown key": lambda key: "Bearer not-a-key-of-anyone",
+    "unknown v2 key": lambda key: "Bearer v2.not-a-key-of-anyone",
+}
+# Who calls the routes under home's prefix as well. A known account-level key of another account is not found
+# there and a v2 key needs the prefix to name its account, so keys of no one are called there too; a header that
+# names no bearer key at all is refused before the prefix is read (chalicelib/domain/auth.py), as the plain route
+# shows.
+UNDER_PREFIX = ("other", "anonymous", "unknown key", "unknown v2 key")
+UNAUTHORIZED = {"message": "Authorization required"}  # a runner's job token is refused saying what is wrong with it
 COLLABORATOR_GRANTS = {"UpdateProjectSettings", "DeployToEnvironment", "AddRole"}
 # routes served at /api only
 UNPREFIXED = (
@@ -206,6 +228,7 @@ def world(client: Client, git_server: GitServer, pump: SqsPump) -> World:
         "collaborator": Caller(client, collaborator_key, f"/api/account/{home.name}"),
         "other": other.api,
         "anonymous": Caller(client, None),
+        **{name: Caller(client, None, authorization=header(home.key)) for name, header in UNACCEPTED.items()},
     }
     project = BuildProject(home, git_server, {"appveyor.yml": BUILD_YML})
     build = project.run()
@@ -557,19 +580,42 @@ ROWS = parse_matrix(MATRIX)
 PREFIXED_ROWS = tuple(entry for entry in ROWS if entry.prefixed)
 
 
-def cases(callers: tuple[str, ...], rows: tuple[Row, ...] = ROWS) -> list[Any]:
-    """One test per cell; a cell marked "!" is expected to fail, for its DISCREPANCIES reason."""
+PREFIXED_LISTS = tuple(entry for entry in PREFIXED_ROWS if entry.method == "GET" and "{" not in entry.route)
+
+
+def column(caller: str) -> str:
+    """The MATRIX column a caller's status is read from: a caller without an accepted key is no key at all."""
+    return "anonymous" if caller in UNACCEPTED else caller
+
+
+def designed(entry: Row, caller: str, under_prefix: bool) -> int:
+    """The status ``caller`` gets; under home's prefix, another account's key finds nothing there."""
+    return 404 if under_prefix and caller == "other" else entry.expected[column(caller)]
+
+
+def cases() -> list[Any]:
+    """One test per cell: every row called as the app declares it by every caller, then every row also served
+    under home's prefix called there by the UNDER_PREFIX callers, and the lists there by the owner. A cell marked
+    "!" is expected to fail, for its DISCREPANCIES reason."""
+    unaccepted = list(UNACCEPTED)
+    cells = [
+        (entry, caller, False)
+        for turn, entry in enumerate(ROWS)
+        for caller in (*CALLERS, unaccepted[turn % len(unaccepted)])
+    ]
+    cells += [(entry, caller, True) for entry in PREFIXED_ROWS for caller in UNDER_PREFIX]
+    cells += [(entry, "admin", True) for entry in PREFIXED_LISTS]
     return [
         pytest.param(
             entry,
             caller,
-            id=f"{entry.name} as {caller}",
-            marks=[pytest.mark.xfail(strict=True, reason=DISCREPANCIES[f"{entry.name} as {caller}"])]
-            if caller in entry.departs
+            under_prefix,
+            id=f"{entry.name}{' under the prefix' if under_prefix else ''} as {caller}",
+            marks=[pytest.mark.xfail(strict=True, reason=DISCREPANCIES[f"{entry.name} as {column(caller)}"])]
+            if column(caller) in entry.departs
             else [],
         )
-        for entry in rows
-        for caller in callers
+        for entry, caller, under_prefix in cells
     ]
 
 
@@ -594,6 +640,8 @@ def assert_answers(world: World, entry: Row, caller: Caller, expected: int, watc
     if expected in (401, 403, 404):
         assert isinstance(reply.json, dict) and isinstance(reply.json.get("message"), str), reply.body
         assert reply.json["message"], reply.body
+    if expected == 401 and not entry.route.startswith("/runner/"):
+        assert reply.json == UNAUTHORIZED, reply.body
     if expected == 302:
         assert reply.headers.get("Location"), reply.headers
     if request.probe and watched:
@@ -603,31 +651,22 @@ def assert_answers(world: World, entry: Row, caller: Caller, expected: int, watc
     return reply
 
 
-@pytest.mark.parametrize(("entry", "caller"), cases(CALLERS))
-def test_each_caller_gets_the_designed_status(world: World, entry: Row, caller: str) -> None:
-    expected = entry.expected[caller]
+@pytest.mark.parametrize(("entry", "caller", "under_prefix"), cases())
+def test_each_caller_gets_the_designed_status(world: World, entry: Row, caller: str, under_prefix: bool) -> None:
+    """Callers without an accepted key are refused before any resource is looked up, and so is another account's
+    key under home's prefix (the collaborator column calls every route there already): their requests go to the
+    shared resources, not throwaway ones."""
+    expected = designed(entry, caller, under_prefix)
+    if under_prefix:
+        calling = replace(world.callers[caller], prefix=f"/api/account/{world.home.name}")
+        assert_answers(world, entry, calling, expected, watched=False, targeted=False)
+        return
     calling = world.callers[caller] if entry.prefixed else replace(world.callers[caller], prefix="/api")
     watched = expected in (400, 403, 404) or caller == "other"  # a 401 comes before anything is looked up
-    reply = assert_answers(world, entry, calling, expected, watched, targeted=True)
+    reply = assert_answers(world, entry, calling, expected, watched, targeted=caller not in UNACCEPTED)
     if caller == "other" and expected < 300:
         leaked = [name for name in world.home_names if name in reply.body.decode(errors="replace")]
         assert not leaked, f"another account's answer mentions home's {leaked}"
-
-
-PREFIXED_LISTS = tuple(entry for entry in PREFIXED_ROWS if entry.method == "GET" and "{" not in entry.route)
-
-
-@pytest.mark.parametrize(
-    ("entry", "caller"), cases(("other", "anonymous"), PREFIXED_ROWS) + cases(("admin",), PREFIXED_LISTS)
-)
-def test_under_home_prefix_another_accounts_key_finds_nothing_and_the_owners_lists_answer_the_same(
-    world: World, entry: Row, caller: str
-) -> None:
-    """The collaborator column calls every route under the prefix already. Another account's key and no key are
-    refused before any resource is looked up, so these requests go to the shared resources, not throwaway ones."""
-    expected = {"admin": entry.expected["admin"], "other": 404, "anonymous": 401}[caller]
-    calling = replace(world.callers[caller], prefix=f"/api/account/{world.home.name}")
-    assert_answers(world, entry, calling, expected, watched=False, targeted=False)
 
 
 def test_every_route_the_app_serves_has_a_row() -> None:
