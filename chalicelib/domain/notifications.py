@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from botocore.exceptions import ClientError
-
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.members import Member
@@ -39,7 +37,7 @@ from chalicelib.domain.notification_rules import (
 )
 from chalicelib.errors import Invalid
 from chalicelib.notify import messages
-from chalicelib.notify.email import send_email
+from chalicelib.notify.email import EmailFailed, send_email
 from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, send_webhook, shown
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
@@ -251,9 +249,6 @@ def _deliver(notices: list[Notice], deadline: float, what: str) -> int:
 
 def _reason(error: Exception) -> str:
     """Why a send failed, in words that carry no secret (not the request, its URL or its headers)."""
-    if isinstance(error, WebhookFailed):
+    if isinstance(error, WebhookFailed | EmailFailed):
         return str(error)
-    if isinstance(error, ClientError):
-        details = error.response.get("Error", {})
-        return f"{details.get('Code', 'error')}: {details.get('Message', '')}"
     return type(error).__name__

@@ -19,8 +19,6 @@ from __future__ import annotations
 import logging
 import time
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from chalicelib.core.messages import AgentDeadline, Message, RunDeploymentJob, RunJob
 from chalicelib.store import jobs as job_store
 from chalicelib.store import outbox as outbox_store
@@ -40,7 +38,7 @@ def send(messages: list[Message], delay_seconds: int = 0) -> bool:
     """Send messages whose write is done; a failed send is left to the sweeper (they are recorded). Whether sent."""
     try:
         queues.send(messages, delay_seconds)
-    except (BotoCoreError, ClientError, RuntimeError) as error:
+    except queues.SendFailed as error:
         log.warning("%s messages not sent now (%s): the sweeper sends them again", len(messages), type(error).__name__)
         return False
     return True
@@ -71,7 +69,15 @@ def resend_owed(now: float | None = None) -> list[Message]:
             queues.send(again)
             resent += again
     for message_id, message in outbox_store.owed_before(cutoff):
-        queues.send([message])
+        if message is None:  # an entry this version cannot read (a newer one's, after a rollback): it never will
+            log.error("outbox entry %s cannot be read: dropped", message_id)
+            outbox_store.forget(message_id)
+            continue
+        try:
+            queues.send([message])
+        except queues.SendFailed as error:  # SQS is down: the next sweep tries this one, and the others, again
+            log.warning("outbox entry %s not sent again: %s", message_id, error)
+            continue
         outbox_store.forget(message_id)
         resent.append(message)
     return resent

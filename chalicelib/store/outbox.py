@@ -14,7 +14,7 @@ from typing import Any
 
 from pynamodb.transactions import TransactWrite
 
-from chalicelib.core.messages import Announce, Message, announcement, body_of
+from chalicelib.core.messages import Announce, Message, NotAMessage, announcement, body_of
 from chalicelib.store.models import OutboxModel
 
 OWED = "owed"
@@ -24,11 +24,14 @@ def _encoded(message: Message) -> dict[str, Any]:
     return {"kind": type(message).__name__, **body_of(message)}
 
 
-def _decoded(body: dict[str, Any]) -> Message:
-    kind = body.get("kind")
-    if kind == Announce.__name__:
+def _decoded(body: Any) -> Message | None:
+    """The message an entry records; None for one this version cannot read."""
+    if not isinstance(body, dict) or body.get("kind") != Announce.__name__:
+        return None
+    try:
         return announcement({name: value for name, value in body.items() if name != "kind"})
-    raise ValueError(f"an outbox entry of an unknown kind: {kind!r}")
+    except NotAMessage:
+        return None
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,8 @@ def forget(message_id: str) -> None:
     OutboxModel(OWED, message_id).delete()
 
 
-def owed_before(cutoff: float, limit: int = 100) -> list[tuple[str, Message]]:
-    """Messages recorded before ``cutoff`` (epoch seconds) and not sent yet, the oldest first."""
+def owed_before(cutoff: float, limit: int = 100) -> list[tuple[str, Message | None]]:
+    """Messages recorded before ``cutoff`` (epoch seconds) and not sent yet, the oldest first (None: an entry this
+    version cannot read)."""
     found = OutboxModel.query(OWED, OutboxModel.message_id < f"{int(cutoff):010d}", limit=limit)
     return [(model.message_id, _decoded(model.body)) for model in found]

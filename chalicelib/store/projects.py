@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
@@ -13,6 +14,8 @@ from chalicelib.core.projects import Project, RoleRights
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store.models import ProjectModel
 from chalicelib.store.transactions import is_condition_failure
+
+log = logging.getLogger(__name__)
 
 
 def project_from_model(model: ProjectModel) -> Project:
@@ -103,9 +106,10 @@ def rewrite_old_build_summaries() -> int:
         if summary is None:
             continue
         try:
-            model.update(
+            model.update(  # only while the summary read is the one stored: a newer one is never overwritten
                 actions=[ProjectModel.last_build.set(summary_item(summary))],
-                condition=ProjectModel.last_build_id == model.last_build_id,
+                condition=(ProjectModel.last_build_id == model.last_build_id)
+                & (ProjectModel.last_build == model.last_build),
             )
         except UpdateError as error:
             if is_condition_failure(error):  # a newer build is shown now, in the new form
@@ -248,7 +252,11 @@ def summary_from_item(item: dict[str, Any] | None) -> BuildSummary | None:
     if not item:
         return None
     if item.get("form") != _SUMMARY_FORM:
-        return _summary_from_api_json(item)
+        try:
+            return _summary_from_api_json(item)
+        except (KeyError, TypeError, ValueError):  # a shape no version wrote: the project shows no last build
+            log.error("a project's last build summary cannot be read: %.200s", item)
+            return None
     fields: dict[str, Any] = {name: item[name] for name in BuildSummary.__dataclass_fields__ if name in item}
     for name in _SUMMARY_TIMES:
         fields[name] = None if fields.get(name) is None else datetime.fromisoformat(fields[name])

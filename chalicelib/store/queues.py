@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from functools import cache
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.core.messages import AgentDeadline, Message, RunDeploymentJob, RunJob, body_of
@@ -20,7 +22,18 @@ def _queue_url(name: str) -> str:
     return url
 
 
+class SendFailed(Exception):
+    """SQS did not take some of the messages."""
+
+
 def _send(queue: str, bodies: list[dict[str, Any]], delay_seconds: int = 0) -> None:
+    try:
+        _send_batches(queue, bodies, delay_seconds)
+    except (BotoCoreError, ClientError) as error:
+        raise SendFailed(f"{len(bodies)} messages were not queued: {type(error).__name__}") from error
+
+
+def _send_batches(queue: str, bodies: list[dict[str, Any]], delay_seconds: int) -> None:
     """Send the messages ten per call (SQS's batch limit)."""
     url = _queue_url(queue)
     sqs = aws.client("sqs")
@@ -31,7 +44,7 @@ def _send(queue: str, bodies: list[dict[str, Any]], delay_seconds: int = 0) -> N
         ]
         failed = sqs.send_message_batch(QueueUrl=url, Entries=entries).get("Failed", [])
         if failed:
-            raise RuntimeError(f"{len(failed)} messages were not queued: {failed[0].get('Message')}")
+            raise SendFailed(f"{len(failed)} messages were not queued: {failed[0].get('Message')}")
 
 
 def _queue_of(message: Message) -> str:

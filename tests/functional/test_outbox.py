@@ -16,6 +16,7 @@ from chalicelib.local.pump import SqsPump
 from chalicelib.store import jobs as job_store
 from chalicelib.store import outbox as outbox_store
 from chalicelib.store import queues
+from chalicelib.store.models import OutboxModel
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer
@@ -40,7 +41,7 @@ class BrokenSqs:
         def send(messages: Sequence[Message], delay_seconds: int = 0) -> None:
             if any(isinstance(message, kinds) for message in messages):
                 self.refused += messages
-                raise RuntimeError(f"{len(messages)} messages were not queued: ServiceUnavailable")
+                raise queues.SendFailed(f"{len(messages)} messages were not queued: ServiceUnavailable")
             real(messages, delay_seconds)
 
         monkeypatch.setattr(queues, "send", send)
@@ -145,6 +146,29 @@ def test_the_notifications_of_a_build_whose_announcement_was_lost_go_out_once_th
     assert announced[0] in resent
     assert [request.json["eventData"]["buildId"] for request in receiver.requests] == [build["buildId"]]
     assert announced[0] not in resend_owed(now=later())  # forgotten once sent
+
+
+def test_an_outbox_entry_no_version_can_read_is_dropped_and_the_others_are_still_sent(
+    account: Account, git_server: GitServer, pump: SqsPump, receiver: WebhookReceiver, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    yml = appveyor_yml(
+        "build_script:", "  - echo ran", "notifications:", "  - provider: Webhook", f"    url: {receiver.url}/hook"
+    )
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    OutboxModel(outbox_store.OWED, "0000000001#unreadable", body={"kind": "FromANewerVersion"}).save()
+    sqs = BrokenSqs(monkeypatch, Announce)
+    build = project.run()
+    monkeypatch.undo()
+
+    resent = resend_owed(now=later())
+    deadline = time.monotonic() + 20
+    while not receiver.requests:
+        assert time.monotonic() < deadline, "the notification never came"
+        time.sleep(0.1)
+
+    assert [message.build_id for message in sqs.refused if isinstance(message, Announce)] == [build["buildId"]]
+    assert [message.build_id for message in resent if isinstance(message, Announce)] == [build["buildId"]]
+    assert all(message_id != "0000000001#unreadable" for message_id, _ in outbox_store.owed_before(later()))
 
 
 def test_a_sent_announcement_is_not_left_owed(

@@ -37,3 +37,19 @@ def test_a_summary_stored_as_the_api_showed_it_reads_the_same_and_the_migration_
     assert first["last build summaries"] >= 1 and second["last build summaries"] == 0
     stored = ProjectModel.get(shown["accountId"], slug).last_build
     assert stored["form"] == 2 and "buildId" not in stored and stored["build_id"] == shown["builds"][0]["buildId"]
+
+
+def test_a_summary_no_version_wrote_leaves_the_project_readable_without_a_last_build(
+    account: Account, git_server: GitServer
+) -> None:
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")})
+    project.start()
+    slug = project.project["slug"]
+    item = ProjectModel.get(project.project["accountId"], slug)
+    item.update(actions=[ProjectModel.last_build.set({"buildId": "not a number"})])
+
+    listed_now = listed(account, slug)
+    read = account.api.get(project.path)
+
+    assert listed_now["builds"] == []
+    assert read.status == 200 and read.json["build"]["buildNumber"] == 1  # the build itself is read from its item
