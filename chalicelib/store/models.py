@@ -477,7 +477,7 @@ class OutboxModel(Model):
     class Meta:
         table_name = _TableName("outbox")
 
-    owed = UnicodeAttribute(hash_key=True)  # one partition ("owed"): the outbox holds messages in flight only
+    owed = UnicodeAttribute(hash_key=True)  # "owed#0" to "owed#7", from the id: the outbox holds messages in flight
     message_id = UnicodeAttribute(range_key=True)  # "<epoch seconds, 10 digits>#<random>": the oldest first
     body = JSONAttribute()  # the message (core/messages.py), with its kind
 

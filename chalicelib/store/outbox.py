@@ -18,6 +18,9 @@ from chalicelib.core.messages import Announce, Message, NotAMessage, announcemen
 from chalicelib.store.models import OutboxModel
 
 OWED = "owed"
+# The entries spread over this many partitions ("owed#0" ...), so that the finishing writes of many tenants'
+# builds never contend for one; an entry's partition follows from its id.
+SHARDS = 8
 
 
 def _encoded(message: Message) -> dict[str, Any]:
@@ -51,18 +54,25 @@ def _new_id(at: float) -> str:
     return f"{int(at):010d}#{secrets.token_hex(8)}"
 
 
+def _partition(message_id: str) -> str:
+    return f"{OWED}#{int(message_id.rpartition('#')[2], 16) % SHARDS}" if "#" in message_id else OWED
+
+
 def record(transaction: TransactWrite, owed: Owed) -> None:
     """Add to ``transaction`` the record of the message owed."""
-    transaction.save(OutboxModel(OWED, owed.message_id, body=_encoded(owed.message)))
+    transaction.save(OutboxModel(_partition(owed.message_id), owed.message_id, body=_encoded(owed.message)))
 
 
 def forget(message_id: str) -> None:
     """The message was sent."""
-    OutboxModel(OWED, message_id).delete()
+    OutboxModel(_partition(message_id), message_id).delete()
 
 
 def owed_before(cutoff: float, limit: int = 100) -> list[tuple[str, Message | None]]:
-    """Messages recorded before ``cutoff`` (epoch seconds) and not sent yet, the oldest first (None: an entry this
-    version cannot read)."""
-    found = OutboxModel.query(OWED, OutboxModel.message_id < f"{int(cutoff):010d}", limit=limit)
-    return [(model.message_id, _decoded(model.body)) for model in found]
+    """Messages recorded before ``cutoff`` (epoch seconds) and not sent yet, the oldest of each partition first
+    (None: an entry this version cannot read)."""
+    found = []
+    for shard in range(SHARDS):
+        partition = OutboxModel.query(f"{OWED}#{shard}", OutboxModel.message_id < f"{int(cutoff):010d}", limit=limit)
+        found += [(model.message_id, _decoded(model.body)) for model in partition]
+    return found
