@@ -47,6 +47,25 @@ class BrokenSqs:
         monkeypatch.setattr(queues, "send", send)
 
 
+def notifying_project(account: Account, git_server: GitServer, receiver: WebhookReceiver) -> BuildProject:
+    """A project whose builds send a webhook notification to ``receiver``."""
+    lines = (
+        "build_script:",
+        "  - echo ran",
+        "notifications:",
+        "  - provider: Webhook",
+        f"    url: {receiver.url}/hook",
+    )
+    return BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*lines)})
+
+
+def wait_for_a_request(receiver: WebhookReceiver, seconds: float = 20) -> None:
+    deadline = time.monotonic() + seconds
+    while not receiver.requests:
+        assert time.monotonic() < deadline, "the notification never came"
+        time.sleep(0.1)
+
+
 @pytest.fixture
 def receiver() -> Iterator[WebhookReceiver]:
     with WebhookReceiver() as server:
@@ -121,10 +140,7 @@ def test_an_agent_deployment_whose_deadline_message_was_lost_still_fails_when_no
 def test_the_notifications_of_a_build_whose_announcement_was_lost_go_out_once_the_sweeper_sends_it(
     account: Account, git_server: GitServer, pump: SqsPump, receiver: WebhookReceiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    yml = appveyor_yml(
-        "build_script:", "  - echo ran", "notifications:", "  - provider: Webhook", f"    url: {receiver.url}/hook"
-    )
-    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    project = notifying_project(account, git_server, receiver)
 
     sqs = BrokenSqs(monkeypatch, Announce)  # the build's final write stands, its notifications' send fails
     build = project.run()
@@ -134,10 +150,7 @@ def test_the_notifications_of_a_build_whose_announcement_was_lost_go_out_once_th
     owed = [message for _, message in outbox_store.owed_before(later())]
 
     resent = resend_owed(now=later())
-    deadline = time.monotonic() + 20
-    while not receiver.requests:
-        assert time.monotonic() < deadline, "the notification never came"
-        time.sleep(0.1)
+    wait_for_a_request(receiver)
     time.sleep(1)
 
     announced = [message for message in sqs.refused if isinstance(message, Announce)]
@@ -151,20 +164,14 @@ def test_the_notifications_of_a_build_whose_announcement_was_lost_go_out_once_th
 def test_an_outbox_entry_no_version_can_read_is_dropped_and_the_others_are_still_sent(
     account: Account, git_server: GitServer, pump: SqsPump, receiver: WebhookReceiver, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    yml = appveyor_yml(
-        "build_script:", "  - echo ran", "notifications:", "  - provider: Webhook", f"    url: {receiver.url}/hook"
-    )
-    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    project = notifying_project(account, git_server, receiver)
     OutboxModel("owed#3", "0000000001#3", body={"kind": "FromANewerVersion"}).save()
     sqs = BrokenSqs(monkeypatch, Announce)
     build = project.run()
     monkeypatch.undo()
 
     resent = resend_owed(now=later())
-    deadline = time.monotonic() + 20
-    while not receiver.requests:
-        assert time.monotonic() < deadline, "the notification never came"
-        time.sleep(0.1)
+    wait_for_a_request(receiver)
 
     assert [message.build_id for message in sqs.refused if isinstance(message, Announce)] == [build["buildId"]]
     assert [message.build_id for message in resent if isinstance(message, Announce)] == [build["buildId"]]
@@ -174,10 +181,7 @@ def test_an_outbox_entry_no_version_can_read_is_dropped_and_the_others_are_still
 def test_a_sent_announcement_is_not_left_owed(
     account: Account, git_server: GitServer, pump: SqsPump, receiver: WebhookReceiver
 ) -> None:
-    yml = appveyor_yml(
-        "build_script:", "  - echo ran", "notifications:", "  - provider: Webhook", f"    url: {receiver.url}/hook"
-    )
-    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    project = notifying_project(account, git_server, receiver)
 
     build = project.run()
 
