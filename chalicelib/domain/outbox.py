@@ -65,19 +65,14 @@ def resend_owed(now: float | None = None) -> list[Message]:
     for partition, kind in _WAITING_JOBS.items():
         unclaimed = job_store.unclaimed_jobs(partition, cutoff)
         again: list[Message] = [kind(job_id) for job_id in unclaimed if job_store.note_resent(job_id)]
-        if again:
-            queues.send(again)
+        if again and send(again):  # not sent: the next sweep finds them again, 5 minutes on
             resent += again
     for message_id, message in outbox_store.owed_before(cutoff):
         if message is None:  # an entry this version cannot read (a newer one's, after a rollback): it never will
             log.error("outbox entry %s cannot be read: dropped", message_id)
             outbox_store.forget(message_id)
             continue
-        try:
-            queues.send([message])
-        except queues.SendFailed as error:  # SQS is down: the next sweep tries this one, and the others, again
-            log.warning("outbox entry %s not sent again: %s", message_id, error)
-            continue
-        outbox_store.forget(message_id)
-        resent.append(message)
+        if send([message]):  # not sent: the next sweep tries this one again, and the others go on
+            outbox_store.forget(message_id)
+            resent.append(message)
     return resent
