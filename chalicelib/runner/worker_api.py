@@ -53,6 +53,7 @@ OUTCOMES = (
 _OUTCOMES = {outcome.lower(): outcome for outcome in OUTCOMES}
 _CATEGORIES = {"information": "information", "info": "information", "warning": "warning", "error": "error"}
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_POLL_SECONDS = 0.05
 
 
 class BadRequest(Exception):
@@ -84,7 +85,8 @@ class WorkerApi:
         command.write_text(f"#!{_python()} -I\n{source}")
         command.chmod(0o755)
         for server in self._servers:
-            threading.Thread(target=server.serve_forever, name="worker-api", daemon=True).start()
+            # shutdown() waits for the loop's next look: a short poll keeps every job's end from waiting for it
+            threading.Thread(target=server.serve_forever, args=(_POLL_SECONDS,), name="worker-api", daemon=True).start()
         return self
 
     def __exit__(self, *_: object) -> None:
