@@ -1,4 +1,10 @@
-"""moto's server, in-process, standing in for AWS on a loopback port."""
+"""moto's server, in-process, standing in for AWS on a loopback port.
+
+Everything that calls it must sign its requests with the stack's own key. Programs outside this process (job
+runners with presigned URLs, a second stack) reach it over HTTP; this process's DynamoDB requests, nearly all the
+service makes, are handed to the same app without a socket (a botocore hook), which makes each cost a quarter
+less.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +15,15 @@ import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.handlers import BUILTIN_HANDLERS
+from moto.core.botocore_stubber import MockRawResponse
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
+from werkzeug.test import EnvironBuilder, run_wsgi_app
 
+from chalicelib.local import transactions
 from chalicelib.local.signatures import ADMIN_HEADER, SignedRequestsOnly
 
 REGION = "us-east-1"
@@ -38,14 +49,50 @@ class _OneDynamoDbRequestAtATime:
 
 
 class _Server(ThreadedMotoServer):
-    credentials: tuple[str, str] = ("", "")
+    app: Callable[..., Iterable[bytes]]  # moto's, with the middlewares around it
 
-    def _server_entry(self) -> None:  # moto's own, with the middlewares around its app
-        app = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
-        app = SignedRequestsOnly(app, *self.credentials)  # type: ignore[assignment]
-        self._server = make_server(self._ip_address, self._port, app, True, request_handler=MotoRequestHandler)
+    def _server_entry(self) -> None:  # moto's own, serving ``app``
+        self._server = make_server(self._ip_address, self._port, self.app, True, request_handler=MotoRequestHandler)
         self._server_ready_event.set()
         self._server.serve_forever()
+
+
+class _InProcess:
+    """botocore's ``before-send`` hook: a DynamoDB request to the emulator is answered by its app (the signature
+    check, the lock, moto) called in this thread; other requests (S3's streamed bodies, SQS's long polls) are sent
+    as usual."""
+
+    def __init__(self, app: Callable[..., Iterable[bytes]], endpoint: str) -> None:
+        self._app = app
+        self._endpoint = endpoint
+
+    def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
+        target = request.headers.get("X-Amz-Target") or b""
+        if not request.url.startswith(self._endpoint + "/") or not _text(target).startswith("DynamoDB_"):
+            return None
+        body = request.body
+        if hasattr(body, "read"):
+            body = body.read()
+        path, _, query = request.url.removeprefix(self._endpoint).partition("?")
+        headers = [
+            (name, value.decode() if isinstance(value, bytes) else value) for name, value in request.headers.items()
+        ]
+        environ = EnvironBuilder(
+            path=path,
+            query_string=query,
+            method=request.method,
+            headers=headers,
+            data=body or b"",
+            base_url=self._endpoint,
+        ).get_environ()
+        environ["RAW_URI"] = path + (f"?{query}" if query else "")
+        answer, status, answer_headers = run_wsgi_app(self._app, environ, buffered=True)
+        content = b"".join(answer)
+        return AWSResponse(request.url, int(status.split()[0]), dict(answer_headers), MockRawResponse(content))  # type: ignore[arg-type]
+
+
+def _text(value: str | bytes) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 class Emulator:
@@ -56,24 +103,33 @@ class Emulator:
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self._server = _Server(ip_address="127.0.0.1", port=port, verbose=False)
         self.endpoint = ""
+        self._secret_key = ""
+        self._hook: tuple[str, _InProcess] | None = None
 
     def start(self) -> str:
         """Start serving and export AWS_ENDPOINT_URL; it answers only requests signed with this process's
         credentials (the environment's, else new random ones)."""
         use_fake_credentials()
-        self._server.credentials = (os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
+        transactions.install()
+        self._secret_key = os.environ["AWS_SECRET_ACCESS_KEY"]
+        moto = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
+        self._server.app = SignedRequestsOnly(moto, os.environ["AWS_ACCESS_KEY_ID"], self._secret_key)
         self._server.start()
         host, port = self._server.get_host_and_port()
         self.endpoint = f"http://{host}:{port}"
         os.environ["AWS_ENDPOINT_URL"] = self.endpoint
+        self._hook = ("before-send", _InProcess(self._server.app, self.endpoint))
+        BUILTIN_HANDLERS.append(self._hook)
         return self.endpoint
 
     @property
     def admin_headers(self) -> dict[str, str]:
         """What a call to the emulator's own /moto-api/ (reset) must carry."""
-        return {ADMIN_HEADER: self._server.credentials[1]}
+        return {ADMIN_HEADER: self._secret_key}
 
     def stop(self) -> None:
+        if self._hook in BUILTIN_HANDLERS:
+            BUILTIN_HANDLERS.remove(self._hook)
         self._server.stop()
 
 

@@ -1,0 +1,95 @@
+"""DynamoDB transactions in the emulator at the cost of the items they write, not of the tables they touch.
+
+moto keeps a transaction all-or-nothing by deep-copying every table it names before the first write and putting
+the copies back if any part fails: each ``TransactWriteItems`` costs time in proportion to everything stored, so
+a local stack (or a test run) slows down as it fills. ``install`` makes moto keep the tables as they are and
+instead keeps a copy of each item the transaction names, put back in place when the transaction fails: the same
+outcome, for the price of the items. The emulator serves DynamoDB requests one at a time (emulator.py), so
+nothing else writes between the copy and the put-back.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import moto.dynamodb.models as dynamodb_models
+from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models.dynamo_type import DynamoType, Item
+from moto.dynamodb.models.table import Table
+
+_Saved = dict[tuple[str, DynamoType, DynamoType | None], Item | None]
+
+
+class _TablesKept:
+    """What moto.dynamodb.models sees as ``copy``: while ``_kept`` is on, a table "copy" is the table itself."""
+
+    def __init__(self) -> None:
+        self.keep_tables = False
+
+    def deepcopy(self, value: Any, memo: dict[int, Any] | None = None) -> Any:
+        if self.keep_tables and isinstance(value, Table):
+            return value
+        return copy.deepcopy(value, memo)
+
+
+_copy = _TablesKept()
+_moto_transact_write_items = DynamoDBBackend.transact_write_items
+
+
+def install() -> None:
+    """Make this process's moto write transactions item by item (once is enough; again changes nothing)."""
+    dynamodb_models.copy = _copy  # type: ignore[assignment]
+    DynamoDBBackend.transact_write_items = _transact_write_items  # type: ignore[method-assign]
+
+
+def _transact_write_items(self: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> None:
+    saved = _items_named(self, transact_items)
+    try:
+        with _kept():
+            _moto_transact_write_items(self, transact_items)
+    except BaseException:
+        for (table_name, hash_key, range_key), item in saved.items():
+            _put_back(self.tables[table_name], hash_key, range_key, item)
+        raise
+
+
+@contextmanager
+def _kept() -> Iterator[None]:
+    _copy.keep_tables = True
+    try:
+        yield
+    finally:
+        _copy.keep_tables = False
+
+
+def _items_named(backend: DynamoDBBackend, transact_items: list[dict[str, Any]]) -> _Saved:
+    """A copy of each item the transaction names, as it is now (None where there is none yet).
+
+    A part whose table or key is missing is not copied: moto refuses that part before writing it.
+    """
+    saved: _Saved = {}
+    for part in transact_items:
+        for op_type, op in part.items():
+            table = backend.tables.get(op.get("TableName", ""))
+            key = op.get("Item", {}) if op_type == "Put" else op.get("Key", {})
+            if table is None or table.hash_key_attr not in key:
+                continue
+            if table.range_key_attr is not None and table.range_key_attr not in key:
+                continue
+            hash_key = DynamoType(key[table.hash_key_attr])
+            range_key = DynamoType(key[table.range_key_attr]) if table.range_key_attr is not None else None
+            if (table.name, hash_key, range_key) not in saved:
+                saved[(table.name, hash_key, range_key)] = copy.deepcopy(table.get_item(hash_key, range_key))
+    return saved
+
+
+def _put_back(table: Table, hash_key: DynamoType, range_key: DynamoType | None, item: Item | None) -> None:
+    if item is None:
+        table.delete_item(hash_key, range_key)
+    elif range_key is not None:
+        table.items[hash_key][range_key] = item
+    else:  # moto types ``items`` for tables with a sort key only
+        table.items[hash_key] = item  # type: ignore[assignment]

@@ -1,0 +1,124 @@
+"""The embedded emulator as the service relies on it: a request this process sends without a socket is refused
+unless signed with the stack's key, as one over HTTP is; and its DynamoDB transactions (local/transactions.py)
+stay all-or-nothing: one that fails in any part leaves every item it named as it was."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from typing import Any
+
+import boto3
+import pytest
+from botocore.exceptions import ClientError
+
+from chalicelib import aws
+from tests.support import unique
+
+
+@pytest.fixture(scope="module")
+def table(aws_endpoint: str) -> Iterator[str]:
+    """A table keyed like the service's job table: a partition key and a sort key."""
+    name = unique("transactions")
+    dynamodb = aws.client("dynamodb")
+    dynamodb.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        AttributeDefinitions=[
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+        ],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    yield name
+    dynamodb.delete_table(TableName=name)
+
+
+def test_a_dynamodb_request_of_this_process_signed_with_another_key_is_refused(table: str, aws_endpoint: str) -> None:
+    forged = boto3.client(
+        "dynamodb",
+        endpoint_url=aws_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=os.environ["AWS_ACCESS_KEY_ID"],  # the stack's key id, without its secret
+        aws_secret_access_key="not-the-stacks-secret",
+    )
+
+    with pytest.raises(ClientError) as refused:
+        forged.scan(TableName=table)
+
+    assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+
+
+def key(sk: str) -> dict[str, Any]:
+    return {"pk": {"S": "p"}, "sk": {"S": sk}}
+
+
+def put(table: str, sk: str, value: str) -> dict[str, Any]:
+    return {"Put": {"TableName": table, "Item": {**key(sk), "value": {"S": value}}}}
+
+
+def update(table: str, sk: str, value: str, condition: str | None = None) -> dict[str, Any]:
+    part: dict[str, Any] = {
+        "TableName": table,
+        "Key": key(sk),
+        "UpdateExpression": "SET #v = :v",
+        "ExpressionAttributeNames": {"#v": "value"},
+        "ExpressionAttributeValues": {":v": {"S": value}},
+    }
+    if condition:
+        part["ConditionExpression"] = condition
+    return {"Update": part}
+
+
+def items(table: str) -> dict[str, str]:
+    found = aws.client("dynamodb").scan(TableName=table, ConsistentRead=True)["Items"]
+    return {item["sk"]["S"]: item["value"]["S"] for item in found}
+
+
+def transact(*parts: dict[str, Any]) -> None:
+    aws.client("dynamodb").transact_write_items(TransactItems=list(parts))
+
+
+@pytest.fixture
+def stored(table: str) -> dict[str, str]:
+    """The table holding a and b (and only them)."""
+    for sk in items(table):
+        aws.client("dynamodb").delete_item(TableName=table, Key=key(sk))
+    transact(put(table, "a", "1"), put(table, "b", "1"))
+    return items(table)
+
+
+def test_a_transaction_whose_last_condition_fails_writes_none_of_its_parts(table: str, stored: dict[str, str]) -> None:
+    with pytest.raises(ClientError) as refused:
+        transact(
+            update(table, "a", "2"),
+            put(table, "c", "new"),
+            {"Delete": {"TableName": table, "Key": key("b")}},
+            update(table, "d", "3", condition="attribute_exists(pk)"),
+        )
+
+    assert refused.value.response["Error"]["Code"] == "TransactionCanceledException"
+    assert items(table) == stored == {"a": "1", "b": "1"}
+
+
+def test_a_transaction_refused_as_invalid_after_a_write_leaves_that_write_undone(
+    table: str, stored: dict[str, str]
+) -> None:
+    invalid = update(table, "b", "3")
+    invalid["Update"]["UpdateExpression"] = "SET #v = :undefined"
+
+    with pytest.raises(ClientError) as refused:
+        transact(update(table, "a", "2"), put(table, "c", "new"), invalid)
+
+    assert refused.value.response["Error"]["Code"] == "ValidationException"
+    assert items(table) == stored
+
+
+def test_a_transaction_that_holds_writes_every_part(table: str, stored: dict[str, str]) -> None:
+    transact(
+        update(table, "a", "2", condition="attribute_exists(pk)"),
+        put(table, "c", "new"),
+        {"Delete": {"TableName": table, "Key": key("b")}},
+    )
+
+    assert items(table) == {"a": "2", "c": "new"}
