@@ -44,7 +44,7 @@ class BuildProject:
                 return build
             if time.monotonic() > deadline:
                 raise AssertionError(f"build {version} is still {build['status']} after {seconds} s: {build}")
-            time.sleep(0.2)
+            time.sleep(0.1)
 
     def run(self, **fields: Any) -> dict[str, Any]:
         """Start a build and wait for it to finish."""
@@ -60,7 +60,7 @@ class BuildProject:
         while text not in (log := self.log(job_id)):
             if time.monotonic() > deadline:
                 raise AssertionError(f"'{text}' not in the log of {job_id} after {seconds} s:\n{log}")
-            time.sleep(0.2)
+            time.sleep(0.1)
         return log
 
 

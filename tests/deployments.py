@@ -71,4 +71,4 @@ def wait_for_deployment(
             return deployment
         if time.monotonic() > deadline:
             raise AssertionError(f"deployment {deployment_id} is still {deployment['status']} after {seconds} s")
-        time.sleep(0.2)
+        time.sleep(0.1)
