@@ -15,6 +15,8 @@ from typing import Any
 
 MAX_LINE_BYTES = 64 * 1024
 _POLL_SECONDS = 0.2
+_READ_SECONDS = 5.0
+_STOPPED_READ_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,9 @@ def run(
         with contextlib.suppress(subprocess.TimeoutExpired):  # returns as soon as the script ends
             process.wait(timeout=_POLL_SECONDS)
     _kill_group(process.pid)  # background children must not outlive their script
-    reader.join(timeout=5)
+    # what the script printed is read to its end; a process that left the group (setsid) may hold the pipe open
+    # until the sandbox ends, and a stopped job does not wait for it
+    reader.join(timeout=_STOPPED_READ_SECONDS if stopped else _READ_SECONDS)
     return Outcome(None, stopped) if stopped else Outcome(process.returncode)
 
 
