@@ -17,14 +17,13 @@ from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
 from botocore.handlers import BUILTIN_HANDLERS
-from moto import backends as moto_backends
 from moto.core.botocore_stubber import MockRawResponse
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
-from chalicelib.local import transactions
+from chalicelib.local import moto_patches
 from chalicelib.local.signatures import ADMIN_HEADER, SignedRequestsOnly
 
 REGION = "us-east-1"
@@ -92,12 +91,6 @@ class _InProcess:
         return AWSResponse(request.url, int(status.split()[0]), dict(answer_headers), MockRawResponse(content))  # type: ignore[arg-type]
 
 
-def _list_moto_modules_once() -> None:
-    """moto lists its own package folder, a stat per entry, for every request it dispatches; it never changes."""
-    names = tuple(moto_backends.list_of_moto_modules())
-    moto_backends.list_of_moto_modules = lambda: iter(names)
-
-
 def _text(value: str | bytes) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -117,8 +110,7 @@ class Emulator:
         """Start serving and export AWS_ENDPOINT_URL; it answers only requests signed with this process's
         credentials (the environment's, else new random ones)."""
         use_fake_credentials()
-        transactions.install()
-        _list_moto_modules_once()
+        moto_patches.install()
         self._secret_key = os.environ["AWS_SECRET_ACCESS_KEY"]
         moto = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
         self._server.app = SignedRequestsOnly(moto, os.environ["AWS_ACCESS_KEY_ID"], self._secret_key)

@@ -1,6 +1,7 @@
 """The embedded emulator as the service relies on it: a request this process sends without a socket is refused
-unless signed with the stack's key, as one over HTTP is; and its DynamoDB transactions (local/transactions.py)
-stay all-or-nothing: one that fails in any part leaves every item it named as it was."""
+unless signed with the stack's key, as one over HTTP is; and its DynamoDB transactions (local/moto_patches.py)
+stay all-or-nothing: one that fails in any part leaves every item it named as it was; and items of every attribute
+type read back as they were written, through each item operation."""
 
 from __future__ import annotations
 
@@ -122,3 +123,48 @@ def test_a_transaction_that_holds_writes_every_part(table: str, stored: dict[str
     )
 
     assert items(table) == {"a": "2", "c": "new"}
+
+
+EVERY_TYPE = {
+    "text": {"S": 'é\u2028"quoted"'},
+    "number": {"N": "-12.5"},
+    "yes": {"BOOL": True},
+    "nothing": {"NULL": True},
+    "texts": {"SS": ["a", "b"]},
+    "numbers": {"NS": ["1", "2"]},
+    "list": {"L": [{"S": "x"}, {"M": {"deep": {"N": "1"}}}]},
+    "map": {"M": {"inner": {"L": []}, "empty": {"S": ""}}},
+}
+
+
+@pytest.mark.parametrize("binary", [False, True], ids=["json-only", "with-binary"])
+def test_items_of_every_type_read_back_as_written_through_each_item_operation(
+    table: str, stored: dict[str, str], binary: bool
+) -> None:
+    dynamodb = aws.client("dynamodb")
+    written = {**key("typed"), **EVERY_TYPE, **({"bytes": {"B": b"\x00\xff"}} if binary else {})}
+
+    dynamodb.put_item(TableName=table, Item=written)
+
+    assert dynamodb.get_item(TableName=table, Key=key("typed"), ConsistentRead=True)["Item"] == written
+    queried = dynamodb.query(
+        TableName=table,
+        KeyConditionExpression="pk = :p AND sk = :s",
+        ExpressionAttributeValues={":p": {"S": "p"}, ":s": {"S": "typed"}},
+    )
+    assert (queried["Count"], queried["Items"]) == (1, [written])
+    fetched = dynamodb.batch_get_item(RequestItems={table: {"Keys": [key("typed")]}})["Responses"][table]
+    assert fetched == [written]
+    old = dynamodb.update_item(
+        TableName=table,
+        Key=key("typed"),
+        UpdateExpression="SET #n = :n",
+        ExpressionAttributeNames={"#n": "number"},
+        ExpressionAttributeValues={":n": {"N": "7"}},
+        ReturnValues="ALL_OLD",
+    )["Attributes"]
+    assert old == written
+    assert dynamodb.delete_item(TableName=table, Key=key("typed"), ReturnValues="ALL_OLD")["Attributes"] == {
+        **written,
+        "number": {"N": "7"},
+    }
