@@ -74,9 +74,7 @@ class _InProcess:
         if hasattr(body, "read"):
             body = body.read()
         path, _, query = request.url.removeprefix(self._endpoint).partition("?")
-        headers = [
-            (name, value.decode() if isinstance(value, bytes) else value) for name, value in request.headers.items()
-        ]
+        headers = [(name, _text(value)) for name, value in request.headers.items()]
         environ = EnvironBuilder(
             path=path,
             query_string=query,
