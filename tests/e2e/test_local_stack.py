@@ -462,7 +462,8 @@ def test_a_stack_killed_and_restarted_on_an_external_endpoint_loses_nothing_and_
         "CONVEYOR_JOB_LEASE_SECONDS": "2",
         "CONVEYOR_HEARTBEAT_SECONDS": "0.5",
     }
-    script = "build_script:\n  - echo started $APPVEYOR_BUILD_VERSION\n  - sleep 2\n"
+    # the first build is still sleeping when its stack is killed (its log shows "started" only at a flush, 2 s on)
+    script = "build_script:\n  - echo started $APPVEYOR_BUILD_VERSION\n  - sleep $NAP\n"
     with GitServer(tmp_path) as server:
         Repository.create(tmp_path, "slow.git").commit({"appveyor.yml": script})
         first = LocalStack.start(tmp_path / "first", KNOWN_KEY, aws_endpoint, **one_job_at_a_time).wait_until_ready()
@@ -476,9 +477,11 @@ def test_a_stack_killed_and_restarted_on_an_external_endpoint_loses_nothing_and_
             ).json()["slug"]
             versions = [
                 api.post(
-                    f"{first.base_url}/api/builds", json={"accountName": "local", "projectSlug": slug}, timeout=30
+                    f"{first.base_url}/api/builds",
+                    json={"accountName": "local", "projectSlug": slug, "environmentVariables": {"NAP": nap}},
+                    timeout=30,
                 ).json()["version"]
-                for _ in range(3)
+                for nap in ("60", "1", "1")
             ]
             running = finished(first, f"/api/projects/local/{slug}/build/{versions[0]}", "build", statuses=("running",))
             job_id = running["jobs"][0]["jobId"]
