@@ -10,6 +10,7 @@ from tests.support import Account, add_project, project_path, unique
 
 FINISHED = {"success", "failed", "cancelled"}
 WAIT_SECONDS = 60
+POLL_SECONDS = 0.1  # between two looks at a build, a log or a deployment
 
 
 class BuildProject:
@@ -44,7 +45,7 @@ class BuildProject:
                 return build
             if time.monotonic() > deadline:
                 raise AssertionError(f"build {version} is still {build['status']} after {seconds} s: {build}")
-            time.sleep(0.1)
+            time.sleep(POLL_SECONDS)
 
     def run(self, **fields: Any) -> dict[str, Any]:
         """Start a build and wait for it to finish."""
@@ -60,7 +61,7 @@ class BuildProject:
         while text not in (log := self.log(job_id)):
             if time.monotonic() > deadline:
                 raise AssertionError(f"'{text}' not in the log of {job_id} after {seconds} s:\n{log}")
-            time.sleep(0.1)
+            time.sleep(POLL_SECONDS)
         return log
 
 

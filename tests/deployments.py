@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from tests.builds import BuildProject, appveyor_yml
+from tests.builds import POLL_SECONDS, BuildProject, appveyor_yml
 from tests.support import Account, unique
 
 FINISHED = {"success", "failed", "cancelled"}
@@ -71,4 +71,4 @@ def wait_for_deployment(
             return deployment
         if time.monotonic() > deadline:
             raise AssertionError(f"deployment {deployment_id} is still {deployment['status']} after {seconds} s")
-        time.sleep(0.1)
+        time.sleep(POLL_SECONDS)

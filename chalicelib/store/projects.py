@@ -266,7 +266,7 @@ def summary_from_item(item: dict[str, Any] | None) -> BuildSummary | None:
 
 def is_old_summary(item: dict[str, Any] | None) -> bool:
     """Whether a project's last_build is in the form items had before the store kept its own."""
-    return item is not None and bool(item) and item.get("form") != _SUMMARY_FORM
+    return bool(item and item.get("form") != _SUMMARY_FORM)
 
 
 def _summary_from_api_json(shown: dict[str, Any]) -> BuildSummary:
