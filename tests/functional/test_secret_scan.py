@@ -307,7 +307,7 @@ def add_environments(account: RecordingAccount, webhook_url: str, ftp: FtpServer
         named("username", ftp.username),
         named("password", FTP_PASSWORD, True),
     ]
-    ok(
+    ftp_environment = ok(
         account.api.post(
             "/environments",
             {
@@ -317,6 +317,7 @@ def add_environments(account: RecordingAccount, webhook_url: str, ftp: FtpServer
             },
         )
     )
+    assert account.api.get(f"/environments/{ftp_environment['deploymentEnvironmentId']}/settings").status == 200
     assert account.api.get("/environments").status == 200
     return webhook, generated
 
@@ -422,9 +423,27 @@ def test_the_deployment_logs_do_not_show_the_environments_secrets(scenario: Scen
 # (a) Responses
 
 
+# The reads that show what holds a secret: the scan below is worth something only if it saw each of them answered.
+SHOWING_SECRET_HOLDERS = (
+    "/settings",
+    "/settings/environment-variables",
+    "/settings/yaml",
+    "/api/environments",
+    "/api/environments/1/settings",
+    "/api/environments/2/settings",
+    "/api/users/4",
+    "/api/deployments/1",
+    "/build/1.0.1",
+    "/log",
+    "/artifacts",
+)
+
+
 def test_no_response_body_holds_a_secret(scenario: Scenario) -> None:
-    assert len(scenario.account.recorded) > 50
-    found = [(entry.method, entry.path, leaks(entry.reply.body, SECRETS)) for entry in scenario.account.recorded]
+    recorded = scenario.account.recorded
+    answered = [entry.path for entry in recorded if entry.method == "GET" and entry.reply.status == 200]
+    assert [end for end in SHOWING_SECRET_HOLDERS if not any(path.endswith(end) for path in answered)] == []
+    found = [(entry.method, entry.path, leaks(entry.reply.body, SECRETS)) for entry in recorded]
 
     assert [leak for leak in found if leak[2]] == []
 
