@@ -50,6 +50,7 @@ class _RepositoriesUnder(Backend):
 
 class _ThreadingWSGIServer(ThreadingMixIn, WSGIServer):
     daemon_threads = True  # a client that hangs up mid-request must not keep the test process alive
+    request_queue_size = 128  # fifty builds started at once clone at once: the default backlog of 5 resets some
 
 
 class _QuietHandler(WSGIRequestHandler):
