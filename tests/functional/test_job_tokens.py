@@ -41,7 +41,7 @@ MATRIX_YML = appveyor_yml(
 )
 ENTRY_ID = "0123456789abcdef"
 MAX_RACE_CHUNKS = 9_999
-RACERS, RACE_SECONDS = 3, 6  # threads per side, and how long they race
+RACERS, RACE_CALLS = 3, 40  # threads per side, and the calls each makes at least while all of them race
 
 
 @dataclass(frozen=True)
@@ -324,21 +324,22 @@ def test_a_job_cancelled_through_the_api_hears_cancelling_at_its_heartbeat_then_
 # Racing the API as the local stack serves it (chalice local: one thread per request) over loopback HTTP.
 
 
-def hammer(calls: dict[str, Callable[[requests.Session], int]], seconds: float) -> dict[str, Counter[int]]:
-    """Each call made over and over from its own thread (and session) for ``seconds``; the statuses each got."""
-    stop = threading.Event()
+def hammer(calls: dict[str, Callable[[requests.Session], int]], each: int = RACE_CALLS) -> dict[str, Counter[int]]:
+    """Each call made over and over from its own thread (and session) until every thread has made ``each`` calls:
+    they overlap the whole time; the statuses each got."""
     statuses: dict[str, Counter[int]] = {name: Counter() for name in calls}
+
+    def racing() -> bool:
+        return any(statuses[name].total() < each for name in calls)
 
     def repeat(name: str) -> None:
         with requests.Session() as session:
-            while not stop.is_set():
+            while racing():
                 statuses[name][calls[name](session)] += 1
 
     threads = [threading.Thread(target=repeat, args=(name,)) for name in calls]
     for thread in threads:
         thread.start()
-    time.sleep(seconds)
-    stop.set()
     for thread in threads:
         thread.join()
     return statuses
@@ -368,7 +369,7 @@ def test_job_a_token_racing_job_bs_own_runner_never_reads_job_bs_spec(
 
     runners = {f"B's runner {n}": as_token(job_b.token.token) for n in range(RACERS)}
     attackers = {f"A's token {n}": as_token(job_a.token.token) for n in range(RACERS)}
-    statuses = hammer({**runners, **attackers}, RACE_SECONDS)
+    statuses = hammer({**runners, **attackers})
 
     assert set(sum((statuses[name] for name in attackers), Counter())) == {401}, statuses  # never B's spec (secrets)
     assert set(sum((statuses[name] for name in runners), Counter())) == {200}, statuses  # nor a 401 that stops B
@@ -391,7 +392,7 @@ def test_concurrent_runners_never_store_each_others_log_lines(
 
     statuses = hammer(
         {"A": put_chunk(job_a, b"job A's own line\n"), "B": put_chunk(job_b, b"job B's secret line\n", fixed=0)},
-        seconds=3,
+        each=100,
     )
 
     assert set(statuses["A"]) == set(statuses["B"]) == {204}, statuses
@@ -408,7 +409,7 @@ def test_requests_without_a_key_racing_the_owners_never_act_as_the_owner(
 
     owners = {f"owner {n}": users(account.key) for n in range(RACERS)}
     anonymous = {f"anonymous {n}": users(None) for n in range(RACERS)}
-    statuses = hammer({**owners, **anonymous}, RACE_SECONDS)
+    statuses = hammer({**owners, **anonymous})
 
     assert set(sum((statuses[name] for name in anonymous), Counter())) == {401}, statuses  # never the owner's answer
     assert set(sum((statuses[name] for name in owners), Counter())) == {200}, statuses  # nor a 401 for the owner
