@@ -9,6 +9,7 @@ from chalicelib.domain import deployments
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
 from chalicelib.wire.deployments import deployment_json, parse_start_request
+from chalicelib.wire.environments import environment_summary
 from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json
 
@@ -41,7 +42,8 @@ def get_project_deployments(call: Call, accountName: str, projectSlug: str) -> d
     return {
         "project": project_json(project, list_roles(call.caller)),
         "deployments": [
-            {"environment": shown.deployment.environment, "deployment": _deployment_json(shown)} for shown in page
+            {"environment": environment_summary(shown.deployment.environment), "deployment": _deployment_json(shown)}
+            for shown in page
         ],
     }
 
@@ -53,7 +55,7 @@ def get_environment_deployments(call: Call, deploymentEnvironmentId: str) -> dic
     )
     roles = list_roles(call.caller)
     return {
-        "environment": deployments.environment_snapshot(environment),
+        "environment": environment_summary(environment),
         "deployments": [
             {"project": project_json(shown.project, roles), "deployment": _deployment_json(shown)}
             for shown in page

@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
+
+
+@dataclass(frozen=True)
+class EnvironmentAtStart:
+    """The environment a deployment went to, as it was when the deployment started (it may change or go later)."""
+
+    environment_id: int
+    name: str
+    provider: str
+    created: datetime
+    updated: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -17,7 +27,7 @@ class Deployment:
     project_id: int
     deployment_id: int
     environment_id: int
-    environment: dict[str, Any]
+    environment: EnvironmentAtStart
     build_id: int
     job_ids: list[str]
     status: str

@@ -8,6 +8,31 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class JobCounts:
+    """What a job reported, counted when it ends: its messages, compilation messages, tests and artifacts."""
+
+    messages: int = 0
+    compilation_messages: int = 0
+    compilation_errors: int = 0
+    compilation_warnings: int = 0
+    tests: int = 0
+    passed_tests: int = 0
+    failed_tests: int = 0
+    artifacts: int = 0
+
+
+@dataclass(frozen=True)
+class JobArtifact:
+    """A file a job pushed that storage holds: its size is storage's, not the runner's word."""
+
+    file_name: str  # its path below the build folder, as pushed; names its object in storage
+    name: str
+    type: str
+    size: int
+    created: datetime
+
+
+@dataclass(frozen=True)
 class Job:
     job_id: str
     build_id: int
@@ -20,8 +45,8 @@ class Job:
     status: str
     created: datetime
     message: str | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    counts: JobCounts = JobCounts()
+    artifacts: list[JobArtifact] = field(default_factory=list)
     attempts: int = 0
     lease_expires: int | None = None
     deployment_id: int | None = None

@@ -14,7 +14,7 @@ from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.core.environments import Environment
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobCounts
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.deployments import AGENT
@@ -104,7 +104,7 @@ def finish(environment: Environment, job_id: str, succeeded: bool, message: str 
         progress.move(fresh, Event.STOPPED, "Stopped by a user.")
         progress.refresh(fresh)
     else:
-        progress.finish_job(fresh, succeeded, message, counts={"messagesCount": 0 if succeeded else 1})
+        progress.finish_job(fresh, succeeded, message, counts=JobCounts(messages=0 if succeeded else 1))
 
 
 def _assignment(environment: Environment, job: Job) -> AgentJob:

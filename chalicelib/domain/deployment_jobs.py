@@ -22,7 +22,7 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.environments import Environment
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped
@@ -148,11 +148,11 @@ def _deliver(run: Run, provider: str, inputs: DeploymentInputs, job_prefix: str)
         logs.seal_log(job_prefix, run.log.close())
     except Exception:
         log.exception("deployment job %s: the finished log could not be stored", run.job.job_id)
-    counts = {"messagesCount": 0 if succeeded or reason == CANCELLED else 1}
+    counts = JobCounts(messages=0 if succeeded or reason == CANCELLED else 1)
     _end_job(run.job, reason, succeeded, message, counts)
 
 
-def _end_job(job: Job, reason: str | None, succeeded: bool, message: str | None, counts: dict[str, int]) -> None:
+def _end_job(job: Job, reason: str | None, succeeded: bool, message: str | None, counts: JobCounts) -> None:
     """Record how a run ended: as it saw it, unless a cancel or a lost lease decided already."""
     if reason == LEASE_LOST:
         return  # the sweeper ended the job already
@@ -189,10 +189,10 @@ def heartbeat(run: Run) -> None:
 def _artifacts(build: Build, jobs: list[Job]) -> list[DeployArtifact]:
     return [
         DeployArtifact(
-            file_name=artifact["fileName"],
-            name=artifact["name"],
-            type=artifact["type"],
-            size=int(artifact["size"]),
+            file_name=artifact.file_name,
+            name=artifact.name,
+            type=artifact.type,
+            size=artifact.size,
             job_prefix=blobs.prefix_of(job),
         )
         for job in jobs

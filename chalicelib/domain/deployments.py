@@ -7,10 +7,9 @@ import string
 import time
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any
 
 from chalicelib.core.builds import Build
-from chalicelib.core.deployments import Deployment, Shown
+from chalicelib.core.deployments import Deployment, EnvironmentAtStart, Shown
 from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Job
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob
@@ -21,7 +20,6 @@ from chalicelib.domain.access import Right, has_right, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.projects import find_project
 from chalicelib.errors import Conflict, Invalid, NotFound
-from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
 from chalicelib.store import counters
 from chalicelib.store import deployments as store
@@ -141,17 +139,15 @@ def _indexed(caller: Caller, deployment_id: int, right: Right) -> tuple[Deployme
     return indexed, require_right(caller, project, right)
 
 
-def environment_snapshot(environment: Environment) -> dict[str, Any]:
-    """The environment's summary, kept with the deployment (the environment may change or go)."""
-    shape: dict[str, Any] = {
-        "deploymentEnvironmentId": environment.environment_id,
-        "name": environment.name,
-        "provider": environment.provider,
-        "created": timestamp(environment.created),
-    }
-    if environment.updated is not None:
-        shape["updated"] = timestamp(environment.updated)
-    return shape
+def environment_snapshot(environment: Environment) -> EnvironmentAtStart:
+    """The environment as the deployment keeps it (the environment may change or go)."""
+    return EnvironmentAtStart(
+        environment_id=environment.environment_id,
+        name=environment.name,
+        provider=environment.provider,
+        created=environment.created,
+        updated=environment.updated,
+    )
 
 
 def provider_setting(environment: Environment, name: str) -> str | None:

@@ -10,7 +10,7 @@ import time
 
 from chalicelib import executors
 from chalicelib.config import settings
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobCounts
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.job_tokens import mint_token
@@ -54,7 +54,7 @@ def dispatch_job(job_id: str) -> None:
 def _refuse(job: Job, reason: str) -> None:
     """The job cannot run here: it fails at once, and its messages say why."""
     reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": reason, "category": "error"})])
-    progress.move(job, Event.FAIL, reason, counts={"messagesCount": 1})
+    progress.move(job, Event.FAIL, reason, counts=JobCounts(messages=1))
     progress.refresh(job)
 
 

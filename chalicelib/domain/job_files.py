@@ -20,7 +20,7 @@ def artifact_url(caller: Caller, job_id: str, file_name: str) -> str:
     """A short-lived URL of one of the job's artifacts."""
     job, _ = find_job(caller, job_id)
     url = None
-    if any(artifact["fileName"] == file_name for artifact in job.artifacts):
+    if any(artifact.file_name == file_name for artifact in job.artifacts):
         url = artifact_store.artifact_url(blobs.prefix_of(job), file_name)
     if url is None:
         raise NotFound(f"Artifact '{file_name}' not found.")

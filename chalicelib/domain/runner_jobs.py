@@ -10,14 +10,13 @@ from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobArtifact, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.errors import Conflict, Invalid, NotFound
-from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -203,27 +202,27 @@ def finish(job: Job, result: str, message: str | None, log_chunks: int, artifact
         progress.finish_job(fresh, result == "success", message, counts=counts, artifacts=stored)
 
 
-def job_counts(job_id: str, artifacts: int) -> dict[str, int]:
-    """The job's counts as the API shows them, from what it reported."""
+def job_counts(job_id: str, artifacts: int) -> JobCounts:
+    """The job's counts, from what it reported."""
     found = reports.reports_by_kind(job_id)
     messages, compilation, tests = found[reports.MESSAGE], found[reports.COMPILATION], found[reports.TEST]
-    return {
-        "messagesCount": len(messages),
-        "compilationMessagesCount": len(compilation),
-        "compilationErrorsCount": sum(1 for m in compilation if m.body.get("category") == "error"),
-        "compilationWarningsCount": sum(1 for m in compilation if m.body.get("category") == "warning"),
-        "testsCount": len(tests),
-        "passedTestsCount": sum(1 for t in tests if t.body.get("outcome") == "Passed"),
-        "failedTestsCount": sum(1 for t in tests if t.body.get("outcome") == "Failed"),
-        "artifactsCount": artifacts,
-    }
+    return JobCounts(
+        messages=len(messages),
+        compilation_messages=len(compilation),
+        compilation_errors=sum(1 for m in compilation if m.body.get("category") == "error"),
+        compilation_warnings=sum(1 for m in compilation if m.body.get("category") == "warning"),
+        tests=len(tests),
+        passed_tests=sum(1 for t in tests if t.body.get("outcome") == "Passed"),
+        failed_tests=sum(1 for t in tests if t.body.get("outcome") == "Failed"),
+        artifacts=artifacts,
+    )
 
 
-def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[JobArtifact]:
     """The artifacts the runner names that are in storage, with the size storage has (not the runner's word)."""
     from chalicelib.runner.artifacts import canonical_type  # the runner's own rules, loaded only here: cold start
 
-    stored: dict[str, dict[str, Any]] = {}
+    stored: dict[str, JobArtifact] = {}
     for artifact in artifacts:
         file_name = str(artifact.get("fileName") or "")
         try:
@@ -232,13 +231,13 @@ def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[dict
             continue
         if size is None:
             continue
-        stored[file_name] = {
-            "fileName": file_name,
-            "name": str(artifact.get("name") or file_name)[:256],
-            "type": canonical_type(artifact.get("type"), file_name, lambda _: None),
-            "size": size,
-            "created": timestamp(datetime.now(UTC)),
-        }
+        stored[file_name] = JobArtifact(
+            file_name=file_name,
+            name=str(artifact.get("name") or file_name)[:256],
+            type=canonical_type(artifact.get("type"), file_name, lambda _: None),
+            size=size,
+            created=datetime.now(UTC),
+        )
     return list(stored.values())
 
 

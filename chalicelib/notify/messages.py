@@ -9,10 +9,10 @@ from urllib.parse import quote
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobArtifact
 from chalicelib.core.projects import Project
 from chalicelib.scm.urls import without_credentials
-from chalicelib.shapes.builds import COUNTS
+from chalicelib.shapes.builds import counts_json
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs
 from chalicelib.store.artifacts import artifact_url
@@ -64,7 +64,7 @@ def build_body(project: Project, build: Build) -> str:
 
 def deployment_subject(project: Project, build: Build, deployment: Deployment) -> str:
     """``Deployment of my-project 1.0.12 to staging completed`` (or ``failed``)."""
-    environment = deployment.environment.get("name", "")
+    environment = deployment.environment.name
     return f"Deployment of {project.name} {build.version} to {environment} {_verb(deployment.status)}"
 
 
@@ -76,7 +76,7 @@ def deployment_body(project: Project, build: Build, deployment: Deployment) -> s
         f"Project:     {project.name} ({project.account_name}/{project.slug})",
         f"Version:     {build.version}",
         f"Branch:      {build.branch}",
-        f"Environment: {deployment.environment.get('name', '')}",
+        f"Environment: {deployment.environment.name}",
         f"Status:      {deployment.status}",
         "",
         deployment_link(deployment),
@@ -129,7 +129,7 @@ def _job(build: Build, job: Job) -> dict[str, Any]:
         "id": job.job_id,
         "name": job.name,
         "allowFailure": job.allow_failure,
-        **{name: int(job.counts.get(name, 0)) for name in COUNTS},
+        **counts_json(job.counts),
         "status": job.status.capitalize(),
         "started": _optional_timestamp(job.started),
         "finished": _optional_timestamp(job.finished),
@@ -140,8 +140,8 @@ def _job(build: Build, job: Job) -> dict[str, Any]:
     }
 
 
-def _artifact(build: Build, job: Job, artifact: dict[str, Any]) -> dict[str, Any]:
-    file_name = str(artifact.get("fileName", ""))
+def _artifact(build: Build, job: Job, artifact: JobArtifact) -> dict[str, Any]:
+    file_name = artifact.file_name
     prefix = blobs.prefix_of(job)
     try:
         url = artifact_url(prefix, file_name, ARTIFACT_URL_SECONDS)
@@ -149,9 +149,9 @@ def _artifact(build: Build, job: Job, artifact: dict[str, Any]) -> dict[str, Any
         url = None
     return {
         "fileName": file_name,
-        "name": artifact.get("name"),
-        "type": artifact.get("type"),
-        "size": artifact.get("size"),
+        "name": artifact.name,
+        "type": artifact.type,
+        "size": artifact.size,
         "url": url,
         "permalink": _link(f"/api/buildjobs/{job.job_id}/artifacts/{quote(file_name)}"),
     }

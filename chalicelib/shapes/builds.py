@@ -6,19 +6,22 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.core.builds import Build, BuildSummary
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobCounts
 from chalicelib.shapes.time import optional_timestamps, timestamp
 
-COUNTS = (
-    "messagesCount",
-    "compilationMessagesCount",
-    "compilationErrorsCount",
-    "compilationWarningsCount",
-    "testsCount",
-    "passedTestsCount",
-    "failedTestsCount",
-    "artifactsCount",
-)
+
+def counts_json(counts: JobCounts) -> dict[str, int]:
+    """A job's counts by the names AppVeyor gives them."""
+    return {
+        "messagesCount": counts.messages,
+        "compilationMessagesCount": counts.compilation_messages,
+        "compilationErrorsCount": counts.compilation_errors,
+        "compilationWarningsCount": counts.compilation_warnings,
+        "testsCount": counts.tests,
+        "passedTestsCount": counts.passed_tests,
+        "failedTestsCount": counts.failed_tests,
+        "artifactsCount": counts.artifacts,
+    }
 
 
 def build_json(build: Build | BuildSummary, jobs: list[Job] | None = None) -> dict[str, Any]:
@@ -60,7 +63,7 @@ def job_json(job: Job) -> dict[str, Any]:
         "name": job.name,
         "osType": "Ubuntu",
         "allowFailure": job.allow_failure,
-        **{name: int(job.counts.get(name, 0)) for name in COUNTS},
+        **counts_json(job.counts),
         "status": job.status,
         "created": timestamp(job.created),
         **optional_timestamps(started=job.started, finished=job.finished, updated=job.updated),

@@ -8,7 +8,7 @@ from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
-from chalicelib.core.deployments import Deployment, Shown
+from chalicelib.core.deployments import Deployment, EnvironmentAtStart, Shown
 from chalicelib.core.jobs import Job
 from chalicelib.errors import Conflict
 from chalicelib.store import batch, outbox
@@ -27,7 +27,7 @@ def deployment_from_model(model: DeploymentModel) -> Deployment:
         project_id=int(model.project_id),
         deployment_id=int(model.deployment_id),
         environment_id=int(model.environment_id),
-        environment=model.environment,
+        environment=environment_from_item(model.environment),
         build_id=int(model.build_id),
         job_ids=list(model.job_ids),
         status=model.status,
@@ -50,7 +50,7 @@ def add_deployment(deployment: Deployment, jobs: list[Job], agent_due: int | Non
         account_id=deployment.account_id,
         project_slug=deployment.project_slug,
         environment_id=deployment.environment_id,
-        environment=deployment.environment,
+        environment=environment_item(deployment.environment),
         build_id=deployment.build_id,
         build_job_id=deployment.build_job_id,
         variables=deployment.variables or None,
@@ -160,3 +160,51 @@ def save_deployment_state(
     except Conflict:
         return False
     return True
+
+
+# A deployment keeps its environment as it was when it started (DeploymentModel.environment) in the store's own
+# form: EnvironmentAtStart's field names, ISO 8601 times. Deployments stored before kept the API's summary of the
+# environment ("deploymentEnvironmentId", AppVeyor's timestamps): read as they are; `conveyor migrate` rewrites them.
+
+
+def environment_item(environment: EnvironmentAtStart) -> dict[str, Any]:
+    return {
+        "environment_id": environment.environment_id,
+        "name": environment.name,
+        "provider": environment.provider,
+        "created": environment.created.isoformat(),
+        "updated": None if environment.updated is None else environment.updated.isoformat(),
+    }
+
+
+def environment_from_item(item: dict[str, Any]) -> EnvironmentAtStart:
+    if "deploymentEnvironmentId" in item:  # the API's summary
+        item = {**item, "environment_id": item["deploymentEnvironmentId"]}
+    updated = item.get("updated")
+    return EnvironmentAtStart(
+        environment_id=int(item["environment_id"]),
+        name=str(item["name"]),
+        provider=str(item["provider"]),
+        created=datetime.fromisoformat(item["created"]),  # AppVeyor's seven fractional digits read as six
+        updated=None if not updated else datetime.fromisoformat(updated),
+    )
+
+
+def rewrite_old_environments() -> int:
+    """Deployments whose environment is still the API's summary of it: rewritten in the store's own form; how many.
+    A Scan, for migrations only."""
+    rewritten = 0
+    for model in DeploymentModel.scan():
+        if "deploymentEnvironmentId" not in model.environment:
+            continue
+        try:
+            model.update(
+                actions=[DeploymentModel.environment.set(environment_item(environment_from_item(model.environment)))],
+                condition=DeploymentModel.environment == model.environment,
+            )
+        except UpdateError as error:
+            if is_condition_failure(error):  # deleted with its project meanwhile
+                continue
+            raise
+        rewritten += 1
+    return rewritten

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
+from dataclasses import asdict
 from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobArtifact, JobCounts
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store.models import JobModel
 from chalicelib.store.transactions import is_condition_failure
@@ -34,8 +35,8 @@ def job_from_model(model: JobModel) -> Job:
         status=model.status,
         created=model.created,
         message=model.message,
-        counts=model.counts or {},
-        artifacts=model.artifacts or [],
+        counts=counts_from_item(model.counts),
+        artifacts=artifacts_from_items(model.artifacts),
         attempts=int(model.attempts or 0),
         lease_expires=None if model.lease_expires is None else int(model.lease_expires),
         deployment_id=None if model.deployment_id is None else int(model.deployment_id),
@@ -105,8 +106,8 @@ def transition(
     lease_expires: int | None = None,
     token_hash: str | None = None,
     message: str | None = None,
-    counts: dict[str, int] | None = None,
-    artifacts: list[dict[str, Any]] | None = None,
+    counts: JobCounts | None = None,
+    artifacts: list[JobArtifact] | None = None,
 ) -> Status | None:
     """Apply ``event`` to a job that is in ``current``, as the transition table says: the one write of a job's status
     after it is created. The status it moved to; None when the event does not apply to ``current`` or the job is not
@@ -154,7 +155,7 @@ def _claimed(now: datetime, lease_expires: int | None, token_hash: str | None) -
 
 
 def _finished(
-    now: datetime, message: str | None, counts: dict[str, int] | None, artifacts: list[dict[str, Any]] | None
+    now: datetime, message: str | None, counts: JobCounts | None, artifacts: list[JobArtifact] | None
 ) -> list[Any]:
     actions = [
         JobModel.finished.set(now),
@@ -167,9 +168,9 @@ def _finished(
     if message is not None:
         actions.append(JobModel.message.set(message))
     if counts is not None:
-        actions.append(JobModel.counts.set(counts))
+        actions.append(JobModel.counts.set(counts_item(counts)))
     if artifacts is not None:
-        actions.append(JobModel.artifacts.set(artifacts))
+        actions.append(JobModel.artifacts.set([artifact_item(artifact) for artifact in artifacts]))
     return actions
 
 
@@ -292,3 +293,84 @@ def renew_lease(job_id: str, lease_expires: int, token_hash: str | None = None) 
             return None
         raise
     return str(job.status)
+
+
+# A job keeps its counts and artifacts (JobModel.counts, .artifacts) in the store's own form: JobCounts' and
+# JobArtifact's field names, ISO 8601 times. Jobs written before kept them as the API showed them ("messagesCount",
+# "fileName", AppVeyor's timestamps): they are read as they are, and `conveyor migrate` rewrites them.
+_OLD_COUNT_NAMES = {
+    "messagesCount": "messages",
+    "compilationMessagesCount": "compilation_messages",
+    "compilationErrorsCount": "compilation_errors",
+    "compilationWarningsCount": "compilation_warnings",
+    "testsCount": "tests",
+    "passedTestsCount": "passed_tests",
+    "failedTestsCount": "failed_tests",
+    "artifactsCount": "artifacts",
+}
+
+
+def counts_item(counts: JobCounts) -> dict[str, int]:
+    return asdict(counts)
+
+
+def counts_from_item(item: dict[str, Any] | None) -> JobCounts:
+    """The counts a job's item holds, in either form; none (all 0) for a job that has not ended."""
+    named = {_OLD_COUNT_NAMES.get(name, name): value for name, value in (item or {}).items()}
+    return JobCounts(**{name: int(named[name]) for name in JobCounts.__dataclass_fields__ if name in named})
+
+
+def artifact_item(artifact: JobArtifact) -> dict[str, Any]:
+    return {**asdict(artifact), "created": artifact.created.isoformat()}
+
+
+def artifacts_from_items(items: list[dict[str, Any]] | None) -> list[JobArtifact]:
+    """The artifacts a job's item holds, in either form."""
+    return [_artifact_from_item(item) for item in items or []]
+
+
+def _artifact_from_item(item: dict[str, Any]) -> JobArtifact:
+    if "fileName" in item:  # as the API showed it
+        item = {"file_name": item["fileName"], **{name: item[name] for name in ("name", "type", "size", "created")}}
+    return JobArtifact(
+        file_name=str(item["file_name"]),
+        name=str(item["name"]),
+        type=str(item["type"]),
+        size=int(item["size"]),
+        created=datetime.fromisoformat(item["created"]),  # AppVeyor's seven fractional digits read as six
+    )
+
+
+def _is_old_form(model: JobModel) -> bool:
+    return any(name in _OLD_COUNT_NAMES for name in model.counts or {}) or any(
+        "fileName" in artifact for artifact in model.artifacts or []
+    )
+
+
+def rewrite_old_counts_and_artifacts() -> int:
+    """Jobs whose counts or artifacts are still kept as the API showed them: rewritten in the store's own form
+    (unless they changed meanwhile: a re-run); how many. A Scan, for migrations only."""
+    rewritten = 0
+    for model in JobModel.scan(JobModel.counts.exists() | JobModel.artifacts.exists()):
+        if not _is_old_form(model):
+            continue
+        try:
+            model.update(
+                actions=[
+                    JobModel.counts.set(counts_item(counts_from_item(model.counts))),
+                    JobModel.artifacts.set(
+                        [artifact_item(artifact) for artifact in artifacts_from_items(model.artifacts)]
+                    ),
+                ],
+                condition=_unchanged(JobModel.counts, model.counts) & _unchanged(JobModel.artifacts, model.artifacts),
+            )
+        except UpdateError as error:
+            if is_condition_failure(error):  # run again (or gone) meanwhile: what it holds now is the new form
+                continue
+            raise
+        rewritten += 1
+    return rewritten
+
+
+def _unchanged(attribute: Any, value: Any) -> Any:
+    return attribute.does_not_exist() if value is None else attribute == value

@@ -354,8 +354,8 @@ class JobModel(Model):
     deployment_id = NumberAttribute(null=True)  # set on the jobs of a deployment (build_id: the build it deploys)
     agent = UnicodeAttribute(null=True)  # the deployment agent that took the job
     log_chunks = NumberAttribute(null=True)  # log chunks an agent has sent
-    counts = JSONAttribute(null=True)  # messagesCount, testsCount, ... as the wire shows them
-    artifacts = JSONAttribute(null=True)
+    counts = JSONAttribute(null=True)  # JobCounts' fields, once it ended (store/jobs.py: and the form before)
+    artifacts = JSONAttribute(null=True)  # JobArtifact's fields, ISO 8601 times
     attempts = NumberAttribute(default=0)
     leased = UnicodeAttribute(null=True)
     lease_expires = NumberAttribute(null=True)
@@ -454,7 +454,7 @@ class DeploymentModel(Model):
     account_id = NumberAttribute()
     project_slug = UnicodeAttribute(null=True)  # slugs never change: a page's projects are read by key with the rest
     environment_id = NumberAttribute()
-    environment = JSONAttribute()  # the environment's summary when it started (it may change or go later)
+    environment = JSONAttribute()  # EnvironmentAtStart's fields: it may change or go later (store/deployments.py)
     build_id = NumberAttribute()
     build_job_id = UnicodeAttribute(null=True)
     variables = JSONAttribute(null=True)  # the start request's environmentVariables

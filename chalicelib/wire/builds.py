@@ -5,13 +5,21 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl
 
+from chalicelib.core.jobs import JobArtifact
 from chalicelib.domain.builds import StartRequest
 from chalicelib.domain.validation import invalid
+from chalicelib.shapes.time import timestamp
 from chalicelib.wire.fields import Fields, bounded_variables
 
 
-def artifact_json(artifact: dict[str, Any]) -> dict[str, Any]:
-    return {key: artifact[key] for key in ("fileName", "name", "type", "size", "created")}
+def artifact_json(artifact: JobArtifact) -> dict[str, Any]:
+    return {
+        "fileName": artifact.file_name,
+        "name": artifact.name,
+        "type": artifact.type,
+        "size": artifact.size,
+        "created": timestamp(artifact.created),
+    }
 
 
 def parse_start_request(body: Any) -> StartRequest:

@@ -12,6 +12,7 @@ from chalicelib.domain.deployments import StartRequest
 from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
 from chalicelib.shapes.builds import build_json
 from chalicelib.shapes.time import optional_timestamps, timestamp
+from chalicelib.wire.environments import environment_summary
 from chalicelib.wire.fields import Fields, bounded_variables
 
 
@@ -20,7 +21,7 @@ def deployment_json(deployment: Deployment, build: Build | None, jobs: list[Job]
     return {
         "deploymentId": deployment.deployment_id,
         "build": build_json(build) if build is not None else None,
-        "environment": deployment.environment,
+        "environment": environment_summary(deployment.environment),
         "jobs": [deployment_job_json(job) for job in jobs],
         "status": deployment.status,
         "created": timestamp(deployment.created),
@@ -32,7 +33,7 @@ def deployment_job_json(job: Job) -> dict[str, Any]:
     return {
         "jobId": job.job_id,
         "name": job.name,
-        "messagesCount": int(job.counts.get("messagesCount", 0)),
+        "messagesCount": job.counts.messages,
         "status": job.status,
         "created": timestamp(job.created),
         **optional_timestamps(started=job.started, finished=job.finished, updated=job.updated),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from chalicelib.core.deployments import EnvironmentAtStart
 from chalicelib.core.environments import Environment
 from chalicelib.domain.environments import MAX_ACCESS_KEY_FIELD_LENGTH, EnvironmentDetails, EnvironmentInput
 from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid, too_long
@@ -11,8 +12,8 @@ from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
 
 
-def environment_summary(environment: Environment) -> dict[str, Any]:
-    """An environment as lists (and deployments) show it: no settings, no access key."""
+def environment_summary(environment: Environment | EnvironmentAtStart) -> dict[str, Any]:
+    """An environment as lists (and deployments, as it was when they started) show it: no settings, no access key."""
     return {
         "deploymentEnvironmentId": environment.environment_id,
         "name": environment.name,
