@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
-from tests.builds import POLL_SECONDS, BuildProject, appveyor_yml
+from chalicelib.store import deployments as deployment_store
+from tests.builds import BuildProject, appveyor_yml, settle
 from tests.support import Account, unique
 
 FINISHED = {"success", "failed", "cancelled"}
@@ -64,11 +64,11 @@ def deploy(project: BuildProject, environment: dict[str, Any], version: str, **f
 def wait_for_deployment(
     account: Account, deployment_id: int, statuses: set[str] = FINISHED, seconds: float = 60
 ) -> dict[str, Any]:
-    deadline = time.monotonic() + seconds
-    while True:
-        deployment = account.api.get(f"/deployments/{deployment_id}").json["deployment"]
-        if deployment["status"] in statuses:
-            return deployment
-        if time.monotonic() > deadline:
-            raise AssertionError(f"deployment {deployment_id} is still {deployment['status']} after {seconds} s")
-        time.sleep(POLL_SECONDS)
+    def stored_status(_: dict[str, Any]) -> str | None:
+        stored = deployment_store.get_deployment_by_id(deployment_id)
+        return None if stored is None else stored.status
+
+    def read() -> dict[str, Any]:
+        return dict(account.api.get(f"/deployments/{deployment_id}").json["deployment"])
+
+    return settle(read, stored_status, statuses, seconds, f"deployment {deployment_id}")
