@@ -354,14 +354,15 @@ def rewrite_old_counts_and_artifacts() -> int:
     for model in JobModel.scan(JobModel.counts.exists() | JobModel.artifacts.exists()):
         if not _is_old_form(model):
             continue
+        actions: list[Any] = []  # only what the job holds: a job that kept no artifacts gets no empty list
+        if model.counts is not None:
+            actions.append(JobModel.counts.set(counts_item(counts_from_item(model.counts))))
+        if model.artifacts is not None:
+            artifacts = artifacts_from_items(model.artifacts)
+            actions.append(JobModel.artifacts.set([artifact_item(artifact) for artifact in artifacts]))
         try:
             model.update(
-                actions=[
-                    JobModel.counts.set(counts_item(counts_from_item(model.counts))),
-                    JobModel.artifacts.set(
-                        [artifact_item(artifact) for artifact in artifacts_from_items(model.artifacts)]
-                    ),
-                ],
+                actions=actions,
                 condition=_unchanged(JobModel.counts, model.counts) & _unchanged(JobModel.artifacts, model.artifacts),
             )
         except UpdateError as error:

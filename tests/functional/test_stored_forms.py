@@ -132,6 +132,8 @@ def test_a_deployments_environment_stored_as_the_api_showed_it_reads_the_same_an
     shown_before = deployment_reads()
     item = DeploymentModel.get(project_id, deployment_id)
     item.update(actions=[DeploymentModel.environment.set(shown["environment"])])  # as the code before wrote it
+    (job_id,) = [job["jobId"] for job in shown["jobs"]]
+    JobModel(job_id).update(actions=[JobModel.counts.set({"messagesCount": 0})])  # a deployment job's, before
 
     before_migration = deployment_reads()
     first, second = migrate(), migrate()
@@ -142,6 +144,9 @@ def test_a_deployments_environment_stored_as_the_api_showed_it_reads_the_same_an
     assert shown["environment"]["name"] == environment["name"]
     assert before_migration == after_migration == shown_before
     assert first["deployments' environments"] >= 1 and second["deployments' environments"] == 0
+    assert first["job counts and artifacts"] >= 1 and second["job counts and artifacts"] == 0
+    job = JobModel.get(job_id)
+    assert job.counts["messages"] == 0 and job.artifacts is None  # it kept no artifacts, and gets no empty list
     stored = DeploymentModel.get(project_id, deployment_id).environment
     assert (
         stored["environment_id"] == environment["deploymentEnvironmentId"] and "deploymentEnvironmentId" not in stored
