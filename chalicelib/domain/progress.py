@@ -11,11 +11,10 @@ import logging
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import Any
 
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, JobArtifact, JobCounts
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.domain import outbox
@@ -28,14 +27,22 @@ log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20
 
 
-def move(job: Job, event: Event, message: str | None = None, **finished: Any) -> Status | None:
+def move(
+    job: Job,
+    event: Event,
+    message: str | None = None,
+    counts: JobCounts | None = None,
+    artifacts: list[JobArtifact] | None = None,
+) -> Status | None:
     """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race).
 
     A write that loses to another reads the job again and applies the event to its new status (a cancel that
     meets a job which has just started still cancels it).
     """
     for _ in range(3):
-        moved = job_store.transition(job.job_id, Status(job.status), event, message=message, **finished)
+        moved = job_store.transition(
+            job.job_id, Status(job.status), event, message=message, counts=counts, artifacts=artifacts
+        )
         if moved is not None or next_status(Status(job.status), event) is None:
             return moved
         fresh = job_store.get_job(job.job_id)
@@ -45,9 +52,15 @@ def move(job: Job, event: Event, message: str | None = None, **finished: Any) ->
     return None
 
 
-def finish_job(job: Job, succeeded: bool, message: str | None = None, **finished: Any) -> Status | None:
+def finish_job(
+    job: Job,
+    succeeded: bool,
+    message: str | None = None,
+    counts: JobCounts | None = None,
+    artifacts: list[JobArtifact] | None = None,
+) -> Status | None:
     """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled)."""
-    status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, **finished)
+    status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts)
     if job.deployment_id is not None:
         refresh_deployment(job.project_id, job.deployment_id)
         return status
