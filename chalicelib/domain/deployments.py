@@ -64,7 +64,7 @@ def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment,
         project_slug=project.slug,
         deployment_id=counters.next_value(counters.DEPLOYMENTS),
         environment_id=environment.environment_id,
-        environment=environment_snapshot(environment),
+        environment=environment_at_start(environment),
         build_id=build.build_id,
         job_ids=[],
         status=Status.QUEUED,
@@ -139,7 +139,7 @@ def _indexed(caller: Caller, deployment_id: int, right: Right) -> tuple[Deployme
     return indexed, require_right(caller, project, right)
 
 
-def environment_snapshot(environment: Environment) -> EnvironmentAtStart:
+def environment_at_start(environment: Environment) -> EnvironmentAtStart:
     """The environment as the deployment keeps it (the environment may change or go)."""
     return EnvironmentAtStart(
         environment_id=environment.environment_id,

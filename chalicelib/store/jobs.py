@@ -366,7 +366,7 @@ def rewrite_old_counts_and_artifacts() -> int:
                 condition=_unchanged(JobModel.counts, model.counts) & _unchanged(JobModel.artifacts, model.artifacts),
             )
         except UpdateError as error:
-            if is_condition_failure(error):  # run again (or gone) meanwhile: what it holds now is the new form
+            if is_condition_failure(error):  # re-queued (it holds none now) or gone meanwhile: nothing to rewrite
                 continue
             raise
         rewritten += 1
