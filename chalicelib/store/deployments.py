@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
+from pynamodb.expressions.condition import Condition
 
 from chalicelib.core.deployments import Deployment, EnvironmentAtStart, Shown
 from chalicelib.core.jobs import Job
@@ -17,7 +18,7 @@ from chalicelib.store.jobs import job_from_model, job_model
 from chalicelib.store.models import BuildModel, DeploymentModel, JobModel, ProjectModel
 from chalicelib.store.outbox import Owed
 from chalicelib.store.projects import project_from_model
-from chalicelib.store.transactions import atomically, is_condition_failure
+from chalicelib.store.transactions import atomically, is_condition_failure, rewrite_unchanged
 
 
 def deployment_from_model(model: DeploymentModel) -> Deployment:
@@ -193,18 +194,11 @@ def environment_from_item(item: dict[str, Any]) -> EnvironmentAtStart:
 def rewrite_old_environments() -> int:
     """Deployments whose environment is still the API's summary of it: rewritten in the store's own form; how many.
     A Scan, for migrations only."""
-    rewritten = 0
-    for model in DeploymentModel.scan():
+
+    def rewrite(model: DeploymentModel) -> tuple[list[Any], Condition] | None:
         if "deploymentEnvironmentId" not in model.environment:
-            continue
-        try:
-            model.update(
-                actions=[DeploymentModel.environment.set(environment_item(environment_from_item(model.environment)))],
-                condition=DeploymentModel.environment == model.environment,
-            )
-        except UpdateError as error:
-            if is_condition_failure(error):  # deleted with its project meanwhile
-                continue
-            raise
-        rewritten += 1
-    return rewritten
+            return None
+        environment = environment_item(environment_from_item(model.environment))
+        return [DeploymentModel.environment.set(environment)], DeploymentModel.environment == model.environment
+
+    return rewrite_unchanged(DeploymentModel.scan(), rewrite)

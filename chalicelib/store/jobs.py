@@ -8,11 +8,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
+from pynamodb.expressions.condition import Condition
 
 from chalicelib.core.jobs import Job, JobArtifact, JobCounts
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store.models import JobModel
-from chalicelib.store.transactions import is_condition_failure
+from chalicelib.store.transactions import is_condition_failure, rewrite_unchanged
 
 LEASED = "running"  # the one partition of the lease index: jobs that hold a lease
 # The wait index's partitions: queued jobs whose message must follow, by when it was last sent (agent jobs: by
@@ -350,27 +351,19 @@ def _is_old_form(model: JobModel) -> bool:
 def rewrite_old_counts_and_artifacts() -> int:
     """Jobs whose counts or artifacts are still kept as the API showed them: rewritten in the store's own form
     (unless they changed meanwhile: a re-run); how many. A Scan, for migrations only."""
-    rewritten = 0
-    for model in JobModel.scan(JobModel.counts.exists() | JobModel.artifacts.exists()):
+
+    def rewrite(model: JobModel) -> tuple[list[Any], Condition] | None:
         if not _is_old_form(model):
-            continue
+            return None
         actions: list[Any] = []  # only what the job holds: a job that kept no artifacts gets no empty list
         if model.counts is not None:
             actions.append(JobModel.counts.set(counts_item(counts_from_item(model.counts))))
         if model.artifacts is not None:
             artifacts = artifacts_from_items(model.artifacts)
             actions.append(JobModel.artifacts.set([artifact_item(artifact) for artifact in artifacts]))
-        try:
-            model.update(
-                actions=actions,
-                condition=_unchanged(JobModel.counts, model.counts) & _unchanged(JobModel.artifacts, model.artifacts),
-            )
-        except UpdateError as error:
-            if is_condition_failure(error):  # re-queued (it holds none now) or gone meanwhile: nothing to rewrite
-                continue
-            raise
-        rewritten += 1
-    return rewritten
+        return actions, _unchanged(JobModel.counts, model.counts) & _unchanged(JobModel.artifacts, model.artifacts)
+
+    return rewrite_unchanged(JobModel.scan(JobModel.counts.exists() | JobModel.artifacts.exists()), rewrite)
 
 
 def _unchanged(attribute: Any, value: Any) -> Any:

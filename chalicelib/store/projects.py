@@ -8,12 +8,13 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import PutError, UpdateError
+from pynamodb.expressions.condition import Condition
 
 from chalicelib.core.builds import BuildSummary
 from chalicelib.core.projects import Project, RoleRights
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store.models import ProjectModel
-from chalicelib.store.transactions import is_condition_failure
+from chalicelib.store.transactions import is_condition_failure, rewrite_unchanged
 
 log = logging.getLogger(__name__)
 
@@ -98,25 +99,16 @@ def scan_projects() -> Iterator[Project]:
 def rewrite_old_build_summaries() -> int:
     """Projects whose last-build summary is still the API's JSON of the build: rewritten in the store's own form
     (unless a newer build is shown meanwhile); how many. A Scan, for migrations only."""
-    rewritten = 0
-    for model in ProjectModel.scan(ProjectModel.last_build.exists()):
-        if not is_old_summary(model.last_build):
-            continue
-        summary = summary_from_item(model.last_build)
+
+    def rewrite(model: ProjectModel) -> tuple[list[Any], Condition] | None:
+        summary = summary_from_item(model.last_build) if is_old_summary(model.last_build) else None
         if summary is None:
-            continue
-        try:
-            model.update(  # only while the summary read is the one stored: a newer one is never overwritten
-                actions=[ProjectModel.last_build.set(summary_item(summary))],
-                condition=(ProjectModel.last_build_id == model.last_build_id)
-                & (ProjectModel.last_build == model.last_build),
-            )
-        except UpdateError as error:
-            if is_condition_failure(error):  # a newer build is shown now, in the new form
-                continue
-            raise
-        rewritten += 1
-    return rewritten
+            return None
+        # only while the summary read is the one stored: a newer one is never overwritten
+        unchanged = (ProjectModel.last_build_id == model.last_build_id) & (ProjectModel.last_build == model.last_build)
+        return [ProjectModel.last_build.set(summary_item(summary))], unchanged
+
+    return rewrite_unchanged(ProjectModel.scan(ProjectModel.last_build.exists()), rewrite)
 
 
 def slug_taken(account_id: int, slug: str) -> bool:

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from functools import cache
+from typing import Any, TypeVar
 
 from pynamodb.attributes import NumberAttribute
 from pynamodb.connection import Connection
 from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
+from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.errors import Conflict
 from chalicelib.store.models import UniqueModel
+
+M = TypeVar("M", bound=Model)
 
 
 @cache
@@ -65,3 +69,23 @@ def email_claim(account_id: int, email_key: str) -> str:
 
 def role_name_claim(account_id: int, name_key: str) -> str:
     return f"role#{account_id}#{name_key}"
+
+
+def rewrite_unchanged(models: Iterable[M], rewrite: Callable[[M], tuple[list[Any], Condition] | None]) -> int:
+    """Apply to each item the update ``rewrite`` gives for it (None: it needs none), under that update's condition
+    that the item is as it was read; an item changed or deleted meanwhile is left alone. How many were rewritten.
+    For migrations, over a Scan."""
+    rewritten = 0
+    for model in models:
+        change = rewrite(model)
+        if change is None:
+            continue
+        actions, condition = change
+        try:
+            model.update(actions=actions, condition=condition)
+        except UpdateError as error:
+            if is_condition_failure(error):
+                continue
+            raise
+        rewritten += 1
+    return rewritten
