@@ -100,7 +100,7 @@ def _one_build(api: requests.Session, base_url: str, project: dict[str, Any]) ->
 
 def _parts() -> dict[str, float]:
     """Median seconds of the local executor's sandbox running ``/bin/true``, a bare Python, and the runner's imports."""
-    from chalicelib.executors import local
+    from chalicelib.runner import sandbox as local
 
     made = local.sandbox()
     if not isinstance(made, local.Sandbox):

@@ -1,7 +1,7 @@
 """Where build jobs run. Each executor is handed a job's ticket (the API's URL, the job id, its job token) and
 nothing else of the service, and runs the one runner program with it (``python -m chalicelib.runner``).
 
-- ``local``: a sandboxed process on this machine (executors/local.py), for ``make run`` and the tests.
+- ``local``: a sandboxed process on this machine (runner/sandbox.py), for ``make run`` and the tests.
 - ``lambda``: the runner function of the packaged template, invoked asynchronously (executors/aws_lambda.py);
   its role grants nothing but its own logs.
 """
@@ -22,7 +22,7 @@ def run(ticket: Ticket) -> None:
 
         aws_lambda.start(ticket, config.runner_function)
         return
-    from chalicelib.executors import local
+    from chalicelib.runner import sandbox as local
 
     local.run(ticket, config.unsafe_no_sandbox, config.job_timeout_seconds + _GRACE_SECONDS)
 
@@ -32,7 +32,7 @@ def refusal() -> str | None:
     config = settings()
     if config.executor != "local":
         return None
-    from chalicelib.executors import local
+    from chalicelib.runner import sandbox as local
 
     try:
         local.check(config.unsafe_no_sandbox)

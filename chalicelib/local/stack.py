@@ -17,10 +17,10 @@ from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.domain.accounts import ensure_account
 from chalicelib.domain.migrations import migrate
-from chalicelib.executors import local as local_executor
 from chalicelib.local.emulator import Emulator, use_fake_credentials
 from chalicelib.local.pump import SqsPump
 from chalicelib.local.resources import ensure_resources
+from chalicelib.runner import sandbox as local_executor
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 

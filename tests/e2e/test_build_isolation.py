@@ -16,8 +16,8 @@ from typing import Any
 import pytest
 import requests
 
-from chalicelib.executors import local
-from chalicelib.executors.local import PROJECT_DIR
+from chalicelib.runner import sandbox as local
+from chalicelib.runner.sandbox import PROJECT_DIR
 from tests.e2e.test_local_stack import LocalStack, finished
 from tests.gitserver import GitServer, Repository
 from tests.support import unique

@@ -1,6 +1,6 @@
 """The local executor's sandbox, attacked by real builds: what a build's scripts leave behind, see and can change.
 
-Every build here runs through the SQS pump in the local executor's sandbox (chalicelib/executors/local.py), as
+Every build here runs through the SQS pump in the local executor's sandbox (chalicelib/runner/sandbox.py), as
 ``make run`` runs them. What the scripts find they print; the tests read it back from the job's log, and look at
 this machine (its /proc, its folders) from outside for what the build left behind.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -17,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.executors import local
 from chalicelib.local.pump import SqsPump
+from chalicelib.runner import sandbox as local
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account
@@ -154,6 +155,32 @@ def test_processes_a_job_leaves_behind_die_with_it(make_project) -> None:  # typ
     assert wait_for(lambda: not host_processes_with(detached) and not host_processes_with(daemon), seconds=10), (
         f"processes of the finished job are still running: {host_processes_with(detached)} (setsid), "
         f"{host_processes_with(daemon)} (double-forked daemon)"
+    )
+
+
+# Starts a sandbox as the local executor and a build agent do (setpriv's parent-death signal, then the sandbox),
+# whose first process waits; then waits itself, to be killed.
+STARTER = """
+import subprocess, sys, time
+from chalicelib.runner import sandbox
+made = sandbox.sandbox()
+subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", *made.prefix, "/bin/sh", "-c", "sleep 600", sys.argv[1]])
+time.sleep(600)
+"""
+
+
+@needs_sandbox
+def test_a_sandbox_dies_with_the_process_that_started_it() -> None:
+    """A stack or build agent killed outright (SIGKILL, OOM) leaves no runner behind renewing its job's lease."""
+    tag = marker()
+    starter = subprocess.Popen([sys.executable, "-c", STARTER, tag], cwd=Path(local.PROJECT_DIR))
+    try:
+        assert wait_for(lambda: len(host_processes_with(tag)) >= 2, seconds=30), "the sandbox never started"
+    finally:
+        starter.kill()
+        starter.wait()
+    assert wait_for(lambda: not host_processes_with(tag), seconds=10), (
+        f"the sandbox outlived the process that started it: {host_processes_with(tag)}"
     )
 
 

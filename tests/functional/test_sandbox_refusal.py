@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from chalicelib.executors import local
 from chalicelib.local.pump import SqsPump
+from chalicelib.runner import sandbox as local
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account

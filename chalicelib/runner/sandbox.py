@@ -1,4 +1,5 @@
-"""The local executor: each build job's runner in a sandbox of its own on this machine (``make run``, the tests).
+"""The sandbox: each build job's runner in one of its own, on this machine; the local executor runs jobs in it
+(``make run``, the tests).
 
 The sandbox is made with util-linux: ``unshare`` gives the runner new PID, mount, IPC and UTS namespaces with a
 fresh ``/proc`` (no process of the stack is visible, so no ``/proc/<pid>/environ`` of it can be read), and empty
@@ -68,7 +69,9 @@ def _mount_script(as_root: bool) -> str:
             f"mount -o remount,bind,ro {quoted}",
             f"exec {3 + index}<&-",
         ]
-    drop = "--no-new-privs --inh-caps=-all --bounding-set=-all"
+    # the kernel clears the parent-death signal (unshare's --kill-child) when the user changes: kept, the runner
+    # still dies with the unshare that started it, and so with the service above that
+    drop = "--no-new-privs --inh-caps=-all --bounding-set=-all --pdeathsig keep"
     if as_root:
         lines.append(f'cd /tmp && exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups {drop} -- "$@"')
     else:
