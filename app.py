@@ -6,6 +6,7 @@ from chalice.app import CloudWatchEvent, SQSEvent
 from chalicelib.api import (
     agents,
     badges,
+    build_agents,
     builds,
     collaborators,
     dashboard,
@@ -31,12 +32,13 @@ app.register_middleware(error_bodies, "http")
 app.register_blueprint(health.blueprint)
 app.register_blueprint(openapi.blueprint)
 app.register_blueprint(agents.blueprint)
+app.register_blueprint(build_agents.blueprint)
 app.register_blueprint(runner.blueprint)
 app.register_blueprint(webhooks.blueprint)
 app.register_blueprint(badges.blueprint)
 app.register_blueprint(sessions.blueprint)
 app.register_blueprint(dashboard.blueprint)
-for resource in (users, collaborators, roles, projects, builds, environments, deployments, sessions):
+for resource in (users, collaborators, roles, projects, builds, environments, deployments, sessions, build_agents):
     app.register_blueprint(resource.api.blueprint)
 
 # Queue names are per stage; Chalice needs them when the handlers are declared.

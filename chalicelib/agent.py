@@ -1,10 +1,16 @@
-"""``conveyor agent``: a deployment agent for one Agent environment, run on the machine deployed to.
+"""``conveyor agent``: a deployment agent for one Agent environment, run on the machine deployed to; with
+``--builds``, a build agent (``BuildJobAgent``) that runs the account's build jobs of the images it is registered for.
 
-It asks the service for the environment's next deployment job, downloads the artifacts into
+A deployment agent asks the service for the environment's next deployment job, downloads the artifacts into
 ``--folder`` (keeping their paths), runs the environment's ``deploy_script`` setting there with
 ``/bin/sh`` and the deployment's variables, and reports its output and result. While the script runs
 it sends a heartbeat every few seconds; a stopped deployment kills the script's process group.
-Standard library only: the agent needs nothing of the service's own dependencies.
+Standard library only: the deployment agent needs nothing of the service's own dependencies.
+
+A build agent asks for a job of its images, gets the job's ticket (as every executor hands it: the API's URL,
+the job id, its job token) and runs the one runner program with it, in a sandbox of its own (runner/sandbox.py):
+the runner streams the log, uploads artifacts and heeds a cancel through the job protocol. The agent's key never
+reaches the job. Killed, the agent takes its runner with it, and the job ends when its lease does.
 """
 
 from __future__ import annotations
@@ -22,15 +28,23 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from chalicelib.runner import shell
+from chalicelib.runner import sandbox, shell
+from chalicelib.runner.protocol import Ticket
 
 POLL_SECONDS = 2.0
 HEARTBEAT_SECONDS = 3.0
+BUSY_SECONDS = 20.0  # how often a build agent running a job says so (it stays listed as connected)
+RETRY_SECONDS = 10.0  # before a build agent asks again after the service could not answer
+JOB_LIMIT_SECONDS = 36 * 3600  # the runner ends a job at the job's own limit: this only bounds a runner that hangs
 REPORT_LINES = 200
 
 
 class AgentError(Exception):
     """The service refused the agent or could not be reached."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status of a refusal; None when the service could not be reached
 
 
 @dataclass
@@ -53,7 +67,8 @@ class Agent:
             with urllib.request.urlopen(request, timeout=30) as response:
                 payload = response.read()
         except urllib.error.HTTPError as error:
-            raise AgentError(f"{path}: HTTP {error.code} {error.read().decode(errors='replace')[:200]}") from error
+            message = f"{path}: HTTP {error.code} {error.read().decode(errors='replace')[:200]}"
+            raise AgentError(message, error.code) from error
         except OSError as error:
             raise AgentError(f"{path}: {error}") from error
         return json.loads(payload) if payload else None
@@ -151,3 +166,61 @@ class _Report:
             lines, self.lines = self.lines, []
         if lines:
             self.agent.call(f"/jobs/{self.job_id}/log", {"lines": lines})
+
+
+@dataclass
+class BuildJobAgent:
+    """A build agent: takes the account's jobs of the images it is registered for and runs them here."""
+
+    url: str
+    key: str
+    unsafe_no_sandbox: bool = False  # run jobs without a sandbox where none can be made (every log says so)
+    say: Callable[[str], None] = print
+
+    def __post_init__(self) -> None:
+        self._service = Agent(self.url, self.key, Path("."), say=self.say)
+
+    def run(self, once: bool = False) -> None:
+        """Take and run jobs until stopped (or, with ``once``, until one job has run)."""
+        if os.name != "posix":
+            raise AgentError("A build agent runs on Linux (or, without a sandbox, macOS): jobs run /bin/sh scripts.")
+        warning = sandbox.check(self.unsafe_no_sandbox)  # no sandbox and no unsafe setting: refuse to start
+        if warning:
+            self.say(warning)
+        while True:
+            try:
+                answer = self._service.call("/builds/next")
+            except AgentError as error:
+                if error.status in (401, 403):  # a wrong key, or the agent was deleted: asking again changes nothing
+                    raise
+                self.say(f"The service could not answer, asking again in {RETRY_SECONDS:.0f} s: {error}")
+                time.sleep(RETRY_SECONDS)
+                continue
+            if answer is None:
+                if once:
+                    return
+                time.sleep(POLL_SECONDS)
+                continue
+            ticket = Ticket.from_json(json.dumps(answer))
+            self.say(f"Job {ticket.job_id}: running")
+            self.say(f"Job {ticket.job_id}: the runner exited with code {self.run_job(ticket)}")
+            if once:
+                return
+
+    def run_job(self, ticket: Ticket) -> int:
+        """Run one job's runner in a sandbox and wait for it; its exit code."""
+        done = threading.Event()
+        busy = threading.Thread(target=self._busy, args=(done,), daemon=True)
+        busy.start()
+        try:
+            return sandbox.run(ticket, self.unsafe_no_sandbox, JOB_LIMIT_SECONDS)
+        finally:
+            done.set()
+            busy.join(timeout=5)
+
+    def _busy(self, done: threading.Event) -> None:
+        while not done.wait(BUSY_SECONDS):
+            try:
+                self._service.call("/builds/busy")
+            except AgentError as error:
+                self.say(f"The service could not be told this agent is busy: {error}")

@@ -15,9 +15,12 @@ from pathlib import Path
 from botocore.exceptions import BotoCoreError, ClientError
 from pynamodb.exceptions import PynamoDBException
 
-from chalicelib.agent import Agent, AgentError
+from chalicelib.agent import Agent, AgentError, BuildJobAgent
 from chalicelib.errors import ConveyorError
 from chalicelib.local.stack import PROJECT_DIR
+from chalicelib.runner.sandbox import SandboxUnavailable
+
+AGENT_KEY_VARIABLE = "CONVEYOR_AGENT_KEY"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,9 +37,22 @@ def main(argv: list[str] | None = None) -> int:
     key.add_argument("--email", required=True)
     key.add_argument("--api-key", help="use this key (a 'v2.' key is user-level) instead of a new random one")
     commands.add_parser("migrate", help="bring stored data up to this version (after an upgrade; run it twice freely)")
-    agent = commands.add_parser("agent", help="a deployment agent of an Agent environment (runs where it deploys)")
+    agent = commands.add_parser(
+        "agent",
+        help="a deployment agent of an Agent environment (runs where it deploys), or with --builds a build agent",
+    )
     agent.add_argument("--url", required=True, help="the service's base URL, e.g. http://127.0.0.1:8000")
-    agent.add_argument("--key", required=True, help="the environment's access key")
+    agent.add_argument(
+        "--key", help="the environment's access key (with --builds, a build agent's key: better in CONVEYOR_AGENT_KEY)"
+    )
+    agent.add_argument(
+        "--builds", action="store_true", help="run build jobs (a build agent's key: POST /api/build-agents)"
+    )
+    agent.add_argument(
+        "--unsafe-no-sandbox",
+        action="store_true",
+        help="with --builds, where no sandbox can be made: only trusted builds",
+    )
     agent.add_argument("--folder", default="deployments", help="where artifacts go (default: ./deployments)")
     agent.add_argument("--name", help="this machine's name in deployments (default: the host name)")
     agent.add_argument("--once", action="store_true", help="run at most one job, then exit")
@@ -47,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConveyorError as error:
         print(f"conveyor: {error.message}", file=sys.stderr)
         return 1
-    except (AgentError, BotoCoreError, ClientError, PynamoDBException, OSError) as error:
+    except (AgentError, SandboxUnavailable, BotoCoreError, ClientError, PynamoDBException, OSError) as error:
         print(f"conveyor: {error}", file=sys.stderr)
         return 1
     return 0
@@ -55,7 +71,18 @@ def main(argv: list[str] | None = None) -> int:
 
 def run(args: argparse.Namespace) -> None:
     if args.command == "agent":
-        deployer = Agent(args.url, args.key, Path(args.folder))
+        # a key on the command line is in every process listing of the machine: the environment keeps it private
+        key = args.key or os.environ.get(AGENT_KEY_VARIABLE, "")
+        if not key:
+            raise SystemExit(f"conveyor: the agent needs its key: set {AGENT_KEY_VARIABLE} (or pass --key)")
+    if args.command == "agent" and args.builds:
+        try:
+            BuildJobAgent(args.url, key, args.unsafe_no_sandbox).run(once=args.once)
+        except SandboxUnavailable as error:
+            raise SystemExit(f"conveyor: {error} (for a build agent: --unsafe-no-sandbox)") from error
+        return
+    if args.command == "agent":
+        deployer = Agent(args.url, key, Path(args.folder))
         if args.name:
             deployer.name = args.name
         deployer.run(once=args.once)

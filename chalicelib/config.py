@@ -32,6 +32,8 @@ class Settings:
     runner_api_url: str | None  # the API's URL as runners reach it (the job protocol)
     runner_function: str  # the runner Lambda function's name, for the "lambda" executor
     unsafe_no_sandbox: bool  # run local jobs without a sandbox when none can be made (a warning in every log)
+    codebuild_project: str | None  # the CodeBuild project container-image jobs run on; None: no CodeBuild here
+    runner_timeout_seconds: int  # the longest job the runner (executor "lambda" or "local") takes
 
     def table_name(self, table: str) -> str:
         """The DynamoDB table name for one of the service's tables in this stage."""
@@ -59,6 +61,8 @@ def settings() -> Settings:
         runner_api_url=os.environ.get("CONVEYOR_RUNNER_API_URL") or os.environ.get("CONVEYOR_BASE_URL") or None,
         runner_function=os.environ.get("CONVEYOR_RUNNER_FUNCTION", f"conveyor-{stage}-runner"),
         unsafe_no_sandbox=os.environ.get("CONVEYOR_UNSAFE_NO_SANDBOX", "").lower() == "true",
+        codebuild_project=os.environ.get("CONVEYOR_CODEBUILD_PROJECT") or None,
+        runner_timeout_seconds=int(os.environ.get("CONVEYOR_RUNNER_TIMEOUT_SECONDS", "0") or 0),
     )
 
 

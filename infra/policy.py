@@ -3,7 +3,8 @@
 Chalice's generated policy cannot be used: it finds boto3 calls by reading the code, does not see the clients of
 chalicelib/aws.py, and so grants only logs and SQS, on every queue. This one replaces it in the merge template.
 No action is a wildcard. Keep it in step with the code: a call it does not list fails with AccessDenied.
-The runner function, which runs the builds, has a role of its own that grants nothing but its logs.
+What runs the builds, the runner function and the CodeBuild project, has a role of its own each, which grants
+nothing but its own logs.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/secrets.py
 LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]  # the log groups are the template's
 EMAIL_ACTIONS = ["ses:SendEmail"]  # chalicelib/notify/email.py, from the stage's verified sender identity
 INVOKE_ACTIONS = ["lambda:InvokeFunction"]  # chalicelib/executors/aws_lambda.py: a job's ticket to the runner
+# chalicelib/executors/codebuild.py: a job's build, its state, its cancel. No iam:PassRole: no build overrides the
+# project's service role.
+BUILD_ACTIONS = ["codebuild:BatchGetBuilds", "codebuild:StartBuild", "codebuild:StopBuild"]
 # The key's administrators are the account's IAM principals that IAM allows these (AWS's default key policy
 # grants kms:* to the account; this lists it out). The functions' role gets SECRET_ACTIONS through IAM.
 KEY_ADMIN_ACTIONS = [
@@ -75,6 +79,7 @@ class Resources:
     log_groups: list[str]
     sender_identity: str | None = None  # the SES identity notification e-mails are sent from
     runner: str | None = None  # the runner function build jobs are handed to
+    build_project: str | None = None  # the CodeBuild project container-image jobs run on
 
 
 def role_policies(used: Resources) -> list[dict[str, Any]]:
@@ -92,6 +97,7 @@ def role_policies(used: Resources) -> list[dict[str, Any]]:
         _allow("Logs", LOG_ACTIONS, [_arn(group) for group in used.log_groups]),  # a group's Arn ends in :*
         _allow("Email", EMAIL_ACTIONS, [_identity_arn(used.sender_identity)] if used.sender_identity else []),
         _allow("InvokeRunner", INVOKE_ACTIONS, [_arn(used.runner)] if used.runner else []),
+        _allow("Builds", BUILD_ACTIONS, [_arn(used.build_project)] if used.build_project else []),
     ]
     document = {"Version": "2012-10-17", "Statement": [statement for statement in statements if statement["Resource"]]}
     return [{"PolicyName": "DefaultRolePolicy", "PolicyDocument": document}]
@@ -103,14 +109,28 @@ def runner_role_policies(log_group: str) -> list[dict[str, Any]]:
     Builds run arbitrary code in that function, and Lambda hands them its role's credentials (in the
     environment), so the role must be worth nothing to a build: no table, queue, bucket, key or other function.
     """
-    document = {"Version": "2012-10-17", "Statement": [_allow("Logs", LOG_ACTIONS, [_arn(log_group)])]}
-    return [{"PolicyName": "RunnerRolePolicy", "PolicyDocument": document}]
+    return _own_logs_only("RunnerRolePolicy", log_group)
+
+
+def build_project_role_policies(log_group: str) -> list[dict[str, Any]]:
+    """The ``Policies`` of the CodeBuild project's service role: its log group, nothing else.
+
+    A build's commands act with that role (CodeBuild serves its credentials to the build's container), and they
+    are a job's scripts, so the role must be worth nothing to a build, as the runner function's. The log group is
+    the template's: CodeBuild writes to it and need not create it. Images are pulled with CodeBuild's own identity
+    (the project's ImagePullCredentialsType), so the role has no registry to read either.
+    """
+    return _own_logs_only("BuildProjectRolePolicy", log_group)
 
 
 def lambda_trust_policy() -> dict[str, Any]:
     """Who may assume a function's role: Lambda, for the function."""
-    statement = {"Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}, "Action": "sts:AssumeRole"}
-    return {"Version": "2012-10-17", "Statement": [statement]}
+    return _trust("lambda.amazonaws.com")
+
+
+def codebuild_trust_policy() -> dict[str, Any]:
+    """Who may assume a CodeBuild project's service role: CodeBuild, for the project's builds."""
+    return _trust("codebuild.amazonaws.com")
 
 
 def secrets_key_policy() -> dict[str, Any]:
@@ -129,6 +149,16 @@ def secrets_key_policy() -> dict[str, Any]:
             {"Sid": "Use", "Effect": "Allow", "Principal": account, "Action": SECRET_ACTIONS, "Resource": "*"},
         ],
     }
+
+
+def _own_logs_only(policy_name: str, log_group: str) -> list[dict[str, Any]]:
+    document = {"Version": "2012-10-17", "Statement": [_allow("Logs", LOG_ACTIONS, [_arn(log_group)])]}
+    return [{"PolicyName": policy_name, "PolicyDocument": document}]
+
+
+def _trust(service: str) -> dict[str, Any]:
+    statement = {"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"}
+    return {"Version": "2012-10-17", "Statement": [statement]}
 
 
 def _allow(sid: str, actions: list[str], resources: list[Any]) -> dict[str, Any]:

@@ -6,8 +6,9 @@ local stack's chalicelib/local/resources.py makes them), the data bucket, the se
 log group per function; it names the functions, sets their runtime, and replaces the role's policy with
 infra/policy.py's. Chalice's merge is deep for objects and replaces anything else (a list, a string) whole.
 
-It also adds the runner function, which runs build jobs (the "lambda" executor of chalicelib/executors/): Chalice's
-code in the same package, with a handler of its own and a role of its own that grants nothing but its logs.
+It also adds what runs build jobs (chalicelib/executors/), each with a role of its own that grants nothing but its
+logs: the runner function (the "lambda" executor), Chalice's code in the same package with a handler of its own;
+and the CodeBuild project (the "codebuild" executor), where a job runs in its own container image.
 """
 
 from __future__ import annotations
@@ -17,9 +18,18 @@ from typing import Any
 
 from chalice.utils import to_cfn_resource_name
 
+from chalicelib.executors import codebuild
 from chalicelib.local.resources import DEAD_LETTER_SUFFIX, MAX_RECEIVES
 from chalicelib.store.models import ALL_MODELS
-from infra.policy import Resources, lambda_trust_policy, role_policies, runner_role_policies, secrets_key_policy
+from infra.policy import (
+    Resources,
+    build_project_role_policies,
+    codebuild_trust_policy,
+    lambda_trust_policy,
+    role_policies,
+    runner_role_policies,
+    secrets_key_policy,
+)
 from infra.stage import API_HANDLER, Stage
 
 # Chalice writes the runtime of the Python that runs it, and the project's (3.11) is one Lambda no longer
@@ -44,6 +54,11 @@ RUNNER_TIMEOUT_SECONDS = 900  # Lambda's longest
 RUNNER_MEMORY_MB = 3008
 RUNNER_FINISH_SECONDS = 60  # of the runner's time, kept to report a job that reached its limit (log, artifacts)
 MIN_EVENT_AGE_SECONDS = 60  # the shortest MaximumEventAgeInSeconds Lambda accepts
+BUILD_PROJECT = "Builds"  # the CodeBuild project's logical id
+# What a build started without a job's overrides (from the console) gets; each job's StartBuild names its image
+# and its limit (chalicelib/executors/codebuild.py).
+BUILD_PROJECT_IMAGE = "aws/codebuild/standard:7.0"  # Ubuntu 22.04, AppVeyor's Ubuntu2204
+BUILD_PROJECT_TIMEOUT_MINUTES = 60  # CodeBuild's default
 
 
 def merge_template(stage: Stage) -> dict[str, Any]:
@@ -53,6 +68,7 @@ def merge_template(stage: Stage) -> dict[str, Any]:
     sent_to, consumed = _queues(stage, resources)
     log_groups = _functions(stage, resources, consumed)
     _runner(stage, resources)
+    _codebuild(stage, resources)
     resources["DataBucket"] = {"Type": "AWS::S3::Bucket", **RETAIN, "Properties": _bucket(stage)}
     resources.update(_secrets_key(stage))
     resources["NotificationSender"] = _sender_identity(stage)
@@ -65,6 +81,7 @@ def merge_template(stage: Stage) -> dict[str, Any]:
         log_groups,
         "NotificationSender",
         RUNNER,
+        BUILD_PROJECT,
     )
     resources["DefaultRole"] = {"Properties": {"Policies": role_policies(used)}}
     outputs: dict[str, Any] = {}
@@ -157,17 +174,17 @@ def _queue(stage: Stage, name: str, **properties: Any) -> dict[str, Any]:
 
 
 def _functions(stage: Stage, resources: dict[str, Any], consumed: dict[str, str]) -> list[str]:
-    """Names, runtime, a log group and the runner's settings for each of Chalice's functions; an SQS handler's
+    """Names, runtime, a log group and the executors' settings for each of Chalice's functions; an SQS handler's
     event source refers to its queue's resource, so the queue exists before Lambda polls it. Returns the log
     groups' logical ids."""
     log_groups = []
     for function in stage.functions:
         log_group = f"{function.logical_id}LogGroup"
-        resources[log_group] = _log_group(function.function_name)
+        resources[log_group] = _log_group(f"/aws/lambda/{function.function_name}")
         properties: dict[str, Any] = {
             "FunctionName": function.function_name,
             "Runtime": LAMBDA_RUNTIME,
-            "Environment": {"Variables": _runner_settings(stage, function.name)},
+            "Environment": {"Variables": _executor_settings(stage, function.name)},
         }
         if function.queue in consumed:
             # A Fn::Sub, as Chalice's value is: the merge replaces its string, but would mix two intrinsics.
@@ -179,22 +196,25 @@ def _functions(stage: Stage, resources: dict[str, Any], consumed: dict[str, str]
     return log_groups
 
 
-def _log_group(function_name: str) -> dict[str, Any]:
+def _log_group(name: str) -> dict[str, Any]:
     return {
         "Type": "AWS::Logs::LogGroup",
         **DELETE,
-        "Properties": {"LogGroupName": f"/aws/lambda/{function_name}", "RetentionInDays": LOG_RETENTION_DAYS},
+        "Properties": {"LogGroupName": name, "RetentionInDays": LOG_RETENTION_DAYS},
     }
 
 
-def _runner_settings(stage: Stage, handler: str) -> dict[str, Any]:
-    """What the control plane's functions know of the runner function (merged into the stage's variables)."""
-    job_limit = min(stage.settings.job_timeout_seconds, RUNNER_TIMEOUT_SECONDS - RUNNER_FINISH_SECONDS)
+def _executor_settings(stage: Stage, handler: str) -> dict[str, Any]:
+    """What the control plane's functions know of the runner function and the CodeBuild project (merged into the
+    stage's variables)."""
     variables: dict[str, Any] = {
         "CONVEYOR_EXECUTOR": "lambda",
         "CONVEYOR_RUNNER_FUNCTION": {"Ref": RUNNER},
-        # A job's spec carries its limit: one that outlasts the runner's would end in a killed runner, no report.
-        "CONVEYOR_JOB_TIMEOUT_SECONDS": str(job_limit),
+        "CONVEYOR_CODEBUILD_PROJECT": {"Ref": BUILD_PROJECT},  # a project's Ref is its name
+        # CodeBuild and build agents take the stage's limit (AppVeyor's 60 minutes unless the stage sets one)...
+        "CONVEYOR_JOB_TIMEOUT_SECONDS": str(stage.settings.job_timeout_seconds),
+        # ...the runner function only what leaves it time to report: a longer job would end in a killed runner.
+        "CONVEYOR_RUNNER_TIMEOUT_SECONDS": str(RUNNER_TIMEOUT_SECONDS - RUNNER_FINISH_SECONDS),
     }
     if handler != API_HANDLER:  # the API refers to its handler: the handler cannot refer to the API's URL back
         variables["CONVEYOR_RUNNER_API_URL"] = _runner_api_url(stage)
@@ -215,7 +235,7 @@ def _runner(stage: Stage, resources: dict[str, Any]) -> None:
     ends its process on purpose, which Lambda counts as an error, and a retry would run the job again."""
     function_name = f"{stage.app_name}-{stage.name}-runner"  # chalicelib/config.py's default runner_function
     log_group, role = f"{RUNNER}LogGroup", f"{RUNNER}Role"
-    resources[log_group] = _log_group(function_name)
+    resources[log_group] = _log_group(f"/aws/lambda/{function_name}")
     resources[role] = {
         "Type": "AWS::IAM::Role",
         "Properties": {
@@ -245,6 +265,43 @@ def _runner(stage: Stage, resources: dict[str, Any]) -> None:
             "MaximumRetryAttempts": 0,
             # An event that waited longer than its job's lease is for a job the lease sweeper ends failed.
             "MaximumEventAgeInSeconds": max(MIN_EVENT_AGE_SECONDS, stage.settings.lease_seconds),
+        },
+    }
+
+
+def _codebuild(stage: Stage, resources: dict[str, Any]) -> None:
+    """The CodeBuild project: one build per job, no source (the buildspec fetches the runner), no artifacts (the
+    runner uploads them), and a service role that grants nothing but its own logs: a build's commands act with it.
+    No ConcurrentBuildLimit: a project with one refuses a build beyond it, where CodeBuild would queue it."""
+    project_name = f"{stage.app_name}-{stage.name}-builds"
+    log_group, role = f"{BUILD_PROJECT}LogGroup", f"{BUILD_PROJECT}Role"
+    resources[log_group] = _log_group(f"/aws/codebuild/{project_name}")  # CodeBuild's default name for it
+    resources[role] = {
+        "Type": "AWS::IAM::Role",
+        "Properties": {
+            "AssumeRolePolicyDocument": codebuild_trust_policy(),
+            "Policies": build_project_role_policies(log_group),
+        },
+    }
+    resources[BUILD_PROJECT] = {
+        "Type": "AWS::CodeBuild::Project",
+        "Properties": {
+            "Name": project_name,
+            # The buildspec every job's StartBuild sends: a build started from the console runs the same.
+            "Source": {"Type": "NO_SOURCE", "BuildSpec": codebuild.BUILDSPEC},
+            "Artifacts": {"Type": "NO_ARTIFACTS"},
+            "Environment": {
+                "Type": "LINUX_CONTAINER",
+                "ComputeType": codebuild.COMPUTE_TYPE,
+                "Image": BUILD_PROJECT_IMAGE,
+                "PrivilegedMode": False,  # no Docker daemon for a job's scripts
+                "ImagePullCredentialsType": "CODEBUILD",  # CodeBuild's identity pulls images, not the role
+            },
+            "TimeoutInMinutes": BUILD_PROJECT_TIMEOUT_MINUTES,
+            "QueuedTimeoutInMinutes": codebuild.QUEUED_TIMEOUT_MINUTES,
+            # The group comes first (a Ref): the role may write to it but not create it.
+            "LogsConfig": {"CloudWatchLogs": {"Status": "ENABLED", "GroupName": {"Ref": log_group}}},
+            "ServiceRole": {"Fn::GetAtt": [role, "Arn"]},
         },
     }
 

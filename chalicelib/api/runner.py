@@ -1,6 +1,7 @@
 """/api/runner/jobs/{jobId}: the job protocol, what a build's runner calls, authenticated by its job token only.
 
 GET  /api/runner/jobs/{jobId}                  -> the job's spec
+GET  /api/runner/jobs/{jobId}/runner           -> the runner as a zip (for executors that start from an image)
 POST /api/runner/jobs/{jobId}/clone-credentials -> {"username", "password"}, once per attempt (then 409)
 POST /api/runner/jobs/{jobId}/heartbeat        -> {"status": "running" | "cancelling"}
 PUT  /api/runner/jobs/{jobId}/log/{index}      raw bytes (a masked chunk of the log) -> 204
@@ -63,6 +64,15 @@ def _objects(values: list[Any], name: str) -> list[dict[str, Any]]:
 @blueprint.route(_PREFIX, methods=["GET"], content_types=_ANY)
 def spec(jobId: str) -> Response:
     return _runner_call(jobId, runner_jobs.job_spec)
+
+
+@blueprint.route(f"{_PREFIX}/runner", methods=["GET"], content_types=_ANY)
+def runner_package(jobId: str) -> Response:
+    def view(job: Job) -> Response:
+        headers: dict[str, str | list[str]] = {"Content-Type": "application/zip", "Cache-Control": "no-store"}
+        return Response(body=runner_jobs.runner_package(job), status_code=200, headers=headers)
+
+    return _runner_call(jobId, view)
 
 
 @blueprint.route(f"{_PREFIX}/clone-credentials", methods=["POST"], content_types=_ANY)

@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
 from typing import Any
+
+
+class Executor(StrEnum):
+    """Where a build job runs (executors/images.py decides, from its image)."""
+
+    RUNNER = "runner"  # the service's own runner: the runner function in AWS, a sandboxed process locally
+    CODEBUILD = "codebuild"  # a CodeBuild build in the job's container image
+    AGENT = "agent"  # one of the account's build agents
 
 
 @dataclass(frozen=True)
@@ -50,7 +59,10 @@ class Job:
     attempts: int = 0
     lease_expires: int | None = None
     deployment_id: int | None = None
-    agent: str | None = None
+    agent: str | None = None  # the deployment agent or build agent that took it
+    executor: str | None = None  # where it runs (executors/images.py), decided when queued; None: jobs from before
+    run_on: str | None = None  # the image as its executor names it (a CodeBuild image, an agent's image name)
+    external_id: str | None = None  # its executor's id of the run (a CodeBuild build id)
     started: datetime | None = None
     finished: datetime | None = None
     updated: datetime | None = None

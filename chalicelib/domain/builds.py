@@ -11,10 +11,10 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import outbox, progress
+from chalicelib.domain import outbox, progress, routing
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
@@ -251,6 +251,7 @@ def _queue(
     if not specs:
         raise Invalid("The build matrix is empty: every job is excluded.")
     _check_size(configuration, version_format, revision.branch)
+    routing.check_images([spec.image for spec in specs])
     number = store.take_build_number(project.account_id, project.slug)
     if number is None:
         raise NotFound(PROJECT_NOT_FOUND)
@@ -272,11 +273,15 @@ def _queue(
         request_variables=variables,
         flags=flags,
     )
-    jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
+    new_jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
+    jobs, refused = routing.place(new_jobs, build.pull_request is not None)
     store.add_build(build, jobs)
     store.show_as_last_build(build, project.slug)
-    outbox.send_jobs(build.job_ids)
-    return build, jobs
+    for job in jobs:
+        if job.job_id in refused:
+            routing.refuse(job, refused[job.job_id])
+    outbox.send_jobs([job.job_id for job in jobs if job.job_id not in refused and job.executor != Executor.AGENT])
+    return _reread(build) if refused else (build, jobs)
 
 
 def _check_size(configuration: dict[str, Any], version_format: str, branch: str) -> None:

@@ -22,13 +22,14 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.environments import Environment
-from chalicelib.core.jobs import Job, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped
 from chalicelib.domain import progress
 from chalicelib.domain.environments import environment_values
 from chalicelib.domain.job_environment import appveyor_variables
+from chalicelib.executors import job_timeout
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.shapes.builds import build_json, job_json
@@ -79,7 +80,7 @@ def run_deployment_job(job_id: str) -> None:
         inputs = deployment_inputs(project, build, deployment, environment, Path(work))
         job_prefix = blobs.prefix_of(job)
         stream = LogStream(logs.chunk_sink(job_prefix), SecretMask(inputs.secrets), chunk_bytes=logs.MIN_PART_BYTES)
-        deadline = time.monotonic() + config.job_timeout_seconds
+        deadline = time.monotonic() + job_timeout(Executor.RUNNER)  # the deployments function's, as the runner's
         run = Run(project=project, build=build, job=job, log=stream, variables=inputs.variables, deadline=deadline)
         _deliver(run, environment.provider, inputs, job_prefix)
 

@@ -1,6 +1,7 @@
-"""Dispatching a queued build job: claim it, mint its job token, and hand its ticket to an executor.
+"""Dispatching a queued build job: claim it, mint its job token, and hand its ticket to its executor.
 
 The job token is the only credential the job's runner gets; it is stored hashed on the job and dies with it.
+Jobs for build agents are not dispatched: an agent of their image takes them (domain/build_agents.py).
 """
 
 from __future__ import annotations
@@ -10,15 +11,15 @@ import time
 
 from chalicelib import executors
 from chalicelib.config import settings
-from chalicelib.core.jobs import Job, JobCounts
+from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import progress
+from chalicelib.domain import progress, routing
 from chalicelib.domain.job_tokens import mint_token
+from chalicelib.executors import codebuild
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store import reports
 
 log = logging.getLogger(__name__)
 
@@ -29,12 +30,19 @@ def dispatch_job(job_id: str) -> None:
     job = job_store.get_job(job_id)
     if job is None or job.deployment_id is not None or job.status != Status.QUEUED:
         return
+    if job.executor is None:
+        routed = _route(job)
+        if routed is None:
+            return
+        job = routed
+    if job.executor == Executor.AGENT:
+        return
     api_url = config.runner_api_url
-    refusal = executors.refusal()
+    refusal = executors.refusal(job.executor)
     if refusal is None and api_url is None:
         refusal = "Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL)."
     if refusal is not None or api_url is None:
-        _refuse(job, refusal or "")
+        routing.refuse(job, refusal or "")
         return
     token = mint_token()
     if not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds, token.token_hash):
@@ -46,16 +54,41 @@ def dispatch_job(job_id: str) -> None:
         progress.move(fresh, Event.FAIL, "The build was deleted.")
         return
     progress.refresh_build(build.project_id, build.build_id)
-    executors.run(Ticket(api_url, job_id, token.token))
+    ticket = Ticket(api_url, job_id, token.token)
+    if job.executor == Executor.CODEBUILD:
+        _start_on_codebuild(fresh, ticket)
+        return
+    executors.run(ticket)
     if config.executor == "local":
         _fail_if_abandoned(job_id)
 
 
-def _refuse(job: Job, reason: str) -> None:
-    """The job cannot run here: it fails at once, and its messages say why."""
-    reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": reason, "category": "error"})])
-    progress.move(job, Event.FAIL, reason, counts=JobCounts(messages=1))
-    progress.refresh(job)
+def _route(job: Job) -> Job | None:
+    """Place a job queued without an executor (before routing existed, or run again after a refusal); the job
+    when it is to be dispatched now, None when it was refused or waits for a build agent."""
+    build = build_store.get_build(job.project_id, job.build_id)
+    placed, refused = routing.place([job], build is not None and build.pull_request is not None)
+    if job.job_id in refused:
+        routing.refuse(job, refused[job.job_id])
+        return None
+    job = placed[0]
+    if not job_store.assign_route(job, job.executor or Executor.RUNNER, job.run_on, job.message):
+        return None
+    return job if job.executor != Executor.AGENT else None
+
+
+def _start_on_codebuild(job: Job, ticket: Ticket) -> None:
+    """Start the job's CodeBuild build; a refusal fails the job, naming CodeBuild's error (botocore retried it)."""
+    project = settings().codebuild_project or ""
+    try:
+        build_id = codebuild.start(
+            ticket, project, job.run_on or "", executors.job_timeout(Executor.CODEBUILD), job.attempts
+        )
+    except codebuild.StartRefused as error:
+        progress.move(job, Event.FAIL, str(error))
+        progress.refresh(job)
+        return
+    job_store.note_external_id(job.job_id, build_id)
 
 
 def _fail_if_abandoned(job_id: str) -> None:

@@ -12,12 +12,14 @@ import time
 from dataclasses import replace
 from datetime import UTC, datetime
 
+from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
-from chalicelib.core.jobs import Job, JobArtifact, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.domain import outbox
+from chalicelib.executors import job_timeout
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
@@ -80,8 +82,28 @@ def cancel_jobs(build: Build, message: str) -> None:
 
 def _cancel(job_ids: list[str], message: str) -> None:
     for job in job_store.get_jobs(job_ids):
-        if not Status(job.status).finished:
-            move(job, Event.CANCEL, message)
+        if Status(job.status).finished:
+            continue
+        if move(job, Event.CANCEL, message) is Status.CANCELLING and job.executor == Executor.CODEBUILD:
+            _stop_codebuild_build(job, message)
+
+
+def _stop_codebuild_build(job: Job, message: str) -> None:
+    """A cancelled CodeBuild job stops at once: its build is stopped (a build still queued or provisioning costs
+    until then), and the job ends with it. One whose build id is not noted yet stops at its runner's first
+    heartbeat."""
+    if job.external_id is None:
+        return
+    from chalicelib.executors import codebuild  # boto3's CodeBuild client loads only where a build is stopped
+
+    try:
+        codebuild.stop(job.external_id)
+    except codebuild.Unavailable as error:  # the cancel stands: the runner stops at its next heartbeat
+        log.warning("job %s: %s", job.job_id, error)
+        return
+    fresh = job_store.get_job(job.job_id)
+    if fresh is not None:
+        move(fresh, Event.STOPPED, message)
 
 
 def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]:
@@ -155,15 +177,41 @@ def cancel_deployment_jobs(deployment: Deployment, message: str) -> None:
 
 def expire_leases(now: int | None = None) -> int:
     """End as failed every running job whose runner stopped renewing its lease; returns how many."""
-    ended = 0
-    for job in job_store.expired_leases(int(now if now is not None else time.time())):
-        if (
-            move(job, Event.FAIL, "The job's runner stopped responding (its lease expired); the job failed.")
-            is not None
-        ):
-            refresh(job)
-            ended += 1
-    return ended
+    now = int(time.time()) if now is None else now
+    return sum(end_expired(job, now) for job in job_store.expired_leases(now))
+
+
+def end_expired(job: Job, now: int) -> bool:
+    """End a job whose lease ran out before ``now`` as failed; False when it goes on (its CodeBuild build is still
+    starting: the lease is renewed) or another write came first."""
+    reason: str | None = "The job's runner stopped responding (its lease expired); the job failed."
+    if job.executor == Executor.CODEBUILD and job.external_id is not None:
+        reason = _codebuild_lost(job, job.external_id, now)
+    if reason is None or move(job, Event.FAIL, reason) is None:
+        return False
+    refresh(job)
+    return True
+
+
+def _codebuild_lost(job: Job, build_id: str, now: int) -> str | None:
+    """Why a CodeBuild job whose lease ran out is lost; None while its build is still starting, or CodeBuild cannot
+    be asked and the build could still run: its lease is renewed meanwhile (and the sweep goes on to others)."""
+    from chalicelib.executors import codebuild  # boto3's CodeBuild client loads only where such a job is looked at
+
+    try:
+        reason = codebuild.lost_reason(build_id)
+    except codebuild.Unavailable as error:
+        log.warning("job %s: %s", job.job_id, error)
+        started = job.started.timestamp() if job.started else now
+        if not codebuild.outlived(started, job_timeout(Executor.CODEBUILD), now):
+            reason = None
+        else:
+            reason = (
+                f"AWS CodeBuild could not be asked about the job's build {build_id}, which cannot be running any more."
+            )
+    if reason is None:
+        job_store.renew_lease(job.job_id, now + settings().lease_seconds)
+    return reason
 
 
 def abandon_job(job_id: str, reason: str) -> None:

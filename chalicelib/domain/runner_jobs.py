@@ -5,18 +5,20 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Job, JobArtifact, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.errors import Conflict, Invalid, NotFound
+from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -69,14 +71,25 @@ def build_and_project(job: Job) -> tuple[Build, Project]:
     return build, project
 
 
+# A container image is the build's own code, and on CodeBuild it runs the runner itself (its python3): for a pull
+# request, whose author chose the image, the runner is not to be trusted with the project's credentials.
+UNTRUSTED_IMAGE_CLONE = (
+    "A pull request build in a container image of its own choosing gets no clone credentials: the image's own code "
+    "runs Conveyor's runner, so it could take them. Build this private repository's pull requests with no image, "
+    "in Ubuntu2204 (CodeBuild's curated image) or on a build agent."
+)
+
+
 def clone_credentials(job: Job) -> dict[str, str | None]:
     """The user name and password the job's runner fetches the repository with, handed once per attempt: the
     runner takes them before any script of the build runs, and a second request (a build script's, say) gets
-    nothing but a Conflict."""
-    _, project = build_and_project(job)
+    nothing but a Conflict. A pull request build in a container image of its author's choosing gets none."""
+    build, project = build_and_project(job)
     source = clone_source(project)
     if source.credentials is None and source.ssh_key is None:
         raise NotFound("The job's repository needs no credentials.")
+    if build.pull_request and job.executor == Executor.CODEBUILD and not images.is_curated(job.run_on):
+        raise Conflict(UNTRUSTED_IMAGE_CLONE)
     if not job_store.take_clone_credentials(job.job_id):
         raise Conflict("The job's clone credentials were handed out already: a job's runner takes them once.")
     if source.ssh_key is not None:
@@ -98,7 +111,7 @@ def job_spec(job: Job) -> dict[str, Any]:
         "jobId": job.job_id,
         "jobName": job.name,
         "title": f"{project.name} {build.version}",
-        "timeoutSeconds": config.job_timeout_seconds,
+        "timeoutSeconds": job_timeout(job.executor),
         "heartbeatSeconds": config.heartbeat_seconds,
         "source": {
             "url": source.url,
@@ -113,6 +126,15 @@ def job_spec(job: Job) -> dict[str, Any]:
         "warnings": warnings,
         "cacheSave": build.pull_request is None,
     }
+
+
+def runner_package(job: Job) -> bytes:
+    """The runner as a zip, for a job whose executor starts from an image of the user's (CodeBuild). The job's
+    lease starts again: its runner heartbeats only once its libraries are installed."""
+    from chalicelib.executors.runner_package import runner_zip  # read from disk only where it is asked for
+
+    job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds)
+    return runner_zip()
 
 
 def put_log_chunk(job: Job, index: int, body: bytes) -> None:

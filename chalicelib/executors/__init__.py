@@ -1,21 +1,27 @@
 """Where build jobs run. Each executor is handed a job's ticket (the API's URL, the job id, its job token) and
 nothing else of the service, and runs the one runner program with it (``python -m chalicelib.runner``).
 
-- ``local``: a sandboxed process on this machine (runner/sandbox.py), for ``make run`` and the tests.
-- ``lambda``: the runner function of the packaged template, invoked asynchronously (executors/aws_lambda.py);
-  its role grants nothing but its own logs.
+- ``runner``, the service's own, is one of:
+  - ``local``: a sandboxed process on this machine (runner/sandbox.py), for ``make run`` and the tests;
+  - ``lambda``: the runner function of the packaged template, invoked asynchronously (executors/aws_lambda.py);
+    its role grants nothing but its own logs.
+- ``codebuild``: a CodeBuild build per job, in the job's container image (executors/codebuild.py).
+- ``agent``: the account's build agents take their jobs themselves (domain/build_agents.py); nothing is started.
+
+executors/images.py decides which, from the job's image, when the build is queued.
 """
 
 from __future__ import annotations
 
 from chalicelib.config import settings
+from chalicelib.core.jobs import Executor
 from chalicelib.runner.protocol import Ticket
 
 _GRACE_SECONDS = 120  # beyond the job's own limit, before the local executor kills a runner that did not stop
 
 
 def run(ticket: Ticket) -> None:
-    """Hand the ticket to the stage's executor: the local one returns when the job's runner has ended."""
+    """Hand the ticket to the stage's runner: the local one returns when the job's runner has ended."""
     config = settings()
     if config.executor == "lambda":
         from chalicelib.executors import aws_lambda
@@ -24,12 +30,25 @@ def run(ticket: Ticket) -> None:
         return
     from chalicelib.runner import sandbox as local
 
-    local.run(ticket, config.unsafe_no_sandbox, config.job_timeout_seconds + _GRACE_SECONDS)
+    local.run(ticket, config.unsafe_no_sandbox, job_timeout(Executor.RUNNER) + _GRACE_SECONDS)
 
 
-def refusal() -> str | None:
-    """Why jobs cannot be run here now (no sandbox, and no unsafe setting); None when they can."""
+def job_timeout(executor: str | None) -> int:
+    """A job's limit in seconds: the stage's (AppVeyor's 60 minutes by default), and on the service's runner no
+    more than it can run (the runner function's 15 minutes, less the time to report)."""
     config = settings()
+    if executor in (None, Executor.RUNNER) and config.runner_timeout_seconds > 0:
+        return min(config.job_timeout_seconds, config.runner_timeout_seconds)
+    return config.job_timeout_seconds
+
+
+def refusal(executor: str | None) -> str | None:
+    """Why jobs of ``executor`` cannot be run here now; None when they can."""
+    config = settings()
+    if executor == Executor.CODEBUILD:
+        if config.codebuild_project is None:
+            return "Builds in container images cannot run: no CodeBuild project is set (CONVEYOR_CODEBUILD_PROJECT)."
+        return None
     if config.executor != "local":
         return None
     from chalicelib.runner import sandbox as local

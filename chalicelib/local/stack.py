@@ -15,6 +15,7 @@ from chalice.local import ChaliceRequestHandler, LocalDevServer
 
 from chalicelib import executors
 from chalicelib.config import settings
+from chalicelib.core.jobs import Executor
 from chalicelib.domain.accounts import ensure_account
 from chalicelib.domain.migrations import migrate
 from chalicelib.local.emulator import Emulator, use_fake_credentials
@@ -115,7 +116,7 @@ def run_local(options: LocalOptions) -> None:
     print(f"API key ({options.admin_email}, account {options.account}): {key}", flush=True)
     print(f"AWS endpoint: {os.environ['AWS_ENDPOINT_URL']}", flush=True)
     print(f"Dashboard: http://127.0.0.1:{options.port}/ (sign in with the key above)", flush=True)
-    refusal = executors.refusal()
+    refusal = executors.refusal(Executor.RUNNER)
     if refusal is not None:
         print(refusal, file=sys.stderr, flush=True)
     elif settings().unsafe_no_sandbox and not isinstance(local_executor.sandbox(), local_executor.Sandbox):

@@ -1,5 +1,5 @@
-"""The sandbox: each build job's runner in one of its own, on this machine; the local executor runs jobs in it
-(``make run``, the tests).
+"""The sandbox: each build job's runner in one of its own, on this machine. The local executor runs jobs in it
+(``make run``, the tests), and so do build agents (``conveyor agent --builds``) on Linux.
 
 The sandbox is made with util-linux: ``unshare`` gives the runner new PID, mount, IPC and UTS namespaces with a
 fresh ``/proc`` (no process of the stack is visible, so no ``/proc/<pid>/environ`` of it can be read), and empty
@@ -16,6 +16,7 @@ import functools
 import logging
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -70,7 +71,7 @@ def _mount_script(as_root: bool) -> str:
             f"exec {3 + index}<&-",
         ]
     # the kernel clears the parent-death signal (unshare's --kill-child) when the user changes: kept, the runner
-    # still dies with the unshare that started it, and so with the service above that
+    # still dies with the unshare that started it, and so with the service or agent above that
     drop = "--no-new-privs --inh-caps=-all --bounding-set=-all --pdeathsig keep"
     if as_root:
         lines.append(f'cd /tmp && exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups {drop} -- "$@"')
@@ -135,8 +136,9 @@ def run(ticket: Ticket, unsafe: bool, timeout: float) -> int:
         ticket = Ticket(ticket.api_url, ticket.job_id, ticket.token, (*ticket.warnings, warning or ""))
     # the runner dies with the service that started it (a stack killed outright): setpriv's pdeathsig, then
     # unshare's --kill-child, carry the signal into the sandbox
+    dies_with_us = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []  # not on macOS
     process = subprocess.Popen(
-        ["setpriv", "--pdeathsig", "KILL", "--", *command],
+        [*dies_with_us, *command],
         stdin=subprocess.PIPE,
         env=_environment(),
         cwd="/",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hmac
+import inspect
 import json
 import logging
 import os
@@ -80,7 +81,8 @@ class WorkerApi:
     def __enter__(self) -> WorkerApi:
         self.bin_folder.mkdir(exist_ok=True)
         command = self.bin_folder / "appveyor"
-        source = Path(appveyor_cli.__file__).read_text()
+        # read through its loader: the runner may run from a zip (runner_package.py), where no file path works
+        source = inspect.getsource(appveyor_cli)
         # -I: the build's PYTHON* variables and user site do not change what the command does
         command.write_text(f"#!{_python()} -I\n{source}")
         command.chmod(0o755)

@@ -7,6 +7,7 @@ from typing import Any
 
 from chalicelib.core.builds import Build, BuildSummary
 from chalicelib.core.jobs import Job, JobCounts
+from chalicelib.core.status import Status
 from chalicelib.shapes.time import optional_timestamps, timestamp
 
 
@@ -58,7 +59,9 @@ def build_json(build: Build | BuildSummary, jobs: list[Job] | None = None) -> di
 
 
 def job_json(job: Job) -> dict[str, Any]:
-    return {
+    """A build job; beyond AppVeyor's fields, where it runs (none for a job no executor took: its messages say
+    why) and, while it is queued, what it waits for (a build agent of its image)."""
+    shape = {
         "jobId": job.job_id,
         "name": job.name,
         "osType": "Ubuntu",
@@ -68,6 +71,11 @@ def job_json(job: Job) -> dict[str, Any]:
         "created": timestamp(job.created),
         **optional_timestamps(started=job.started, finished=job.finished, updated=job.updated),
     }
+    if job.executor is not None:  # jobs of older builds, and jobs no executor took, have none
+        shape["executor"] = str(job.executor)
+    if job.message and job.status == Status.QUEUED:
+        shape["message"] = job.message
+    return shape
 
 
 def commit_time(iso: str) -> str:

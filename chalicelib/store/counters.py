@@ -11,6 +11,7 @@ PROJECTS = "projects"
 BUILDS = "builds"
 DEPLOYMENTS = "deployments"
 ENVIRONMENTS = "environments"
+BUILD_AGENTS = "build-agents"
 
 
 def next_value(sequence: str, count: int = 1) -> int:

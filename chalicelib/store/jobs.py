@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
 
-from chalicelib.core.jobs import Job, JobArtifact, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store.models import JobModel
 from chalicelib.store.transactions import is_condition_failure, rewrite_unchanged
@@ -21,6 +22,7 @@ LEASED = "running"  # the one partition of the lease index: jobs that hold a lea
 WAITING = "queued"  # build jobs: the jobs queue
 DELIVERING = "deploy"  # deployment jobs the service delivers: the deployments queue
 AGENT_DUE = "agent"  # deployment jobs for agents: the deadline message, due when no agent took the job in time
+BUILD_AGENT_PREFIX = "build-agent:"  # build jobs for build agents, one partition per account and image: no message
 
 
 def job_from_model(model: JobModel) -> Job:
@@ -42,6 +44,9 @@ def job_from_model(model: JobModel) -> Job:
         lease_expires=None if model.lease_expires is None else int(model.lease_expires),
         deployment_id=None if model.deployment_id is None else int(model.deployment_id),
         agent=model.agent,
+        executor=model.executor,
+        run_on=model.run_on,
+        external_id=model.external_id,
         started=model.started,
         finished=model.finished,
         updated=model.updated,
@@ -64,6 +69,8 @@ def job_model(job: Job, agent_due: int | None = None) -> JobModel:
         status=job.status,
         message=job.message,
         deployment_id=job.deployment_id,
+        executor=job.executor,
+        run_on=job.run_on,
         created=job.created,
         **_waiting(job, agent_due),
     )
@@ -71,12 +78,25 @@ def job_model(job: Job, agent_due: int | None = None) -> JobModel:
 
 def _waiting(job: Job, agent_due: int | None) -> dict[str, Any]:
     """The wait-index attributes of a new job: its message is sent again until it is claimed (an agent job's
-    deadline message, from when it is due: ``agent_due``, epoch seconds)."""
+    deadline message, from when it is due: ``agent_due``, epoch seconds). A build agent's job waits in its
+    image's partition, where agents look for work."""
     if job.deployment_id is None:
-        return {"waiting": WAITING, "sent_at": int(time.time())}
+        return {"waiting": wait_partition(job), "sent_at": int(time.time())}
     if agent_due is None:
         return {"waiting": DELIVERING, "sent_at": int(time.time())}
     return {"waiting": AGENT_DUE, "sent_at": agent_due}
+
+
+def wait_partition(job: Job) -> str:
+    """Where a queued build job waits: the jobs queue's partition, or its build agents' (account and image)."""
+    if job.executor == Executor.AGENT:
+        return agent_partition(job.account_id, job.run_on or "")
+    return WAITING
+
+
+def agent_partition(account_id: int, image: str) -> str:
+    """The wait partition of an account's build jobs for agents of ``image`` (any case)."""
+    return f"{BUILD_AGENT_PREFIX}{account_id}:{image.casefold()}"
 
 
 def get_job(job_id: str) -> Job | None:
@@ -116,7 +136,7 @@ def transition(
 
     What comes with the move follows from it: a claim leases the job (until ``lease_expires``, for the runner whose
     token hashes to ``token_hash``, the only credential it gets); a move to a final status drops the lease and the
-    token and keeps ``message``, ``counts`` and ``artifacts``; a re-queue forgets the last run.
+    token and keeps ``message``, ``counts`` and ``artifacts``; a re-queue forgets the last run and where it ran.
     """
     after = next_status(current, event)
     if after is None:
@@ -148,6 +168,7 @@ def _claimed(now: datetime, lease_expires: int | None, token_hash: str | None) -
         JobModel.lease_expires.set(lease_expires),
         JobModel.waiting.remove(),  # claimed: nothing left to re-send
         JobModel.sent_at.remove(),
+        JobModel.message.remove(),  # what it said while it waited (for a build agent)
     ]
     if token_hash is not None:
         actions.append(JobModel.token_hash.set(token_hash))
@@ -176,7 +197,8 @@ def _finished(
 
 
 def _queued_again() -> list[Any]:
-    """A re-run of the incomplete jobs: the job's last run is forgotten, and its message is sent until claimed."""
+    """A re-run of the incomplete jobs: the job's last run is forgotten, and its message is sent until claimed; it is
+    placed on an executor again when dispatched (an agent deleted since, one registered since)."""
     return [
         JobModel.started.remove(),
         JobModel.finished.remove(),
@@ -184,6 +206,9 @@ def _queued_again() -> list[Any]:
         JobModel.counts.remove(),
         JobModel.artifacts.remove(),
         JobModel.reports.remove(),
+        JobModel.executor.remove(),
+        JobModel.run_on.remove(),
+        JobModel.external_id.remove(),
         JobModel.waiting.set(WAITING),
         JobModel.sent_at.set(int(time.time())),
     ]
@@ -256,6 +281,37 @@ def job_token_hash(job_id: str) -> tuple[str | None, Job | None]:
     except JobModel.DoesNotExist:
         return None, None
     return model.token_hash, job_from_model(model)
+
+
+def assign_route(job: Job, executor: str, run_on: str | None, message: str | None) -> bool:
+    """Place a queued job on its executor (a job queued before routing, or run again after a refusal): it waits in
+    that executor's partition; False (nothing written) when it is no longer queued."""
+    placed = replace(job, executor=executor, run_on=run_on)
+    actions: list[Action] = [
+        JobModel.executor.set(executor),
+        JobModel.run_on.set(run_on) if run_on is not None else JobModel.run_on.remove(),
+        JobModel.waiting.set(wait_partition(placed)),
+        JobModel.sent_at.set(int(time.time())),
+    ]
+    if message is not None:
+        actions.append(JobModel.message.set(message))
+    try:
+        JobModel(job.job_id).update(actions=actions, condition=JobModel.status == "queued")
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
+def note_external_id(job_id: str, external_id: str) -> None:
+    """The executor's id of the job's run (a CodeBuild build id), to stop it and ask after it."""
+    JobModel(job_id).update(actions=[JobModel.external_id.set(external_id)], condition=JobModel.job_id.exists())
+
+
+def note_build_agent(job_id: str, agent: str) -> None:
+    """The build agent that took the job (its name stays the matrix's)."""
+    JobModel(job_id).update(actions=[JobModel.agent.set(agent)])
 
 
 def name_agent(job_id: str, agent: str) -> None:

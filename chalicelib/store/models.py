@@ -352,7 +352,10 @@ class JobModel(Model):
     status = UnicodeAttribute()
     message = UnicodeAttribute(null=True)  # why it failed or was cancelled, when the service knows
     deployment_id = NumberAttribute(null=True)  # set on the jobs of a deployment (build_id: the build it deploys)
-    agent = UnicodeAttribute(null=True)  # the deployment agent that took the job
+    agent = UnicodeAttribute(null=True)  # the deployment agent or build agent that took the job
+    executor = UnicodeAttribute(null=True)  # where a build job runs (executors/images.py); absent on older jobs
+    run_on = UnicodeAttribute(null=True)  # the image as its executor names it
+    external_id = UnicodeAttribute(null=True)  # the executor's id of the run (a CodeBuild build id)
     log_chunks = NumberAttribute(null=True)  # log chunks an agent has sent
     counts = JSONAttribute(null=True)  # JobCounts' fields, once it ended (store/jobs.py: and the form before)
     artifacts = JSONAttribute(null=True)  # JobArtifact's fields, ISO 8601 times
@@ -371,6 +374,34 @@ class JobModel(Model):
     by_build = JobByBuildIndex()
     by_lease = JobByLeaseIndex()
     by_wait = JobByWaitIndex()
+
+
+class BuildAgentByKeyIndex(GlobalSecondaryIndex["BuildAgentModel"]):
+    """A build agent by the hash of its key: how its requests are recognised."""
+
+    class Meta:
+        index_name = "by-key"
+        projection = AllProjection()
+
+    key_hash = UnicodeAttribute(hash_key=True)
+
+
+class BuildAgentModel(Model):
+    """A build agent of an account: the images whose jobs it takes, its key's hash, when it was last heard from."""
+
+    class Meta:
+        table_name = _TableName("build-agents")
+
+    account_id = NumberAttribute(hash_key=True)
+    agent_id = NumberAttribute(range_key=True)
+    name = UnicodeAttribute()
+    images = JSONAttribute()  # the image names, as registered
+    key_hash = UnicodeAttribute()
+    created = UTCDateTimeAttribute()
+    last_contact = UTCDateTimeAttribute(null=True)
+    job_id = UnicodeAttribute(null=True)
+    pull_requests = BooleanAttribute(default=False, null=True)
+    by_key = BuildAgentByKeyIndex()
 
 
 class JobReportModel(Model):
@@ -493,6 +524,7 @@ ALL_MODELS: tuple[type[Model], ...] = (
     ProjectModel,
     BuildModel,
     JobModel,
+    BuildAgentModel,
     JobReportModel,
     EnvironmentModel,
     DeploymentModel,

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 
 from pynamodb.attributes import NumberAttribute
 from pynamodb.connection import Connection
-from pynamodb.exceptions import PutError, TransactWriteError, UpdateError
+from pynamodb.exceptions import DeleteError, PutError, TransactWriteError, UpdateError
 from pynamodb.expressions.condition import Condition
 from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
@@ -38,7 +38,7 @@ def atomically(conflict_message: str) -> Iterator[TransactWrite]:
         raise
 
 
-def is_condition_failure(error: PutError | UpdateError) -> bool:
+def is_condition_failure(error: PutError | UpdateError | DeleteError) -> bool:
     """True when a single-item write failed only because its condition did not hold."""
     return error.cause_response_code == "ConditionalCheckFailedException"
 

@@ -30,6 +30,11 @@ export const auth = {
 // The service's /api, under the page's <base>: the stage's path at API Gateway's stage URL (/prod/api), else /api.
 const API = new URL("api", document.baseURI).pathname;
 
+/** The service's base URL, as its clients are given it (`conveyor agent --url`): the page's <base>, no final slash. */
+export function serviceUrl() {
+  return new URL(".", document.baseURI).href.replace(/\/$/, "");
+}
+
 /** Where the account's routes are: under /api/account/{name} when the user named one (user-level keys need it). */
 function base() {
   return auth.account ? `${API}/account/${encodeURIComponent(auth.account)}` : API;

@@ -1,5 +1,6 @@
 // The dashboard's one page: a hash router (#/projects/...) over views that each read the /api endpoints.
 
+import { agentsView } from "./agents.js";
 import { ApiError, auth, getJson, signOut } from "./api.js";
 import { buildView } from "./build.js";
 import { deploymentView, environmentsView, environmentView } from "./deploy.js";
@@ -15,6 +16,7 @@ const ROUTES = [
   [/^#\/environments$/, environmentsView],
   [/^#\/environments\/(\d+)$/, environmentView],
   [/^#\/deployments\/(\d+)$/, deploymentView],
+  [/^#\/agents$/, agentsView],
 ];
 
 const view = document.getElementById("view");

@@ -7,6 +7,7 @@ import { LogFollower } from "./log.js";
 import { JobReports } from "./reports.js";
 
 const REPORTS_EVERY_MS = 5000;  // a running job's tests and messages are read again this often
+const EXECUTORS = { runner: "runner", codebuild: "AWS CodeBuild", agent: "build agent" };
 
 export async function buildView(page, accountName, slug, version) {
   const project = `/projects/${encodeURIComponent(accountName)}/${encodeURIComponent(slug)}`;
@@ -55,14 +56,18 @@ export async function buildView(page, accountName, slug, version) {
       followers.set(job.jobId, follower);
       parts = {
         status: h("span"), duration: h("span", { class: "duration" }), artifacts: h("ul", { class: "artifacts" }),
+        executor: h("span", { class: "executor" }), waiting: h("p", { class: "waiting" }),
         artifactsShown: false, follower, lastStatus: null, reports: new JobReports(job.jobId), reportsRead: 0,
       };
       jobParts.set(job.jobId, parts);
       jobs.append(h("article", { class: "job", "data-job": job.jobId },
-        h("header", {}, h("span", { class: "name" }, job.name || "Job"), parts.status, parts.duration),
-        follower.element, parts.artifacts, parts.reports.element));
+        h("header", {}, h("span", { class: "name" }, job.name || "Job"), parts.executor, parts.status, parts.duration),
+        parts.waiting, follower.element, parts.artifacts, parts.reports.element));
     }
     if (parts.lastStatus !== job.status) parts.status.replaceChildren(statusBadge(job.status));
+    // Placed when queued (or when dispatched, for older builds); a queued job says what it waits for.
+    parts.executor.textContent = job.executor ? `runs on: ${EXECUTORS[job.executor] || job.executor}` : "";
+    parts.waiting.textContent = job.message || "";
     parts.duration.textContent = duration(job.started, job.finished);
     parts.job = job;
     return parts;

@@ -1,7 +1,7 @@
 """The dashboard in a real headless Chromium against ``conveyor local``: signing in both ways, adding a project of
 a local git repository, a build's log followed live to its success, a slow build cancelled, a deployment to a
-webhook on loopback, and bad YAML refused in place. Each page is photographed at 360 px and at desktop width
-into tests/artifacts/browser/."""
+webhook on loopback, bad YAML refused in place, and the account's build agents with a job that waits for one.
+Each page is photographed at 360 px and at desktop width into tests/artifacts/browser/."""
 
 from __future__ import annotations
 
@@ -73,6 +73,22 @@ class Api:
 @pytest.fixture(scope="module")
 def api(stack: LocalStack) -> Api:
     return Api(stack)
+
+
+@pytest.fixture
+def register_agent(api: Api) -> Iterator[Callable[[str, list[str]], dict[str, Any]]]:
+    """Registers build agents through the API, and deletes them afterwards: each test finds none."""
+    registered: list[dict[str, Any]] = []
+
+    def register(name: str, images: list[str]) -> dict[str, Any]:
+        reply = api.call("POST", "/build-agents", json={"name": name, "images": images})
+        assert reply.status_code == 200, reply.text
+        registered.append(reply.json())
+        return registered[-1]
+
+    yield register
+    for agent in registered:
+        assert api.call("DELETE", f"/build-agents/{agent['agentId']}").status_code == 204
 
 
 @pytest.fixture(scope="module")
@@ -433,3 +449,51 @@ def test_a_projects_history_shows_a_page_of_builds_and_the_older_ones_on_request
     assert not element(driver, "#older-builds").is_displayed()  # nothing older to ask for
     for build in started:  # the rest need not run: the stack then stops without waiting for two dozen builds
         assert api.call("DELETE", f"/builds/local/{slug}/{build['version']}").status_code == 204
+
+
+def test_the_build_agents_page_says_how_to_add_one_then_lists_it_not_connected(
+    driver: WebDriver, stack: LocalStack, user: str, register_agent: Callable[[str, list[str]], dict[str, Any]]
+) -> None:
+    sign_in(driver, stack, user)
+    element(driver, "#nav a[href='#/agents']").click()
+    empty = element(driver, "#no-agents")
+    assert "POST /api/build-agents" in empty.text
+    assert f"CONVEYOR_AGENT_KEY=<key> conveyor agent --builds --url {stack.base_url}" in empty.text
+    screenshots(driver, "agents-empty")
+    name = unique("win")
+    agent = register_agent(name, ["Visual Studio 2022", "gpu-box"])
+
+    driver.refresh()
+
+    row = element(driver, f'#agents tr[data-agent="{agent["agentId"]}"]')
+    cells = [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+    assert cells == [name, "Visual Studio 2022, gpu-box", "not connected", "never", ""]
+    assert agent["key"] not in driver.find_element(By.TAG_NAME, "body").text  # shown once, by the API
+    screenshots(driver, "agents", dark=True)
+
+
+def test_a_job_for_an_image_only_a_silent_agent_serves_shows_it_waits_for_one(
+    driver: WebDriver,
+    stack: LocalStack,
+    api: Api,
+    user: str,
+    git_server: GitServer,
+    register_agent: Callable[[str, list[str]], dict[str, Any]],
+) -> None:
+    image = unique("office-box")
+    name = unique("office")
+    register_agent(name, [image])
+    slug = api.add_project(git_server, git_server.root, f"image: {image}\nbuild_script:\n  - echo never here\n")
+    version = api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug}).json()["version"]
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
+
+    status_becomes(driver, "#build-status", "queued")
+    waiting = text_of(driver, ".job .waiting", f"Waiting for a build agent that serves the image '{image}'")
+    assert "none is connected" in waiting.text and name in waiting.text
+    assert element(driver, ".job header .executor").text == "runs on: build agent"
+    screenshots(driver, "build-waiting-for-agent")
+    assert api.call("DELETE", f"/builds/local/{slug}/{version}").status_code == 204
+    status_becomes(driver, "#build-status", "cancelled")
+    wait(driver, lambda d: not d.find_element(By.CSS_SELECTOR, ".job .waiting").is_displayed())

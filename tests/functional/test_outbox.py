@@ -36,6 +36,7 @@ class BrokenSqs:
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch, *kinds: type) -> None:
         self.refused: list[Message] = []
+        self.kinds = kinds
         real = queues.send
 
         def send(messages: Sequence[Message], delay_seconds: int = 0) -> None:
@@ -45,6 +46,14 @@ class BrokenSqs:
             real(messages, delay_seconds)
 
         monkeypatch.setattr(queues, "send", send)
+
+    def wait_for_a_refusal(self, seconds: float = 10) -> None:
+        """Until a send of the refused kinds has failed: a build is shown finished as soon as its status is written,
+        a moment before its announcement is sent."""
+        deadline = time.monotonic() + seconds
+        while not any(isinstance(message, self.kinds) for message in self.refused):
+            assert time.monotonic() < deadline, "no refused message was sent"
+            time.sleep(0.05)
 
 
 def notifying_project(account: Account, git_server: GitServer, receiver: WebhookReceiver) -> BuildProject:
@@ -144,6 +153,7 @@ def test_the_notifications_of_a_build_whose_announcement_was_lost_go_out_once_th
 
     sqs = BrokenSqs(monkeypatch, Announce)  # the build's final write stands, its notifications' send fails
     build = project.run()
+    sqs.wait_for_a_refusal()
     monkeypatch.undo()
     time.sleep(2)
     before = list(receiver.requests)
@@ -168,6 +178,7 @@ def test_an_outbox_entry_no_version_can_read_is_dropped_and_the_others_are_still
     OutboxModel("owed#3", "0000000001#3", body={"kind": "FromANewerVersion"}).save()
     sqs = BrokenSqs(monkeypatch, Announce)
     build = project.run()
+    sqs.wait_for_a_refusal()
     monkeypatch.undo()
 
     resent = resend_owed(now=later())

@@ -21,6 +21,7 @@ from pynamodb.indexes import Index
 from pynamodb.models import Model
 
 from chalicelib.config import settings
+from chalicelib.executors import codebuild
 from chalicelib.local.resources import DEAD_LETTER_SUFFIX, MAX_RECEIVES
 from chalicelib.store.blobs import build_prefix, project_cache_prefix
 from chalicelib.store.models import ALL_MODELS
@@ -32,6 +33,7 @@ STAGE = "prod"
 RUNNER_HANDLER = "chalicelib.runner.aws_lambda.handler"  # the runner function's: it runs the builds
 STORAGE_SERVICES = ("dynamodb:", "kms:", "sqs:", "ses:", "s3:")  # none of which a build may reach
 LOG_ACTIONS = {"logs:CreateLogGroup", "logs:CreateLogStream", "logs:PutLogEvents"}
+BUILD_ACTIONS = {"codebuild:BatchGetBuilds", "codebuild:StartBuild", "codebuild:StopBuild"}
 
 
 def package(out: Path, project_dir: Path = PROJECT_DIR) -> dict[str, Any]:
@@ -201,34 +203,45 @@ def test_run_jobs_only_dispatches_so_it_is_short_and_small(template: dict[str, A
     assert (run_jobs["Timeout"], run_jobs["MemorySize"]) == (60, 128)  # 128 MB: Lambda's default
 
 
-def test_the_runner_functions_role_grants_nothing_but_its_own_logs(template: dict[str, Any]) -> None:
+def control_plane_roles(template: dict[str, Any]) -> set[str]:
     runners = runner_functions(template)
-    control_plane_roles = {role_of(f) for name, f in functions(template).items() if name not in runners}
-    log_groups = {
+    return {role_of(function) for name, function in functions(template).items() if name not in runners}
+
+
+def log_groups_by_name(template: dict[str, Any]) -> dict[str, str]:
+    return {
         group["Properties"]["LogGroupName"]: name for name, group in resources(template, "AWS::Logs::LogGroup").items()
     }
-    for runner in runners.values():
-        role = role_of(runner)
-        assert role not in control_plane_roles
-        assert template["Resources"][role]["Type"] == "AWS::IAM::Role"
-        own_logs = {"Fn::GetAtt": [log_groups[f"/aws/lambda/{runner['Properties']['FunctionName']}"], "Arn"]}
-        properties = template["Resources"][role]["Properties"]
-        assert not properties.get("ManagedPolicyArns")
-        granted = list(statements(properties["Policies"]))
-        assert granted
-        for statement in granted:
-            actions = as_list(statement["Action"])
-            assert statement["Effect"] == "Allow" and "NotResource" not in statement
-            assert not [action for action in actions if action.startswith(STORAGE_SERVICES) or "*" in action]
-            assert set(actions) <= LOG_ACTIONS, statement
-            assert as_list(statement["Resource"]) == [own_logs], statement
-        attached = [  # a policy of its own that names the role would grant more
-            name
-            for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
-            for name, policy in resources(template, kind).items()
-            if {"Ref": role} in policy["Properties"].get("Roles", [])
-        ]
-        assert attached == []
+
+
+def assert_grants_nothing_but_logs(template: dict[str, Any], role: str, log_group: str) -> None:
+    """``role`` is a role of its own, and all it grants is writing to ``log_group``."""
+    assert role not in control_plane_roles(template)
+    assert template["Resources"][role]["Type"] == "AWS::IAM::Role"
+    own_logs = {"Fn::GetAtt": [log_group, "Arn"]}
+    properties = template["Resources"][role]["Properties"]
+    assert not properties.get("ManagedPolicyArns")
+    granted = list(statements(properties["Policies"]))
+    assert granted
+    for statement in granted:
+        actions = as_list(statement["Action"])
+        assert statement["Effect"] == "Allow" and "NotResource" not in statement
+        assert not [action for action in actions if action.startswith(STORAGE_SERVICES) or "*" in action]
+        assert set(actions) <= LOG_ACTIONS, statement
+        assert as_list(statement["Resource"]) == [own_logs], statement
+    attached = [  # a policy of its own that names the role would grant more
+        name
+        for kind in ("AWS::IAM::Policy", "AWS::IAM::ManagedPolicy")
+        for name, policy in resources(template, kind).items()
+        if {"Ref": role} in policy["Properties"].get("Roles", [])
+    ]
+    assert attached == []
+
+
+def test_the_runner_functions_role_grants_nothing_but_its_own_logs(template: dict[str, Any]) -> None:
+    for runner in runner_functions(template).values():
+        log_group = log_groups_by_name(template)[f"/aws/lambda/{runner['Properties']['FunctionName']}"]
+        assert_grants_nothing_but_logs(template, role_of(runner), log_group)
 
 
 def test_the_runners_invocations_are_never_retried(template: dict[str, Any]) -> None:
@@ -264,12 +277,76 @@ def test_the_control_plane_may_invoke_the_runner_and_knows_where_to_send_it(temp
         variables = function["Properties"]["Environment"]["Variables"]
         assert variables["CONVEYOR_EXECUTOR"] == "lambda", name
         assert variables["CONVEYOR_RUNNER_FUNCTION"] == {"Ref": runner}, name
-        # a job's limit leaves the runner time to report it
-        assert (
-            int(variables["CONVEYOR_JOB_TIMEOUT_SECONDS"]) < runner_functions(template)[runner]["Properties"]["Timeout"]
-        )
     endpoint = template["Outputs"]["EndpointURL"]["Value"]["Fn::Sub"]  # Chalice's: the API's URL, with a slash
     assert run_jobs["Environment"]["Variables"]["CONVEYOR_RUNNER_API_URL"] == {"Fn::Sub": endpoint.rstrip("/")}
+
+
+def test_jobs_take_the_stages_limit_but_the_runner_only_what_leaves_it_time_to_report(
+    template: dict[str, Any], prod_settings: None
+) -> None:
+    ((runner_name, runner),) = runner_functions(template).items()
+    for name, function in functions(template).items():
+        if name == runner_name:
+            continue
+        variables = function["Properties"]["Environment"]["Variables"]
+        assert int(variables["CONVEYOR_JOB_TIMEOUT_SECONDS"]) == settings().job_timeout_seconds == 3600, name
+        assert 0 < int(variables["CONVEYOR_RUNNER_TIMEOUT_SECONDS"]) < runner["Properties"]["Timeout"], name
+
+
+def build_project(template: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The CodeBuild project container-image jobs run on: the stack has one."""
+    ((name, project),) = resources(template, "AWS::CodeBuild::Project").items()
+    return name, project["Properties"]
+
+
+def test_the_build_projects_role_trusts_only_codebuild_and_grants_nothing_but_its_own_logs(
+    template: dict[str, Any],
+) -> None:
+    _, project = build_project(template)
+    role = project["ServiceRole"]["Fn::GetAtt"][0]
+    log_group = project["LogsConfig"]["CloudWatchLogs"]["GroupName"]["Ref"]
+    assert project["LogsConfig"]["CloudWatchLogs"]["Status"] == "ENABLED"
+    assert template["Resources"][log_group]["Type"] == "AWS::Logs::LogGroup"
+    assert_grants_nothing_but_logs(template, role, log_group)
+    assert role not in {role_of(runner) for runner in runner_functions(template).values()}
+    trust = template["Resources"][role]["Properties"]["AssumeRolePolicyDocument"]["Statement"]
+    assert [(statement["Principal"], statement["Action"]) for statement in trust] == [
+        ({"Service": "codebuild.amazonaws.com"}, "sts:AssumeRole")
+    ]
+
+
+def test_the_build_project_runs_the_buildspec_each_job_starts_with_unprivileged(template: dict[str, Any]) -> None:
+    _, project = build_project(template)
+    # The same as each job's StartBuild override, so a build started from the console runs the runner too.
+    assert project["Source"] == {"Type": "NO_SOURCE", "BuildSpec": codebuild.BUILDSPEC}
+    assert project["Artifacts"] == {"Type": "NO_ARTIFACTS"}
+    environment = project["Environment"]
+    assert (environment["Type"], environment["ComputeType"]) == ("LINUX_CONTAINER", codebuild.COMPUTE_TYPE)
+    assert environment["PrivilegedMode"] is False  # no Docker daemon for a job's scripts
+    assert environment["ImagePullCredentialsType"] == "CODEBUILD"  # the role pulls no image: it has no ECR
+    assert project["QueuedTimeoutInMinutes"] == codebuild.QUEUED_TIMEOUT_MINUTES
+    assert "ConcurrentBuildLimit" not in project  # with one, CodeBuild refuses builds beyond it instead of queueing
+
+
+def test_the_control_plane_may_start_stop_and_watch_builds_of_its_project_only(template: dict[str, Any]) -> None:
+    name, project = build_project(template)
+    building = [
+        statement
+        for statement in statements(template)
+        if any(action.startswith("codebuild:") for action in as_list(statement["Action"]))
+    ]
+    assert len(building) == 1
+    assert set(building[0]["Action"]) == BUILD_ACTIONS
+    assert building[0]["Resource"] == [{"Fn::GetAtt": [name, "Arn"]}]
+    assert building[0] in statements(template["Resources"][role_of(template["Resources"]["RunJobs"])])
+    # no build is started under another role than the project's own
+    assert not [statement for statement in statements(template) if "iam:PassRole" in as_list(statement["Action"])]
+    runners = runner_functions(template)
+    for function_name, function in functions(template).items():
+        variables = function["Properties"].get("Environment", {}).get("Variables", {})
+        expected = None if function_name in runners else {"Ref": name}  # a project's Ref is its name
+        assert variables.get("CONVEYOR_CODEBUILD_PROJECT") == expected, function_name
+    assert project["Name"] == f"{CONFIG['app_name']}-{STAGE}-builds"
 
 
 def test_no_resource_depends_on_itself(template: dict[str, Any]) -> None:

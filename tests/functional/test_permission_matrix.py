@@ -74,7 +74,8 @@ UNPREFIXED = (
 # The status each caller gets. A cell marked "!" is the designed status where the service answers otherwise: its
 # test is an expected failure, for the reason DISCREPANCIES gives.
 # Another account's POST /users and /collaborators name home's role in the body: an unknown roleId is a bad field.
-# Agents authenticate with an environment's access key, which no API key is; health and the API document take none.
+# Agents authenticate with an environment's access key, build agents with their own key, which no API key is; health
+# and the API document take none.
 # Runners authenticate with the job token minted for their one job, which no API key is either.
 # A badge's id and a webhook's id are their own credentials: whatever key comes with them, the answer is the same.
 # Signing in takes an e-mail address and password (a home user's, whoever sends them), signing out a session cookie
@@ -107,6 +108,10 @@ GET    /environments/{deploymentEnvironmentId}/deployments          200   200  2
 POST   /environments                                                200   403  403     403          200   401
 PUT    /environments                                                200   403  403     403          404   401
 DELETE /environments/{deploymentEnvironmentId}                      204   403  403     403          404   401
+# build agents
+GET    /build-agents                                                200   200  200     200          200   401
+POST   /build-agents                                                200   403  403     403          200   401
+DELETE /build-agents/{agentId}                                      204   403  403     403          404   401
 # deployments
 GET    /deployments/{deploymentId}                                  200   200  200     200          404   401
 GET    /projects/{accountName}/{projectSlug}/deployments            200   200  200     200          404   401
@@ -150,7 +155,10 @@ POST   /agent/jobs/next                                             401   401  4
 POST   /agent/jobs/{jobId}/heartbeat                                401   401  401     401          401   401
 POST   /agent/jobs/{jobId}/log                                      401   401  401     401          401   401
 POST   /agent/jobs/{jobId}/result                                   401   401  401     401          401   401
+POST   /agent/builds/next                                           401   401  401     401          401   401
+POST   /agent/builds/busy                                           401   401  401     401          401   401
 GET    /runner/jobs/{jobId}                                         401   401  401     401          401   401
+GET    /runner/jobs/{jobId}/runner                                  401   401  401     401          401   401
 POST   /runner/jobs/{jobId}/clone-credentials                       401   401  401     401          401   401
 POST   /runner/jobs/{jobId}/heartbeat                               401   401  401     401          401   401
 PUT    /runner/jobs/{jobId}/log/{index}                             401   401  401     401          401   401
@@ -257,6 +265,7 @@ def world(client: Client, git_server: GitServer, pump: SqsPump) -> World:
         "roleId": home.role_id("Nothing allowed"),
         "deploymentEnvironmentId": environment["deploymentEnvironmentId"],
         "deploymentId": _new_deployment(world)["deploymentId"],
+        "agentId": _new_build_agent(world)["agentId"],
         "badgeId": settings["statusBadgeId"],
         "webhookId": settings["webhookId"],
     }
@@ -328,6 +337,12 @@ def _reads(path: str) -> Callable[[World, Params], Any]:
 
 def _exists(path: str) -> Callable[[World, Params], Any]:
     return lambda world, params: world.status_of(path.format(**params))
+
+
+def _new_build_agent(world: World) -> dict[str, Any]:
+    reply = world.home.api.post("/build-agents", {"name": unique("doomed"), "images": ["Ubuntu2204"]})
+    assert reply.status == 200, reply.body
+    return dict(reply.json)
 
 
 def _build_ids(world: World, _: Params) -> list[int]:
@@ -442,6 +457,14 @@ REQUESTS: dict[str, Request] = {
             "deploymentEnvironmentId": add_environment(world.home, "Agent", {})["deploymentEnvironmentId"]
         },
         probe=_exists("/environments/{deploymentEnvironmentId}/settings"),
+    ),
+    "POST /build-agents": Request(
+        body=lambda world, _: {"name": unique("agent"), "images": ["Visual Studio 2022"]},
+        probe=_listed("/build-agents", "name"),
+    ),
+    "DELETE /build-agents/{agentId}": Request(
+        target=lambda world: {"agentId": _new_build_agent(world)["agentId"]},
+        probe=_listed("/build-agents", "agentId"),
     ),
     "POST /deployments": Request(body=_deployment_start, probe=_deployment_ids),
     "PUT /deployments/stop": Request(

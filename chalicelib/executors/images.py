@@ -1,0 +1,106 @@
+"""Which executor runs a job, from its image: the table docs/executors.md shows, decided when the build is queued.
+
+A build job runs on one of three executors, all running the same runner program with the job's ticket:
+
+- ``runner``: the service's own runner (the runner function in AWS, a sandboxed process under ``make run``). It
+  serves a job that names no image, or AppVeyor's ``Ubuntu``: Linux, scripts run with /bin/sh, 14 minutes at most.
+- ``codebuild``: AWS CodeBuild, where the stage configures a project (``CONVEYOR_CODEBUILD_PROJECT``). It serves
+  AppVeyor's Ubuntu images that CodeBuild's curated images match, and any container image (``python:3.12``,
+  ``public.ecr.aws/docker/library/node:22``): the image needs Python 3.11+ for the runner.
+- ``agent``: the account's build agents (``conveyor agent --builds`` on the team's own machines), for every
+  image an agent is registered for. An account's agent wins over the cloud: a team that registers an agent for
+  ``Ubuntu2204`` runs those jobs on its own machine.
+
+An image no executor serves never runs elsewhere (a Windows image on Linux would "pass" scripts it never ran):
+the job fails at once, naming the image and what is on offer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from chalicelib.core.jobs import Executor
+
+# AppVeyor's image names (case does not matter, as on AppVeyor), and the CodeBuild image each maps to (None: no
+# curated CodeBuild image has it). Windows and macOS images are served by build agents only.
+MAX_IMAGE_LENGTH = 255  # a registry, a path, a tag and a digest fit well within it
+DEFAULT_IMAGE = "Ubuntu"  # what the runner is, and what APPVEYOR_BUILD_WORKER_IMAGE says when the yml names none
+UBUNTU_IMAGES: dict[str, str | None] = {
+    "Ubuntu": None,  # the runner's own (the default short image)
+    "Ubuntu1604": None,
+    "Ubuntu1804": None,
+    "Ubuntu2004": None,  # CodeBuild's standard:5.0 is Ubuntu 20.04, but its python3 is older than the runner's 3.11
+    "Ubuntu2204": "aws/codebuild/standard:7.0",  # Ubuntu 22.04
+}
+_WINDOWS = re.compile(r"^(previous )?visual studio 20(13|15|17|19|22)$|^wsl$", re.IGNORECASE)
+_MACOS = re.compile(r"^macos(-[a-z]+)?$", re.IGNORECASE)
+# a container image reference: [registry[:port]/]path[:tag][@digest], lower-case path (Docker's grammar, simplified)
+_CONTAINER = re.compile(
+    r"^(?:[a-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
+    r"(?::[A-Za-z0-9_][A-Za-z0-9_.-]{0,127})?(?:@sha256:[a-f0-9]{64})?$"
+)
+
+
+@dataclass(frozen=True)
+class Route:
+    """Where a job runs: the executor, and the image as that executor names it (None: the runner's own)."""
+
+    executor: Executor
+    image: str | None = None
+
+
+class NoExecutor(Exception):
+    """No executor here serves the image; the message names it and what is on offer."""
+
+
+def route(image: str | None, agent_images: Collection[str], codebuild: bool) -> Route:
+    """The executor for a job of ``image``, given the images the account's build agents serve and whether this
+    stage has a CodeBuild project."""
+    name = (image or "").strip()
+    if not name:
+        return Route(Executor.RUNNER)
+    key = name.casefold()
+    served = {served.casefold(): served for served in agent_images}
+    if key in served:
+        return Route(Executor.AGENT, served[key])
+    if key == DEFAULT_IMAGE.casefold():
+        return Route(Executor.RUNNER)
+    cloud = _cloud_image(name)
+    if cloud is not None and codebuild:
+        return Route(Executor.CODEBUILD, cloud)
+    raise NoExecutor(_refusal(name, agent_images, codebuild, cloud is not None))
+
+
+def _cloud_image(name: str) -> str | None:
+    """The image CodeBuild would run for ``name``: a curated one for AppVeyor's Ubuntu names, else a container
+    image reference as it is; None for anything else (Windows, macOS, unknown names)."""
+    for known, cloud in UBUNTU_IMAGES.items():
+        if known.casefold() == name.casefold():
+            return cloud
+    if _WINDOWS.match(name) or _MACOS.match(name) or not _CONTAINER.match(name):
+        return None
+    return name
+
+
+def is_curated(image: str | None) -> bool:
+    """Whether CodeBuild's ``image`` is one of its curated images this table maps to (not a user's own image)."""
+    return image is not None and image in UBUNTU_IMAGES.values()
+
+
+def _refusal(image: str, agent_images: Collection[str], codebuild: bool, for_codebuild: bool) -> str:
+    offered = [f"{DEFAULT_IMAGE} (or no image: the service's runner)"]
+    if codebuild:
+        names = ", ".join(name for name, cloud in UBUNTU_IMAGES.items() if cloud is not None)
+        offered.append(f"{names} and container images such as python:3.12 (AWS CodeBuild)")
+    if agent_images:
+        offered.append(f"{', '.join(sorted(agent_images, key=str.casefold))} (this account's build agents)")
+    why = ""
+    if for_codebuild and not codebuild:
+        why = " AWS CodeBuild, which would run it, is not set up for this service (CONVEYOR_CODEBUILD_PROJECT)."
+    return (
+        f"No executor here provides the image '{image}', so its job was not run anywhere else.{why} Available: "
+        f"{'; '.join(offered)}. A build agent registered for '{image}' (POST /api/build-agents, then "
+        "`conveyor agent --builds` on that machine) would run it."
+    )

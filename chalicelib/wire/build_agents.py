@@ -1,0 +1,45 @@
+"""Build agents as the API shows them, and what registers one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from chalicelib.core.build_agents import BuildAgent
+from chalicelib.domain.build_agents import NewAgent, is_connected
+from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
+from chalicelib.runner.protocol import Ticket
+from chalicelib.shapes.time import timestamp
+from chalicelib.wire.fields import Fields
+
+
+def agent_json(agent: BuildAgent) -> dict[str, Any]:
+    """An agent: the images it serves, when it was last heard from, and whether it is connected now."""
+    return {
+        "agentId": agent.agent_id,
+        "name": agent.name,
+        "images": agent.images,
+        "created": timestamp(agent.created),
+        "lastContact": timestamp(agent.last_contact) if agent.last_contact else None,
+        "connected": is_connected(agent),
+        "lastJobId": agent.job_id,
+        "pullRequests": agent.pull_requests,
+    }
+
+
+def new_agent_json(new: NewAgent) -> dict[str, Any]:
+    """A newly registered agent, with its key: shown this once, never again."""
+    return {**agent_json(new.agent), "key": new.key}
+
+
+def parse_registration(body: Any) -> tuple[str, list[str], bool]:
+    """``{"name": "win-01", "images": ["Visual Studio 2022"], "pullRequests": false}``."""
+    fields = Fields(body)
+    images = fields.array("images")
+    if not all(isinstance(image, str) for image in images):
+        raise invalid("images", "images must be an array of image names.")
+    return fields.text("name", MAX_NAME_LENGTH), images, fields.boolean("pullRequests")
+
+
+def ticket_json(ticket: Ticket) -> dict[str, Any]:
+    """What a build agent's runner is handed: the ticket, as every executor hands it."""
+    return {"apiUrl": ticket.api_url, "jobId": ticket.job_id, "token": ticket.token}

@@ -1,0 +1,53 @@
+"""Which executor runs a job, from its image (chalicelib/executors/images.py): the table docs/executors.md shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from chalicelib.core.jobs import Executor
+from chalicelib.executors.images import NoExecutor, Route, route
+
+RUNNER, CODEBUILD, AGENT = Executor.RUNNER, Executor.CODEBUILD, Executor.AGENT
+
+
+def test_a_job_without_an_image_or_with_appveyors_default_runs_on_the_services_runner() -> None:
+    assert route(None, [], codebuild=True) == Route(RUNNER)
+    assert route("", [], codebuild=False) == Route(RUNNER)
+    assert route("ubuntu", [], codebuild=True) == Route(RUNNER)
+
+
+def test_appveyors_ubuntu_images_run_on_codebuilds_matching_curated_image() -> None:
+    assert route("Ubuntu2204", [], codebuild=True) == Route(CODEBUILD, "aws/codebuild/standard:7.0")
+
+
+@pytest.mark.parametrize(
+    "image",
+    ["python:3.12", "node", "public.ecr.aws/docker/library/node:22", "localhost:5000/team/tool@sha256:" + "a" * 64],
+)
+def test_a_container_image_runs_on_codebuild_as_named(image: str) -> None:
+    assert route(image, [], codebuild=True) == Route(CODEBUILD, image)
+
+
+def test_an_accounts_build_agent_wins_over_the_cloud_for_the_images_it_serves() -> None:
+    assert route("visual studio 2022", ["Visual Studio 2022"], codebuild=True) == Route(AGENT, "Visual Studio 2022")
+    assert route("Ubuntu2204", ["ubuntu2204"], codebuild=True) == Route(AGENT, "ubuntu2204")
+
+
+@pytest.mark.parametrize(
+    "image", ["Visual Studio 2022", "Previous Visual Studio 2019", "macos-sonoma", "Ubuntu1804", "Ubuntu2004"]
+)
+def test_an_image_no_executor_serves_is_refused_naming_it_and_what_is_on_offer(image: str) -> None:
+    with pytest.raises(NoExecutor) as refusal:
+        route(image, ["Windows Server 2025"], codebuild=True)
+    message = str(refusal.value)
+    assert f"'{image}'" in message
+    assert "Ubuntu2204" in message and "container images" in message and "Windows Server 2025" in message
+    assert "CONVEYOR_CODEBUILD_PROJECT" not in message
+
+
+def test_a_container_image_without_codebuild_is_refused_saying_codebuild_is_not_set_up() -> None:
+    with pytest.raises(NoExecutor) as refusal:
+        route("python:3.12", [], codebuild=False)
+    assert "'python:3.12'" in str(refusal.value)
+    assert "CodeBuild" in str(refusal.value) and "CONVEYOR_CODEBUILD_PROJECT" in str(refusal.value)
+    assert "container images such as" not in str(refusal.value)  # not on offer here
