@@ -8,7 +8,7 @@ import logging
 from chalicelib.domain.repository_credentials import migrated
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import deployments as deployment_store
-from chalicelib.store import jobs as job_store
+from chalicelib.store import job_forms
 from chalicelib.store import projects as store
 
 log = logging.getLogger(__name__)
@@ -19,7 +19,7 @@ def migrate() -> dict[str, int]:
     return {
         "repository credentials": move_repository_credentials(),
         "last build summaries": store.rewrite_old_build_summaries(),
-        "job counts and artifacts": job_store.rewrite_old_counts_and_artifacts(),
+        "job counts and artifacts": job_forms.rewrite_old_counts_and_artifacts(),
         "deployments' environments": deployment_store.rewrite_old_environments(),
     }
 

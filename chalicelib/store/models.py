@@ -357,7 +357,7 @@ class JobModel(Model):
     run_on = UnicodeAttribute(null=True)  # the image as its executor names it
     external_id = UnicodeAttribute(null=True)  # the executor's id of the run (a CodeBuild build id)
     log_chunks = NumberAttribute(null=True)  # log chunks an agent has sent
-    counts = JSONAttribute(null=True)  # JobCounts' fields, once it ended (store/jobs.py: and the form before)
+    counts = JSONAttribute(null=True)  # JobCounts' fields, once it ended (store/job_forms.py: and the form before)
     artifacts = JSONAttribute(null=True)  # JobArtifact's fields, ISO 8601 times
     attempts = NumberAttribute(default=0)
     leased = UnicodeAttribute(null=True)
