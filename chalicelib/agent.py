@@ -29,11 +29,13 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from chalicelib.runner import sandbox, shell
+from chalicelib.runner.job import not_dumpable
 from chalicelib.runner.protocol import Ticket
 
 POLL_SECONDS = 2.0
 HEARTBEAT_SECONDS = 3.0
 BUSY_SECONDS = 20.0  # how often a build agent running a job says so (it stays listed as connected)
+UNSAFE_OPTION = "Start the agent with --unsafe-no-sandbox"
 RETRY_SECONDS = 10.0  # before a build agent asks again after the service could not answer
 JOB_LIMIT_SECONDS = 36 * 3600  # the runner ends a job at the job's own limit: this only bounds a runner that hangs
 REPORT_LINES = 200
@@ -184,12 +186,13 @@ class BuildJobAgent:
         """Take and run jobs until stopped (or, with ``once``, until one job has run)."""
         if os.name != "posix":
             raise AgentError("A build agent runs on Linux (or, without a sandbox, macOS): jobs run /bin/sh scripts.")
-        warning = sandbox.check(self.unsafe_no_sandbox)  # no sandbox and no unsafe setting: refuse to start
+        warning = sandbox.check(self.unsafe_no_sandbox, UNSAFE_OPTION)  # none, and no unsafe option: refuse to start
         if warning:
             self.say(warning)
+        not_dumpable()  # its key is in its environment: a job without a sandbox runs as its user
         while True:
             try:
-                answer = self._service.call("/builds/next")
+                answer = self._service.call("/builds/next", {"sandboxed": not warning})
             except AgentError as error:
                 if error.status in (401, 403):  # a wrong key, or the agent was deleted: asking again changes nothing
                     raise

@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     agent.add_argument("--url", required=True, help="the service's base URL, e.g. http://127.0.0.1:8000")
     agent.add_argument(
-        "--key", help="the environment's access key (with --builds, a build agent's key: better in CONVEYOR_AGENT_KEY)"
+        "--key", help="the environment's access key, or with --builds the agent's key (better: CONVEYOR_AGENT_KEY)"
     )
     agent.add_argument(
         "--builds", action="store_true", help="run build jobs (a build agent's key: POST /api/build-agents)"
@@ -76,10 +76,7 @@ def run(args: argparse.Namespace) -> None:
         if not key:
             raise SystemExit(f"conveyor: the agent needs its key: set {AGENT_KEY_VARIABLE} (or pass --key)")
     if args.command == "agent" and args.builds:
-        try:
-            BuildJobAgent(args.url, key, args.unsafe_no_sandbox).run(once=args.once)
-        except SandboxUnavailable as error:
-            raise SystemExit(f"conveyor: {error} (for a build agent: --unsafe-no-sandbox)") from error
+        BuildJobAgent(args.url, key, args.unsafe_no_sandbox).run(once=args.once)
         return
     if args.command == "agent":
         deployer = Agent(args.url, key, Path(args.folder))

@@ -5,7 +5,8 @@ POST   /api/build-agents {"name", "images": [...], "pullRequests"} -> agent with
 DELETE /api/build-agents/{agentId}       -> 204: its key stops working
 
 Build agents call, with their key (``Authorization: Bearer <key>``):
-POST /api/agent/builds/next  -> 200 {"apiUrl", "jobId", "token"}: a job's ticket; 204 when none waits
+POST /api/agent/builds/next {"sandboxed": true} -> 200 {"apiUrl", "jobId", "token"}: a job's ticket; 204 when none
+     waits (an agent without a sandbox takes no pull request's job: there, a job could read the agent's key)
 POST /api/agent/builds/busy  -> 204: still running a job (it stays listed as connected)
 """
 
@@ -16,13 +17,13 @@ from typing import Any
 
 from chalice import Blueprint, Response
 
-from chalicelib.api.http import ApiBlueprint, Call, check_parameters, error_response, respond
+from chalicelib.api.http import ApiBlueprint, Call, check_parameters, error_response, json_body, respond
 from chalicelib.core.build_agents import BuildAgent
 from chalicelib.domain import build_agents
 from chalicelib.domain.permissions import Permission
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.build_agents import agent_json, new_agent_json, parse_registration, ticket_json
-from chalicelib.wire.fields import path_id
+from chalicelib.wire.fields import Fields, path_id
 
 api = ApiBlueprint(__name__)
 blueprint = Blueprint(__name__)  # the agents' own calls, outside the users' API and its keys
@@ -57,7 +58,8 @@ def _agent_call(view: Callable[[BuildAgent], Any]) -> Response:
 @blueprint.route("/api/agent/builds/next", methods=["POST"], content_types=_ANY)
 def next_build_job() -> Response:
     def view(agent: BuildAgent) -> Any:
-        ticket = build_agents.next_job(agent)
+        sandboxed = Fields(json_body(blueprint.current_request, required=False)).boolean("sandboxed", default=True)
+        ticket = build_agents.next_job(agent, sandboxed)
         return None if ticket is None else ticket_json(ticket)
 
     return _agent_call(view)

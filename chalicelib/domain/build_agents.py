@@ -17,16 +17,16 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.config import settings
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Status
 from chalicelib.domain import progress
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.job_tokens import mint_token
 from chalicelib.domain.validation import invalid, valid_name
 from chalicelib.errors import Conflict, NotFound, Unauthorized
+from chalicelib.executors.images import DEFAULT_IMAGE
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import build_agents as store
-from chalicelib.store import builds as build_store
 from chalicelib.store import counters
 from chalicelib.store import jobs as job_store
 
@@ -53,6 +53,8 @@ def register(caller: Caller, name: str, images: list[str], pull_requests: bool =
     if len(images) > MAX_IMAGES:
         raise invalid("images", f"An agent serves at most {MAX_IMAGES} images.")
     names = [valid_name(image, "images", MAX_IMAGE_LENGTH) for image in images]
+    if any(image.casefold() == DEFAULT_IMAGE.casefold() for image in names):
+        raise invalid("images", f"{DEFAULT_IMAGE} is the service's own runner's image: name the agent's image apart.")
     key = KEY_PREFIX + secrets.token_urlsafe(32)
     agent = BuildAgent(
         account_id=caller.account_id,
@@ -108,19 +110,20 @@ def agent_of(authorization: str | None) -> BuildAgent:
     return agent
 
 
-def next_job(agent: BuildAgent) -> Ticket | None:
-    """Claim a waiting job of an image the agent serves (the oldest of the first of its images that has one, a pull
-    request build only if it takes them): its ticket, or None when none waits."""
+def next_job(agent: BuildAgent, sandboxed: bool = True) -> Ticket | None:
+    """Claim a waiting job of an image the agent serves (the oldest of the first of its images that has one; a pull
+    request's only if it takes them and runs jobs in a sandbox, where they cannot read its key): its ticket, or
+    None when none waits."""
     api_url = settings().runner_api_url
     if api_url is None:
         raise Conflict("Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL).")
-    for image in agent.images:
-        for job_id in job_store.unclaimed_jobs(job_store.agent_partition(agent.account_id, image), _now() + 1):
+    kinds = (False, True) if agent.pull_requests and sandboxed else (False,)
+    partitions = [job_store.agent_partition(agent.account_id, image, kind) for image in agent.images for kind in kinds]
+    for partition in partitions:
+        for job_id in job_store.unclaimed_jobs(partition, _now() + 1):
             job = job_store.get_job(job_id)
-            if job is None or job.status != Status.QUEUED or job.account_id != agent.account_id:
+            if job is None or not _waits_for(job, agent):  # the index lags the table a moment
                 continue
-            if not agent.pull_requests and _is_pull_request(job):
-                continue  # another agent of the image takes pull requests: routing checked when it was queued
             token = mint_token()
             if not job_store.claim_job(job_id, _now() + settings().lease_seconds, token.token_hash):
                 continue  # another agent won it, or it was cancelled
@@ -156,9 +159,15 @@ def waiting_message(image: str, agents: list[BuildAgent]) -> str:
     )
 
 
-def _is_pull_request(job: Job) -> bool:
-    build = build_store.get_build(job.project_id, job.build_id)
-    return build is None or build.pull_request is not None
+def _waits_for(job: Job, agent: BuildAgent) -> bool:
+    """Whether the job, as read now, is still queued for an agent of this one's account and images."""
+    images = {image.casefold() for image in agent.images}
+    return (
+        job.status == Status.QUEUED
+        and job.account_id == agent.account_id
+        and job.executor == Executor.AGENT
+        and (job.run_on or "").casefold() in images
+    )
 
 
 def _hash(key: str) -> str:

@@ -67,12 +67,15 @@ def _route(job: Job) -> Job | None:
     """Place a job queued without an executor (before routing existed, or run again after a refusal); the job
     when it is to be dispatched now, None when it was refused or waits for a build agent."""
     build = build_store.get_build(job.project_id, job.build_id)
-    placed, refused = routing.place([job], build is not None and build.pull_request is not None)
+    if build is None:  # deleted meanwhile, with its jobs
+        return None
+    pull_request = build.pull_request is not None
+    placed, refused = routing.place([job], pull_request)
     if job.job_id in refused:
         routing.refuse(job, refused[job.job_id])
         return None
     job = placed[0]
-    if not job_store.assign_route(job, job.executor or Executor.RUNNER, job.run_on, job.message):
+    if not job_store.assign_route(job, job.executor or Executor.RUNNER, job.run_on, job.message, pull_request):
         return None
     return job if job.executor != Executor.AGENT else None
 

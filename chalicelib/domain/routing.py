@@ -45,7 +45,8 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
             continue
         message = job.message
         if where.executor == Executor.AGENT and where.image is not None:
-            message = build_agents.waiting_message(where.image, agents)
+            takers = [agent for agent in agents if agent.pull_requests or not pull_request]
+            message = build_agents.waiting_message(where.image, takers)
         placed.append(replace(job, executor=where.executor, run_on=where.image, message=message))
     return placed, refused
 

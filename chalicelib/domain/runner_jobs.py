@@ -133,6 +133,8 @@ def runner_package(job: Job) -> bytes:
     lease starts again: its runner heartbeats only once its libraries are installed."""
     from chalicelib.executors.runner_package import runner_zip  # read from disk only where it is asked for
 
+    if job.executor != Executor.CODEBUILD:
+        raise NotFound("The runner is fetched only by a CodeBuild job's buildspec.")
     job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds)
     return runner_zip()
 

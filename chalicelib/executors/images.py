@@ -62,11 +62,11 @@ def route(image: str | None, agent_images: Collection[str], codebuild: bool) -> 
     if not name:
         return Route(Executor.RUNNER)
     key = name.casefold()
+    if key == DEFAULT_IMAGE.casefold():
+        return Route(Executor.RUNNER)
     served = {served.casefold(): served for served in agent_images}
     if key in served:
         return Route(Executor.AGENT, served[key])
-    if key == DEFAULT_IMAGE.casefold():
-        return Route(Executor.RUNNER)
     cloud = _cloud_image(name)
     if cloud is not None and codebuild:
         return Route(Executor.CODEBUILD, cloud)

@@ -58,7 +58,7 @@ def _take_clone_credentials(client: JobClient, spec: dict[str, Any]) -> None:
     """Take the repository's credentials before any script runs (the service hands them once), keep them in this
     process only, and mask the password. Scripts run as this process's user: it makes itself non-dumpable first,
     so they cannot read its memory (/proc/<pid>/mem, ptrace)."""
-    _not_dumpable()
+    not_dumpable()
     source = spec.get("source") or {}
     if not source.get("credentials") or (spec.get("configuration") or {}).get("cloneScripts"):
         return  # a public repository, or clone_script fetches it: the credentials are never taken
@@ -77,7 +77,7 @@ def _take_clone_credentials(client: JobClient, spec: dict[str, Any]) -> None:
     spec["secrets"] = [*(spec.get("secrets") or []), str(taken["password"] or taken["username"])]
 
 
-def _not_dumpable() -> None:
+def not_dumpable() -> None:
     """prctl(PR_SET_DUMPABLE, 0) on Linux: /proc/<pid>/mem, environ and ptrace of this process are root's only."""
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # 4: PR_SET_DUMPABLE

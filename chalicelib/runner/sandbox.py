@@ -31,9 +31,10 @@ _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")
 _PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
 _PRIVATE_IF_PRESENT = ("/run/lock",)  # world-writable too (Debian, Ubuntu): else a note one build leaves the next
 UNSAFE_WARNING = (
-    "WARNING: this build ran WITHOUT a sandbox (CONVEYOR_UNSAFE_NO_SANDBOX=true): its scripts could see every "
-    "process of this machine and what they hold."
+    "WARNING: this build ran WITHOUT a sandbox (the stack's CONVEYOR_UNSAFE_NO_SANDBOX, or a build agent's "
+    "--unsafe-no-sandbox): its scripts could see every process of this machine and what they hold."
 )
+UNSAFE_SETTING = "Set CONVEYOR_UNSAFE_NO_SANDBOX=true"  # how the local stack is told to run jobs without one
 
 
 class SandboxUnavailable(Exception):
@@ -110,8 +111,9 @@ def sandbox() -> Sandbox | str:
     return "; ".join(reasons) or "unshare is not available"
 
 
-def check(unsafe: bool) -> str | None:
-    """None when jobs can run here; else why they cannot (or, with ``unsafe``, the warning they carry)."""
+def check(unsafe: bool, unsafe_setting: str = UNSAFE_SETTING) -> str | None:
+    """None when jobs can run here; else why they cannot (or, with ``unsafe``, the warning they carry), naming
+    ``unsafe_setting``, how the caller is told to run them without one."""
     made = sandbox()
     if isinstance(made, Sandbox):
         return None
@@ -119,8 +121,8 @@ def check(unsafe: bool) -> str | None:
         return UNSAFE_WARNING
     raise SandboxUnavailable(
         "Builds cannot run: no sandbox could be made on this machine (util-linux unshare with PID and mount "
-        f"namespaces, as root or through user namespaces): {made}. Set CONVEYOR_UNSAFE_NO_SANDBOX=true to run "
-        "them without one, only where every build is trusted."
+        f"namespaces, as root or through user namespaces): {made}. {unsafe_setting} to run them without one, only "
+        "where every build is trusted."
     )
 
 

@@ -74,11 +74,12 @@ def _build_model(build: Build) -> BuildModel:
 
 def add_build(build: Build, jobs: list[Job], project: ProjectModel | None = None) -> None:
     """Store a new build and its jobs at once; Conflict when its version exists in the project already."""
+    _new_job = JobModel.job_id.does_not_exist()
     with atomically(f"Build version '{build.version}' already exists in this project.") as transaction:
         claim(transaction, version_claim(build.project_id, build.version))
         transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
         for job in jobs:
-            transaction.save(job_model(job), condition=JobModel.job_id.does_not_exist())
+            transaction.save(job_model(job, pull_request=build.pull_request is not None), condition=_new_job)
 
 
 def change_version(build: Build, version: str) -> None:

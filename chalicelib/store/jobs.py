@@ -53,7 +53,7 @@ def job_from_model(model: JobModel) -> Job:
     )
 
 
-def job_model(job: Job, agent_due: int | None = None) -> JobModel:
+def job_model(job: Job, agent_due: int | None = None, pull_request: bool = False) -> JobModel:
     """A new job's item: every job starts queued, and only transition() moves it on."""
     if job.status != Status.QUEUED:
         raise ValueError(f"job {job.job_id} would be created {job.status}: jobs are created queued")
@@ -72,31 +72,32 @@ def job_model(job: Job, agent_due: int | None = None) -> JobModel:
         executor=job.executor,
         run_on=job.run_on,
         created=job.created,
-        **_waiting(job, agent_due),
+        **_waiting(job, agent_due, pull_request),
     )
 
 
-def _waiting(job: Job, agent_due: int | None) -> dict[str, Any]:
+def _waiting(job: Job, agent_due: int | None, pull_request: bool) -> dict[str, Any]:
     """The wait-index attributes of a new job: its message is sent again until it is claimed (an agent job's
     deadline message, from when it is due: ``agent_due``, epoch seconds). A build agent's job waits in its
-    image's partition, where agents look for work."""
+    image's partition, where agents look for work (a pull request's in one of its own)."""
     if job.deployment_id is None:
-        return {"waiting": wait_partition(job), "sent_at": int(time.time())}
+        return {"waiting": wait_partition(job, pull_request), "sent_at": int(time.time())}
     if agent_due is None:
         return {"waiting": DELIVERING, "sent_at": int(time.time())}
     return {"waiting": AGENT_DUE, "sent_at": agent_due}
 
 
-def wait_partition(job: Job) -> str:
-    """Where a queued build job waits: the jobs queue's partition, or its build agents' (account and image)."""
+def wait_partition(job: Job, pull_request: bool) -> str:
+    """Where a queued build job waits: the jobs queue's partition, or its build agents' (account, image, and
+    whether it is a pull request's: only agents that take pull requests look there)."""
     if job.executor == Executor.AGENT:
-        return agent_partition(job.account_id, job.run_on or "")
+        return agent_partition(job.account_id, job.run_on or "", pull_request)
     return WAITING
 
 
-def agent_partition(account_id: int, image: str) -> str:
-    """The wait partition of an account's build jobs for agents of ``image`` (any case)."""
-    return f"{BUILD_AGENT_PREFIX}{account_id}:{image.casefold()}"
+def agent_partition(account_id: int, image: str, pull_request: bool) -> str:
+    """The wait partition of an account's build jobs for agents of ``image`` (any case), of pull requests or not."""
+    return f"{BUILD_AGENT_PREFIX}{account_id}:{'pr:' if pull_request else ''}{image.casefold()}"
 
 
 def get_job(job_id: str) -> Job | None:
@@ -283,14 +284,14 @@ def job_token_hash(job_id: str) -> tuple[str | None, Job | None]:
     return model.token_hash, job_from_model(model)
 
 
-def assign_route(job: Job, executor: str, run_on: str | None, message: str | None) -> bool:
+def assign_route(job: Job, executor: str, run_on: str | None, message: str | None, pull_request: bool) -> bool:
     """Place a queued job on its executor (a job queued before routing, or run again after a refusal): it waits in
     that executor's partition; False (nothing written) when it is no longer queued."""
     placed = replace(job, executor=executor, run_on=run_on)
     actions: list[Action] = [
         JobModel.executor.set(executor),
         JobModel.run_on.set(run_on) if run_on is not None else JobModel.run_on.remove(),
-        JobModel.waiting.set(wait_partition(placed)),
+        JobModel.waiting.set(wait_partition(placed, pull_request)),
         JobModel.sent_at.set(int(time.time())),
     ]
     if message is not None:

@@ -139,6 +139,7 @@ def test_build_agents_are_registered_by_admins_and_their_keys_work_only_for_the_
     assert_refused(account.caller_for(user["email"]).post("/build-agents", {"name": "x", "images": ["y"]}), 403)
     assert_refused(account.api.post("/build-agents", {"name": "x", "images": []}), 400)
     assert_refused(account.api.post("/build-agents", {"name": "x", "images": [1]}), 400)
+    assert "runner" in assert_refused(account.api.post("/build-agents", {"name": "x", "images": ["ubuntu"]}), 400)
     agent = register(account, "Some Image")
     as_agent = Caller(account.client, agent["key"])
     assert_refused(as_agent.get("/projects"), 401)  # not an API key
@@ -192,7 +193,10 @@ def test_a_pull_request_build_goes_only_to_agents_registered_to_take_pull_reques
     waiting = project.build(project.start(pullRequestId=7)["version"])["jobs"][0]
     assert (waiting["status"], waiting["executor"]) == ("queued", "agent")
     assert Caller(account.client, branches_only["key"]).post("/agent/builds/next").status == 204
-    taken = Caller(account.client, takes_pull_requests["key"]).post("/agent/builds/next")
+    pull_request_agent = Caller(account.client, takes_pull_requests["key"])
+    # without a sandbox, the job could read the agent's key: no pull request's job is handed to it
+    assert pull_request_agent.post("/agent/builds/next", {"sandboxed": False}).status == 204
+    taken = pull_request_agent.post("/agent/builds/next", {"sandboxed": True})
     assert taken.status == 200 and taken.json["jobId"] == waiting["jobId"]
 
 

@@ -28,6 +28,10 @@ def test_a_container_image_runs_on_codebuild_as_named(image: str) -> None:
     assert route(image, [], codebuild=True) == Route(CODEBUILD, image)
 
 
+def test_the_default_image_is_the_services_runner_whatever_agents_serve() -> None:
+    assert route("Ubuntu", ["ubuntu", "gpu-box"], codebuild=True) == Route(RUNNER)
+
+
 def test_an_accounts_build_agent_wins_over_the_cloud_for_the_images_it_serves() -> None:
     assert route("visual studio 2022", ["Visual Studio 2022"], codebuild=True) == Route(AGENT, "Visual Studio 2022")
     assert route("Ubuntu2204", ["ubuntu2204"], codebuild=True) == Route(AGENT, "ubuntu2204")
