@@ -14,7 +14,7 @@ from chalicelib.core.logs import ByteRange
 from chalicelib.domain import builds, job_files, job_reports
 from chalicelib.domain.permissions import Permission
 from chalicelib.shapes.builds import build_json
-from chalicelib.wire.builds import artifact_json, form_body, parse_start_request
+from chalicelib.wire.builds import artifact_json, form_body, parse_artifact_query, parse_start_request
 from chalicelib.wire.fields import Fields, path_id
 from chalicelib.wire.reports import message_json, reported_test_json
 
@@ -112,5 +112,20 @@ def _artifact_route(depth: int) -> None:
     api.route(path)(download)
 
 
+def _permalink_route(depth: int) -> None:
+    names = [f"part{index}" for index in range(1, depth + 1)]
+    path = "/projects/{accountName}/{projectSlug}/artifacts/" + "/".join("{" + name + "}" for name in names)
+
+    def download(call: Call, accountName: str, projectSlug: str, **parts: str) -> Response:
+        file_name = "/".join(unquote(parts[name]) for name in names)
+        query = parse_artifact_query(dict(call.request.query_params or {}))
+        url = job_files.last_artifact_url(call.caller, accountName, projectSlug, file_name, query)
+        return Response(body="", status_code=302, headers={"Location": url})
+
+    download.__name__ = f"download_last_artifact_{depth}"
+    api.route(path)(download)
+
+
 for _depth in range(1, _ARTIFACT_DEPTH + 1):
     _artifact_route(_depth)
+    _permalink_route(_depth)

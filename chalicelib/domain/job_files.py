@@ -1,13 +1,36 @@
-"""What a job left: its log and its artifacts, for callers who may view its build."""
+"""What a job left: its log and its artifacts, for callers who may view its build; and the artifact permalink,
+the file of the newest build that matches a query."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Job
 from chalicelib.core.logs import ByteRange, LogReply
+from chalicelib.core.status import Status
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.builds import find_job
-from chalicelib.errors import NotFound
+from chalicelib.domain.projects import find_project
+from chalicelib.errors import Invalid, NotFound
 from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs, log_reads
+from chalicelib.store import builds as build_store
+from chalicelib.store import jobs as job_store
+
+PERMALINK_BUILDS = 100  # the newest builds (of the branch, when one is named) a permalink looks through
+FINISHED = (Status.SUCCESS, Status.FAILED, Status.CANCELLED)
+
+
+@dataclass(frozen=True)
+class ArtifactQuery:
+    """Which build's file a permalink names (AppVeyor's ``branch``, ``tag``, ``job``, ``all`` and ``pr``)."""
+
+    branch: str | None = None
+    tag: str | None = None
+    job: str | None = None  # the job's name: needed when the build has several jobs
+    all_builds: bool = False  # failed and cancelled builds too, not only successful ones
+    pull_requests: bool | None = None  # only pull request builds (True), none (False), or either
 
 
 def job_log(caller: Caller, job_id: str, wanted: ByteRange | None) -> LogReply:
@@ -25,3 +48,40 @@ def artifact_url(caller: Caller, job_id: str, file_name: str) -> str:
     if url is None:
         raise NotFound(f"Artifact '{file_name}' not found.")
     return url
+
+
+def last_artifact_url(caller: Caller, account_name: str, slug: str, file_name: str, query: ArtifactQuery) -> str:
+    """A short-lived URL of ``file_name`` as the newest matching build's job left it (the permalink)."""
+    project = find_project(caller, account_name, slug)
+    for build in build_store.list_builds(project.project_id, None, PERMALINK_BUILDS, branch=query.branch):
+        if not _matches(build, query):
+            continue
+        job = _job_named(job_store.get_jobs(build.job_ids), query.job)
+        if job is None:
+            continue
+        if not any(artifact.file_name == file_name for artifact in job.artifacts):
+            raise NotFound(f"Artifact '{file_name}' not found in build {build.version}.")
+        url = artifact_store.artifact_url(blobs.prefix_of(job), file_name)
+        if url is None:
+            raise NotFound(f"Artifact '{file_name}' not found in build {build.version}.")
+        return url
+    kind = "finished" if query.all_builds else "successful"
+    raise NotFound(f"No {kind} build of the project matches (among its newest {PERMALINK_BUILDS}).")
+
+
+def _matches(build: Build, query: ArtifactQuery) -> bool:
+    if build.status not in (FINISHED if query.all_builds else (Status.SUCCESS,)):
+        return False
+    if query.tag is not None and build.ref != f"refs/tags/{query.tag}":
+        return False
+    return query.pull_requests is None or query.pull_requests == (build.pull_request is not None)
+
+
+def _job_named(jobs: list[Job], name: str | None) -> Job | None:
+    """The job of that name (None when the build has none), or the build's one job when no name is given."""
+    if name is not None:
+        return next((job for job in jobs if job.name == name), None)
+    if len(jobs) != 1:
+        names = ", ".join(f"'{job.name}'" for job in jobs[:5])
+        raise Invalid(f"The build has {len(jobs)} jobs: name one with job= ({names}).")
+    return jobs[0]

@@ -7,6 +7,7 @@ from urllib.parse import parse_qsl
 
 from chalicelib.core.jobs import JobArtifact
 from chalicelib.domain.builds import StartRequest
+from chalicelib.domain.job_files import ArtifactQuery
 from chalicelib.domain.validation import invalid
 from chalicelib.shapes.time import timestamp
 from chalicelib.wire.fields import Fields, bounded_variables
@@ -64,3 +65,21 @@ def _text(value: str | int | float | bool) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     return str(value)
+
+
+def parse_artifact_query(query: dict[str, str]) -> ArtifactQuery:
+    """The permalink's query: ``branch``, ``tag``, ``job`` (a job's name), ``all=true``, ``pr=true|false``."""
+    return ArtifactQuery(
+        branch=query.get("branch") or None,
+        tag=query.get("tag") or None,
+        job=query.get("job") or None,
+        all_builds=_query_flag(query, "all") is True,
+        pull_requests=_query_flag(query, "pr"),
+    )
+
+
+def _query_flag(query: dict[str, str], name: str) -> bool | None:
+    value = (query.get(name) or "").lower()
+    if value in ("", "true", "false"):
+        return None if not value else value == "true"
+    raise invalid(name, f"{name} is true or false.")

@@ -146,6 +146,10 @@ GET    /buildjobs/{jobId}/artifacts/{part1}                         302   302  3
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}                 302   302  302     302          404   401
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}/{part3}         302   302  302     302          404   401
 GET    /buildjobs/{jobId}/artifacts/{part1}/{part2}/{part3}/{part4} 302   302  302     302          404   401
+GET    /projects/{accountName}/{projectSlug}/artifacts/{part1} 302 302 302 302 404 401
+GET    /projects/{accountName}/{projectSlug}/artifacts/{part1}/{part2} 302 302 302 302 404 401
+GET    /projects/{accountName}/{projectSlug}/artifacts/{part1}/{part2}/{part3} 302 302 302 302 404 401
+GET    /projects/{accountName}/{projectSlug}/artifacts/{part1}/{part2}/{part3}/{part4} 302 302 302 302 404 401
 # who a key or the dashboard's session cookie acts for
 GET    /caller                                                      200   200  200     200          200   401
 # served at /api only
@@ -184,7 +188,7 @@ DELETE /session                                                     204   204  2
 # "<endpoint> as <caller>" -> why the service's answer differs from the designed one in MATRIX, and where.
 DISCREPANCIES: dict[str, str] = {}
 
-# One artifact per route depth of GET /buildjobs/{jobId}/artifacts/{part1}/.../{partN}.
+# One artifact per route depth of GET /buildjobs/{jobId}/artifacts/{part1}/.../{partN} (and of the permalink's).
 ARTIFACT_FILES = ("a1.txt", "d1/a2.txt", "d1/d2/a3.txt", "d1/d2/d3/a4.txt")
 BUILD_YML = appveyor_yml(
     "build_script:",
@@ -510,6 +514,12 @@ REQUESTS: dict[str, Request] = {
     ),
     **{
         "GET /buildjobs/{jobId}/artifacts/" + "/".join(f"{{part{index}}}" for index in range(1, depth + 1)): Request(
+            params=lambda world, path=path: {f"part{index}": part for index, part in enumerate(path.split("/"), 1)}
+        )
+        for depth, path in enumerate(ARTIFACT_FILES, 1)
+    },
+    **{
+        f"GET {PROJECT}/artifacts/" + "/".join(f"{{part{index}}}" for index in range(1, depth + 1)): Request(
             params=lambda world, path=path: {f"part{index}": part for index, part in enumerate(path.split("/"), 1)}
         )
         for depth, path in enumerate(ARTIFACT_FILES, 1)
