@@ -52,7 +52,8 @@ def start_build(caller: Caller, request: StartRequest) -> tuple[Build, list[Job]
     if request.pull_request_id is not None and (request.branch or request.commit_id):
         raise Invalid("A pull request build takes no branch or commitId.")
     revision = _resolve(project, request.branch, request.commit_id, request.pull_request_id)
-    return _create(project, revision, request.pull_request_id, request.environment_variables, {})
+    # forced: started through the API (AppVeyor's "New build"), not by a push; APPVEYOR_FORCED_BUILD says so
+    return _create(project, revision, request.pull_request_id, request.environment_variables, {"forced": True})
 
 
 def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build, list[Job]]:

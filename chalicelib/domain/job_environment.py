@@ -101,8 +101,9 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
         "APPVEYOR_REPO_COMMIT_TIMESTAMP": commit.get("committed", ""),
         "APPVEYOR_REPO_COMMIT_MESSAGE": commit.get("message", ""),
         "APPVEYOR_REPO_COMMIT_MESSAGE_EXTENDED": commit.get("messageExtended") or "",
-        "APPVEYOR_FORCED_BUILD": "True",
     }
+    if flags.get("forced"):  # started through the API, not by a webhook (builds stored before say neither)
+        variables["APPVEYOR_FORCED_BUILD"] = "True"
     if build_folder is not None:
         variables["APPVEYOR_BUILD_FOLDER"] = str(build_folder)
     if build.ref.startswith("refs/tags/"):

@@ -15,6 +15,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from chalicelib.domain import runner_jobs
+from chalicelib.store import builds as build_store
+from chalicelib.store import jobs as job_store
 from tests.builds import appveyor_yml
 from tests.gitserver import GitServer, Repository
 from tests.support import Account, Caller, Reply, add_project, project_path, unique
@@ -175,6 +178,17 @@ def test_github_push_builds_the_last_commit_of_the_push(github: HookProject) -> 
     )
     assert [b["buildId"] for b in github.builds()] == [build["buildId"]]
     assert github.url.split("?")[0].endswith("/api/github/webhook")
+    assert "APPVEYOR_FORCED_BUILD" not in variables_of(build)  # a push, not a build started by hand
+    by_hand = {"accountName": github.project["accountName"], "projectSlug": github.project["slug"]}
+    assert variables_of(started(github.account.api.post("/builds", by_hand)))["APPVEYOR_FORCED_BUILD"] == "True"
+
+
+def variables_of(build: dict[str, Any]) -> dict[str, str]:
+    """The variables the build's first job's runner is handed."""
+    stored = build_store.get_build(build["projectId"], build["buildId"])
+    assert stored is not None
+    job = job_store.get_jobs(stored.job_ids)[0]
+    return dict(runner_jobs.job_spec(job)["variables"])
 
 
 def test_github_push_of_a_tag_builds_the_tag(github: HookProject) -> None:
