@@ -60,7 +60,7 @@ def dispatch_job(job_id: str) -> None:
         return
     executors.run(ticket)
     if config.executor == "local":
-        _fail_if_abandoned(job_id)
+        fail_if_abandoned(job_id, token.token_hash)
 
 
 def _route(job: Job) -> Job | None:
@@ -94,10 +94,13 @@ def _start_on_codebuild(job: Job, ticket: Ticket) -> None:
     job_store.note_external_id(job.job_id, build_id)
 
 
-def _fail_if_abandoned(job_id: str) -> None:
-    """A local runner that exited without finishing its job (killed, crashed): the job fails now, not at lease end."""
-    job = job_store.get_job(job_id)
-    if job is not None and job.status in (Status.RUNNING, Status.CANCELLING) and job.lease_expires is not None:
+def fail_if_abandoned(job_id: str, token_hash: str) -> None:
+    """A local runner that exited without finishing its job (killed, crashed): the job fails now, not at lease end.
+    Only while the job is still this attempt's (its token's): a re-run may have claimed it again meanwhile."""
+    held, job = job_store.job_token_hash(job_id)
+    if job is None or held != token_hash:
+        return
+    if job.status in (Status.RUNNING, Status.CANCELLING) and job.lease_expires is not None:
         log.warning("job %s: its runner ended without finishing it", job_id)
         event = Event.STOPPED if job.status == Status.CANCELLING else Event.FAIL
         progress.move(job, event, "The job's runner ended without finishing the job.")

@@ -22,6 +22,7 @@ from chalicelib.local.pump import SqsPump
 from chalicelib.runner import sandbox
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
+from tests import runners
 from tests.builds import POLL_SECONDS, BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account, Caller, assert_refused, unique
@@ -207,3 +208,19 @@ def test_an_image_name_too_long_to_be_one_is_refused_before_the_build_is_stored(
     body = {"accountName": project.project["accountName"], "projectSlug": project.project["slug"]}
     assert "255" in assert_refused(account.api.post("/builds", body), 400)
     assert account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"] == []
+
+
+def test_a_runner_that_ended_fails_only_its_own_attempt_not_a_rerun_that_claimed_the_job_since(
+    account: Account, git_server: GitServer, pump: SqsPump, api_url: str
+) -> None:
+    """The local executor fails a job whose runner exited unfinished; a re-run may have claimed it meanwhile."""
+    image = unique("Race Box")
+    register(account, image)  # its job waits for an agent: no executor of the stack takes it
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(f"image: {image}")})
+    job_id = project.build(project.start()["version"])["jobs"][0]["jobId"]
+    runners.dispatch(job_id, api_url)  # the attempt that holds the job now
+    dispatch.fail_if_abandoned(job_id, "the token hash of an earlier attempt")
+    assert job_store.get_job(job_id).status == "running"  # type: ignore[union-attr]
+    held, _ = job_store.job_token_hash(job_id)
+    dispatch.fail_if_abandoned(job_id, held or "")
+    assert job_store.get_job(job_id).status == "failed"  # type: ignore[union-attr]
