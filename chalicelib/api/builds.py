@@ -4,6 +4,7 @@ A project's builds are read through /api/projects (api/projects.py)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
@@ -95,37 +96,30 @@ def list_job_tests(call: Call, jobId: str) -> list[dict[str, Any]]:
     return [reported_test_json(report) for report in job_reports.job_tests(call.caller, jobId)]
 
 
-def _download_artifact(call: Call, jobId: str, *segments: str) -> Response:
-    file_name = "/".join(unquote(segment) for segment in segments)
-    url = job_files.artifact_url(call.caller, jobId, file_name)
-    return Response(body="", status_code=302, headers={"Location": url})
+def _file_route(prefix: str, name: str, depth: int, url_of: Callable[..., str]) -> None:
+    """A route for files named by ``depth`` path segments below ``prefix`` (fileName may hold "/" unencoded): it
+    answers 302 to ``url_of(call, file_name, **the route's other parameters)``."""
+    parts = [f"part{index}" for index in range(1, depth + 1)]
+
+    def download(call: Call, **params: str) -> Response:
+        file_name = "/".join(unquote(params.pop(part)) for part in parts)
+        return Response(body="", status_code=302, headers={"Location": url_of(call, file_name, **params)})
+
+    download.__name__ = f"{name}_{depth}"
+    api.route(prefix + "/".join("{" + part + "}" for part in parts))(download)
 
 
-def _artifact_route(depth: int) -> None:
-    names = [f"part{index}" for index in range(1, depth + 1)]
-    path = "/buildjobs/{jobId}/artifacts/" + "/".join("{" + name + "}" for name in names)
-
-    def download(call: Call, jobId: str, **parts: str) -> Response:
-        return _download_artifact(call, jobId, *(parts[name] for name in names))
-
-    download.__name__ = f"download_artifact_{depth}"
-    api.route(path)(download)
+def _job_artifact_url(call: Call, file_name: str, jobId: str) -> str:
+    return job_files.artifact_url(call.caller, jobId, file_name)
 
 
-def _permalink_route(depth: int) -> None:
-    names = [f"part{index}" for index in range(1, depth + 1)]
-    path = "/projects/{accountName}/{projectSlug}/artifacts/" + "/".join("{" + name + "}" for name in names)
-
-    def download(call: Call, accountName: str, projectSlug: str, **parts: str) -> Response:
-        file_name = "/".join(unquote(parts[name]) for name in names)
-        query = parse_artifact_query(dict(call.request.query_params or {}))
-        url = job_files.last_artifact_url(call.caller, accountName, projectSlug, file_name, query)
-        return Response(body="", status_code=302, headers={"Location": url})
-
-    download.__name__ = f"download_last_artifact_{depth}"
-    api.route(path)(download)
+def _last_artifact_url(call: Call, file_name: str, accountName: str, projectSlug: str) -> str:
+    query = parse_artifact_query(dict(call.request.query_params or {}))
+    return job_files.last_artifact_url(call.caller, accountName, projectSlug, file_name, query)
 
 
 for _depth in range(1, _ARTIFACT_DEPTH + 1):
-    _artifact_route(_depth)
-    _permalink_route(_depth)
+    _file_route("/buildjobs/{jobId}/artifacts/", "download_artifact", _depth, _job_artifact_url)
+    _file_route(
+        "/projects/{accountName}/{projectSlug}/artifacts/", "download_last_artifact", _depth, _last_artifact_url
+    )

@@ -92,10 +92,14 @@ def account_agents(account_id: int) -> list[BuildAgent]:
     return store.list_agents(account_id)
 
 
-def images_served(agents: list[BuildAgent], pull_request: bool) -> list[str]:
-    """Every image one of ``agents`` serves, for a pull request build or another."""
-    takers = [agent for agent in agents if agent.pull_requests or not pull_request]
-    return list(dict.fromkeys(image for agent in takers for image in agent.images))
+def takers(agents: list[BuildAgent], pull_request: bool) -> list[BuildAgent]:
+    """The agents that take a build's jobs: for a pull request's, only those registered to take pull requests."""
+    return [agent for agent in agents if agent.pull_requests or not pull_request]
+
+
+def images_served(agents: list[BuildAgent]) -> list[str]:
+    """Every image one of ``agents`` serves."""
+    return list(dict.fromkeys(image for agent in agents for image in agent.images))
 
 
 def agent_of(authorization: str | None) -> BuildAgent:

@@ -19,7 +19,6 @@ from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 
 PERMALINK_BUILDS = 100  # the newest builds (of the branch, when one is named) a permalink looks through
-FINISHED = (Status.SUCCESS, Status.FAILED, Status.CANCELLED)
 
 
 @dataclass(frozen=True)
@@ -42,11 +41,16 @@ def job_log(caller: Caller, job_id: str, wanted: ByteRange | None) -> LogReply:
 def artifact_url(caller: Caller, job_id: str, file_name: str) -> str:
     """A short-lived URL of one of the job's artifacts."""
     job, _ = find_job(caller, job_id)
+    return _url_of(job, file_name, "")
+
+
+def _url_of(job: Job, file_name: str, where: str) -> str:
+    """A short-lived URL of the job's artifact ``file_name``; NotFound (saying ``where``) when it has none."""
     url = None
     if any(artifact.file_name == file_name for artifact in job.artifacts):
         url = artifact_store.artifact_url(blobs.prefix_of(job), file_name)
     if url is None:
-        raise NotFound(f"Artifact '{file_name}' not found.")
+        raise NotFound(f"Artifact '{file_name}' not found{where}.")
     return url
 
 
@@ -59,18 +63,13 @@ def last_artifact_url(caller: Caller, account_name: str, slug: str, file_name: s
         job = _job_named(job_store.get_jobs(build.job_ids), query.job)
         if job is None:
             continue
-        if not any(artifact.file_name == file_name for artifact in job.artifacts):
-            raise NotFound(f"Artifact '{file_name}' not found in build {build.version}.")
-        url = artifact_store.artifact_url(blobs.prefix_of(job), file_name)
-        if url is None:
-            raise NotFound(f"Artifact '{file_name}' not found in build {build.version}.")
-        return url
+        return _url_of(job, file_name, f" in build {build.version}")
     kind = "finished" if query.all_builds else "successful"
     raise NotFound(f"No {kind} build of the project matches (among its newest {PERMALINK_BUILDS}).")
 
 
 def _matches(build: Build, query: ArtifactQuery) -> bool:
-    if build.status not in (FINISHED if query.all_builds else (Status.SUCCESS,)):
+    if not (Status(build.status).finished if query.all_builds else build.status == Status.SUCCESS):
         return False
     if query.tag is not None and build.ref != f"refs/tags/{query.tag}":
         return False

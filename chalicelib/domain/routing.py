@@ -33,7 +33,8 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
     images = [job.spec.get("image") for job in jobs]
     named = any(image and str(image).strip().casefold() != DEFAULT_IMAGE.casefold() for image in images)
     agents = build_agents.account_agents(jobs[0].account_id) if named and jobs else []  # one query
-    agent_images = build_agents.images_served(agents, pull_request)
+    takers = build_agents.takers(agents, pull_request)
+    agent_images = build_agents.images_served(takers)
     codebuild = settings().codebuild_project is not None
     placed, refused = [], {}
     for job, image in zip(jobs, images, strict=True):
@@ -45,7 +46,6 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
             continue
         message = job.message
         if where.executor == Executor.AGENT and where.image is not None:
-            takers = [agent for agent in agents if agent.pull_requests or not pull_request]
             message = build_agents.waiting_message(where.image, takers)
         placed.append(replace(job, executor=where.executor, run_on=where.image, message=message))
     return placed, refused
@@ -53,7 +53,7 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
 
 def _no_pull_requests(image: str, agents: list[BuildAgent], pull_request: bool) -> str:
     """What a pull request build's refusal adds when agents of its image take no pull requests."""
-    if pull_request and image.casefold() in map(str.casefold, build_agents.images_served(agents, False)):
+    if pull_request and image.casefold() in map(str.casefold, build_agents.images_served(agents)):
         return (
             f" The build agents for '{image}' take no pull request builds (register one with "
             '"pullRequests": true where the code of anyone who can open one may run).'
