@@ -1,13 +1,20 @@
-"""/api/projects/status/{badgeId}[/branch/{buildBranch}]: a project's status badge, an SVG for READMEs.
+"""/api/projects/status/{badgeId}[/branch/{buildBranch}]: a project's status badge, an SVG for READMEs; and
+/api/projects/status/{github|bitbucket}/{owner}/{repo}: a public project's, found by its repository.
 
-No key: the unguessable badge id is the credential, so the routes are served at /api only (not under the
-account prefix). ``Cache-Control: public, max-age=30`` lets browsers and GitHub's image proxy (camo, which
-honours it) keep a badge half a minute and no longer, so a README shows a finished build within about
-30 s while a busy README costs one read per cache per 30 s; the ETag makes a revalidation a bodiless 304.
+No key: the unguessable badge id is the credential (a public repository's name is no secret, and shows only a
+public project), so the routes are served at /api only (not under the account prefix). API Gateway takes one
+variable name per level of a path, so the repository form's provider is the ``{badgeId}`` segment; a badge id is
+32 hex digits, never a provider's name. And it takes ``/{provider}/branch/{repo}`` (an owner named "branch") for
+the branch form, which hands it over.
+
+``Cache-Control: public, max-age=30`` lets browsers and GitHub's image proxy (camo, which honours it) keep a badge
+half a minute and no longer, so a README shows a finished build within about 30 s while a busy README costs one
+read per cache per 30 s; the ETag makes a revalidation a bodiless 304.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from urllib.parse import unquote
 
 from chalice import Blueprint, Response
@@ -22,12 +29,13 @@ _ANY = ["*/*"]
 CACHE_CONTROL = "public, max-age=30"
 
 
-def _badge(badge_id: str, branch: str | None = None) -> Response:
+def _badge(params: dict[str, str | None], status_of: Callable[[], str | None]) -> Response:
+    """The badge of the status ``status_of()`` finds (None: no build), the path's ``params`` checked first."""
     request = blueprint.current_request
     try:
-        check_parameters(request, {"badgeId": badge_id, "buildBranch": branch})
+        check_parameters(request, params)
         query = parse_badge_query(request.query_params)
-        status = badges.build_status(badge_id, None if branch is None else unquote(branch))
+        status = status_of()
     except ConveyorError as error:
         return error_response(error)
     svg = badge_svg(badges.badge_for_status(status, query.texts), query.retina)
@@ -41,9 +49,28 @@ def _badge(badge_id: str, branch: str | None = None) -> Response:
 
 @blueprint.route("/api/projects/status/{badgeId}", methods=["GET"], content_types=_ANY)
 def get_status_badge(badgeId: str) -> Response:
-    return _badge(badgeId)
+    return _badge({"badgeId": badgeId}, lambda: badges.build_status(badgeId))
 
 
 @blueprint.route("/api/projects/status/{badgeId}/branch/{buildBranch}", methods=["GET"], content_types=_ANY)
 def get_branch_status_badge(badgeId: str, buildBranch: str) -> Response:
-    return _badge(badgeId, buildBranch)
+    if badges.is_repository_provider(badgeId):  # /status/github/branch/{repo}: the repository form
+        return get_repository_status_badge(badgeId, "branch", buildBranch)
+    params: dict[str, str | None] = {"badgeId": badgeId, "buildBranch": buildBranch}
+    return _badge(params, lambda: badges.build_status(badgeId, unquote(buildBranch)))
+
+
+@blueprint.route(
+    "/api/projects/status/{badgeId}/{repositoryOwner}/{repositoryName}", methods=["GET"], content_types=_ANY
+)
+def get_repository_status_badge(badgeId: str, repositoryOwner: str, repositoryName: str) -> Response:
+    """``badgeId`` is the provider here: ``github`` or ``bitbucket``, in any case."""
+    params: dict[str, str | None] = {
+        "badgeId": badgeId,
+        "repositoryOwner": repositoryOwner,
+        "repositoryName": repositoryName,
+    }
+    query = blueprint.current_request.query_params
+    branch = (query.get("branch") if query else None) or None
+    repository = f"{unquote(repositoryOwner)}/{unquote(repositoryName)}"
+    return _badge(params, lambda: badges.repository_build_status(badgeId, repository, branch))

@@ -1,5 +1,6 @@
 """/api/builds and /api/buildjobs: start, re-run, cancel, delete; a job's log, artifacts, messages and tests.
-A project's builds are read through /api/projects (api/projects.py)."""
+A project's builds are read through /api/projects (api/projects.py). A public project's logs and artifacts
+need no key (its jobs' messages and tests do, as every other route)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from urllib.parse import unquote
 
 from chalice import Response
 
-from chalicelib.api.http import ApiBlueprint, Call
+from chalicelib.api.http import ApiBlueprint, Call, VisitorOf, job_visitor, project_visitor
 from chalicelib.core.logs import ByteRange
 from chalicelib.domain import builds, job_files, job_reports
 from chalicelib.domain.permissions import Permission
@@ -51,7 +52,7 @@ def delete_build(call: Call, buildId: str) -> None:
     builds.delete_build(call.caller, path_id(buildId, "Build"))
 
 
-@api.route("/buildjobs/{jobId}/log")
+@api.route("/buildjobs/{jobId}/log", visitor=job_visitor)
 def get_job_log(call: Call, jobId: str) -> Response:
     reply = job_files.job_log(call.caller, jobId, _byte_range(call.request.headers.get("range", "")))
     if reply.redirect_url:
@@ -80,7 +81,7 @@ def _byte_range(header: str) -> ByteRange | None:
     return ByteRange(first, last)
 
 
-@api.route("/buildjobs/{jobId}/artifacts")
+@api.route("/buildjobs/{jobId}/artifacts", visitor=job_visitor)
 def list_job_artifacts(call: Call, jobId: str) -> list[dict[str, Any]]:
     job, _ = builds.find_job(call.caller, jobId)
     return [artifact_json(artifact) for artifact in job.artifacts]
@@ -96,9 +97,9 @@ def list_job_tests(call: Call, jobId: str) -> list[dict[str, Any]]:
     return [reported_test_json(report) for report in job_reports.job_tests(call.caller, jobId)]
 
 
-def _file_route(prefix: str, name: str, depth: int, url_of: Callable[..., str]) -> None:
+def _file_route(prefix: str, name: str, depth: int, url_of: Callable[..., str], visitor: VisitorOf) -> None:
     """A route for files named by ``depth`` path segments below ``prefix`` (fileName may hold "/" unencoded): it
-    answers 302 to ``url_of(call, file_name, **the route's other parameters)``."""
+    answers 302 to ``url_of(call, file_name, **the route's other parameters)``, to ``visitor`` too."""
     parts = [f"part{index}" for index in range(1, depth + 1)]
 
     def download(call: Call, **params: str) -> Response:
@@ -106,7 +107,7 @@ def _file_route(prefix: str, name: str, depth: int, url_of: Callable[..., str]) 
         return Response(body="", status_code=302, headers={"Location": url_of(call, file_name, **params)})
 
     download.__name__ = f"{name}_{depth}"
-    api.route(prefix + "/".join("{" + part + "}" for part in parts))(download)
+    api.route(prefix + "/".join("{" + part + "}" for part in parts), visitor=visitor)(download)
 
 
 def _job_artifact_url(call: Call, file_name: str, jobId: str) -> str:
@@ -119,7 +120,11 @@ def _last_artifact_url(call: Call, file_name: str, accountName: str, projectSlug
 
 
 for _depth in range(1, _ARTIFACT_DEPTH + 1):
-    _file_route("/buildjobs/{jobId}/artifacts/", "download_artifact", _depth, _job_artifact_url)
+    _file_route("/buildjobs/{jobId}/artifacts/", "download_artifact", _depth, _job_artifact_url, job_visitor)
     _file_route(
-        "/projects/{accountName}/{projectSlug}/artifacts/", "download_last_artifact", _depth, _last_artifact_url
+        "/projects/{accountName}/{projectSlug}/artifacts/",
+        "download_last_artifact",
+        _depth,
+        _last_artifact_url,
+        project_visitor,
     )

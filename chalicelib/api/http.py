@@ -4,7 +4,8 @@ Each route is served at ``/api/...`` and at ``/api/account/{accountName}/...`` (
 ``v2.`` keys need). Domain errors become ``{"message": ...}`` here, and Chalice's own error bodies
 (``Code``/``Message``) are rewritten to that shape by :func:`error_bodies`, so clients read one form.
 The limits every request shares are checked here too: the body's size and nesting, and the length of path
-segments and query parameters (docs/api.md, "Limits").
+segments and query parameters (docs/api.md, "Limits"). The few reads a public project allows without a key say so
+with ``visitor``: such a request, when it carries neither key nor session, is a visitor's (domain/visitors.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from chalice.app import Request
 
 from chalicelib.api.cookies import require_csrf_header, session_token
 from chalicelib.config import settings
+from chalicelib.domain import visitors
 from chalicelib.domain.auth import Caller, authenticate
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.validation import MAX_NESTING_DEPTH, MAX_TEXT_LENGTH, nesting_depth, too_long
@@ -134,6 +136,18 @@ def check_parameters(request: Request, path_params: dict[str, str | None]) -> No
 
 
 View = Callable[..., Any]
+# Who a request without a key is, from the account the prefix names (if any) and the route's parameters.
+VisitorOf = Callable[[str | None, dict[str, str]], Caller]
+
+
+def project_visitor(prefix_account: str | None, params: dict[str, str]) -> Caller:
+    """A visitor of ``/projects/{accountName}/{projectSlug}/...``, if that project is public."""
+    return visitors.of_project(params["accountName"], params["projectSlug"], prefix_account)
+
+
+def job_visitor(prefix_account: str | None, params: dict[str, str]) -> Caller:
+    """A visitor of ``/buildjobs/{jobId}/...``, if it is a build job of a public project."""
+    return visitors.of_job(params["jobId"], prefix_account)
 
 
 class ApiBlueprint:
@@ -143,12 +157,15 @@ class ApiBlueprint:
     def __init__(self, import_name: str) -> None:
         self.blueprint = Blueprint(import_name)
 
-    def route(self, path: str, method: str = "GET", permission: Permission | None = None) -> Callable[[View], View]:
-        """Serve ``view(call, **path_params)`` at ``/api{path}`` and under the account prefix."""
+    def route(
+        self, path: str, method: str = "GET", permission: Permission | None = None, visitor: VisitorOf | None = None
+    ) -> Callable[[View], View]:
+        """Serve ``view(call, **path_params)`` at ``/api{path}`` and under the account prefix; without a key too,
+        to the callers ``visitor`` finds, when it is given (a public project's reads)."""
 
         def register(view: View) -> View:
             def handle(**params: str) -> Response:
-                return self._dispatch(view, permission, params)
+                return self._dispatch(view, permission, params, visitor)
 
             for prefix in ("/api", ACCOUNT_PREFIX):
                 self.blueprint.route(
@@ -158,18 +175,19 @@ class ApiBlueprint:
 
         return register
 
-    def _dispatch(self, view: View, permission: Permission | None, params: dict[str, str]) -> Response:
+    def _dispatch(
+        self, view: View, permission: Permission | None, params: dict[str, str], visitor: VisitorOf | None
+    ) -> Response:
         request = self.blueprint.current_request
         prefix_account = params.pop("prefixAccountName", None)
         try:
             check_parameters(request, {**params, "account": prefix_account})
             require_csrf_header(request.method, request.headers)
-            caller = authenticate(
-                request.headers.get("authorization"),
-                prefix_account,
-                params.get("accountName"),
-                session_token(request.headers),
-            )
+            authorization, session = request.headers.get("authorization"), session_token(request.headers)
+            if visitor is not None and not (authorization or "").strip() and session is None:
+                caller = visitor(prefix_account, params)  # no key: what a public project shows everyone, else 401
+            else:  # a request that carries a key (or a session) is what that key may do, public project or not
+                caller = authenticate(authorization, prefix_account, params.get("accountName"), session)
             if permission is not None:
                 caller.require(permission)
             return respond(view(Call(caller, request), **params))

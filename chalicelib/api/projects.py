@@ -1,5 +1,5 @@
 """/api/projects: add, list, read with its builds (last, by branch, by version, history), settings (JSON and
-YAML), environment variables, build number, cache, delete."""
+YAML), environment variables, build number, cache, delete. A public project's reads with its builds need no key."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from urllib.parse import unquote
 
 from chalice import Response
 
-from chalicelib.api.http import ApiBlueprint, Call, plain_text
+from chalicelib.api.http import ApiBlueprint, Call, plain_text, project_visitor
 from chalicelib.core.builds import Build
 from chalicelib.core.projects import Project
 from chalicelib.domain import badges, builds, project_settings, projects
@@ -40,7 +40,9 @@ def add_project(call: Call) -> dict[str, Any]:
     fields = Fields(call.json())
     repository_name = fields.text("repositoryName", MAX_REPOSITORY_NAME_LENGTH)
     credentials = parse_credentials(fields)
-    project = projects.add_project(call.caller, fields.text("repositoryProvider"), repository_name, credentials)
+    is_private = fields.boolean("isPrivate", default=True)  # public only when it says so
+    provider = fields.text("repositoryProvider")
+    project = projects.add_project(call.caller, provider, repository_name, credentials, is_private)
     return project_json(project, list_roles(call.caller))
 
 
@@ -102,22 +104,22 @@ def _with_build(call: Call, project: Project, build: Build | None) -> dict[str, 
     return shape
 
 
-@api.route(PROJECT)
+@api.route(PROJECT, visitor=project_visitor)
 def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug))
 
 
-@api.route(PROJECT + "/branch/{buildBranch}")
+@api.route(PROJECT + "/branch/{buildBranch}", visitor=project_visitor)
 def get_project_branch_build(call: Call, accountName: str, projectSlug: str, buildBranch: str) -> dict[str, Any]:
     return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
 
 
-@api.route(PROJECT + "/build/{buildVersion}")
+@api.route(PROJECT + "/build/{buildVersion}", visitor=project_visitor)
 def get_project_build_by_version(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> dict[str, Any]:
     return _with_build(call, *builds.build_by_version(call.caller, accountName, projectSlug, unquote(buildVersion)))
 
 
-@api.route(PROJECT + "/history")
+@api.route(PROJECT + "/history", visitor=project_visitor)
 def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     query: dict[str, str] = dict(call.request.query_params or {})
     records = query_integer(query, "recordsNumber", required=True, minimum=1, maximum=MAX_HISTORY) or MAX_HISTORY

@@ -26,7 +26,7 @@ class Project:
     configuration: dict[str, Any]
     created: datetime
     repository_branch: str | None = None
-    is_private: bool = False
+    is_private: bool = True  # a project is public (readable without a key) only when it was made so
     skip_branches_without_service_yml: bool = False
     ignore_service_yml: bool = False
     next_build_number: int = 1

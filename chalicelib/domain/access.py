@@ -2,7 +2,8 @@
 
 A role's permissions say what its members may do in every project; a project can only narrow that
 for a role (``allowed: false``). The Administrator role always has every right. Not being allowed to
-View a project makes it invisible: 404, as if it did not exist.
+View a project makes it invisible: 404, as if it did not exist. A visitor without a key may View public projects
+and nothing else; to a visitor a project it may not view answers 401, as a request without a key always did.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from enum import StrEnum
 from chalicelib.core.projects import Project
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
-from chalicelib.errors import Forbidden, NotFound
+from chalicelib.errors import Forbidden, NotFound, Unauthorized
 
 PROJECT_NOT_FOUND = "Project not found or access denied."
 
@@ -42,6 +43,8 @@ _ROLE_PERMISSION: dict[Right, Permission | None] = {
 
 def has_right(caller: Caller, project: Project, right: Right) -> bool:
     """Whether the caller's role grants ``right`` and the project does not take it away."""
+    if caller.is_visitor:
+        return right == Right.VIEW and not project.is_private
     if caller.is_administrator:
         return True
     permission = _ROLE_PERMISSION[right]
@@ -52,11 +55,15 @@ def has_right(caller: Caller, project: Project, right: Right) -> bool:
 
 def project_denies(caller: Caller, project: Project, right: Right) -> bool:
     """Whether the project's security descriptor takes ``right`` away from the caller's role."""
+    if caller.is_visitor:  # who has no role has only what a public project gives everyone
+        return not has_right(caller, project, right)
     return not caller.is_administrator and project.role_rights.get(caller.role_id, {}).get(right.value) is False
 
 
 def require_right(caller: Caller, project: Project, right: Right) -> Project:
     """The project, if the caller may exercise ``right`` on it: 404 when it may not even see it, else 403."""
+    if caller.is_visitor and not has_right(caller, project, right):  # a key might: the answer a keyless request had
+        raise Unauthorized()
     if not has_right(caller, project, Right.VIEW):
         raise NotFound(PROJECT_NOT_FOUND)
     if not has_right(caller, project, right):

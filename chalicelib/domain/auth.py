@@ -1,5 +1,5 @@
 """Who is calling: an API key, or a dashboard session's cookie, resolved to one user acting in one account, with
-that user's role."""
+that user's role; or, on the few reads public projects allow, a visitor without a key (domain/visitors.py)."""
 
 from __future__ import annotations
 
@@ -31,6 +31,7 @@ class Caller:
     role_name: str
     permissions: frozenset[str]
     is_administrator: bool = False
+    is_visitor: bool = False  # no key: may only view public projects of ``account_id`` (domain/access.py)
 
     def can(self, permission: Permission) -> bool:
         return permission.value in self.permissions
@@ -39,6 +40,11 @@ class Caller:
         """Forbidden unless the caller's role grants ``permission``."""
         if not self.can(permission):
             raise Forbidden(f"Your role '{self.role_name}' does not have the '{permission.value}' permission.")
+
+
+def visitor(account_id: int, account_name: str) -> Caller:
+    """A caller without a key, reading a public project of that account: no user, no role, no permission."""
+    return Caller(account_id, account_name, 0, 0, "", frozenset(), is_visitor=True)
 
 
 def bearer_token(authorization: str | None) -> str:

@@ -1,7 +1,10 @@
-"""Status badges: which badge a project (or one of its branches) shows, found by the badge's unguessable id.
+"""Status badges: which badge a project (or one of its branches) shows, found by the badge's unguessable id, or,
+for a public project, by its GitHub or Bitbucket repository.
 
 The badge URL is public (it sits in READMEs, also of private projects), so its id is the only secret: 128
-random bits, given at project creation, or on first use to projects from before badges.
+random bits, given at project creation, or on first use to projects from before badges. A repository's name is
+no secret: its badge shows only a public project, and only the one public project of that repository (AppVeyor's
+rule), so a badge never stands for two projects.
 """
 
 from __future__ import annotations
@@ -12,11 +15,13 @@ from dataclasses import dataclass
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.domain.access import PROJECT_NOT_FOUND
+from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.errors import NotFound
 from chalicelib.store import badges as store
 from chalicelib.store import builds as build_store
 
 BADGE_NOT_FOUND = "Status badge not found."
+REPOSITORY_PROVIDERS = {"github": "gitHub", "bitbucket": "bitBucket"}  # how badge URLs name them, in any case
 GREEN, RED, YELLOW, GREY = "#4c1", "#e05d44", "#dfb317", "#9f9f9f"
 
 
@@ -75,6 +80,34 @@ def build_status(badge_id: str, branch: str | None = None) -> str | None:
     project = store.get_project_by_badge(badge_id)
     if project is None:
         raise NotFound(BADGE_NOT_FOUND)
+    return _status_of(project, branch)
+
+
+def is_repository_provider(name: str) -> bool:
+    """Whether a badge URL's first segment names a provider (``github``), not a badge id."""
+    return name.lower() in REPOSITORY_PROVIDERS
+
+
+def repository_build_status(provider: str, repository_name: str, branch: str | None = None) -> str | None:
+    """As :func:`build_status`, of the one public project of ``owner/repo`` at ``provider`` (``github`` or
+    ``bitbucket``, in any case); NotFound when there is none, or several."""
+    stored_provider = REPOSITORY_PROVIDERS.get(provider.lower())
+    if stored_provider is None:
+        raise NotFound(f"Repository badges are for github and bitbucket repositories, not '{provider}'.")
+    found = []
+    if len(repository_name.encode("utf-8")) <= MAX_REPOSITORY_NAME_LENGTH:  # none is longer (nor a key may be)
+        found = store.public_projects_of_repository(stored_provider, repository_name, limit=2)
+    if not found:
+        raise NotFound(f"No public project builds the {stored_provider} repository '{repository_name}'.")
+    if len(found) > 1:
+        raise NotFound(
+            f"Several public projects build the {stored_provider} repository '{repository_name}': "
+            "use the badge URL of one (its statusBadgeId)."
+        )
+    return _status_of(found[0], branch)
+
+
+def _status_of(project: Project, branch: str | None) -> str | None:
     if branch is None:
         return None if project.last_build is None else project.last_build.status
     build = build_store.latest_build_for_branch(project.project_id, branch)

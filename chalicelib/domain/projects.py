@@ -15,7 +15,7 @@ from chalicelib.domain.repositories import repository_title, valid_repository
 from chalicelib.domain.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.validation import MAX_NAME_LENGTH
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
-from chalicelib.errors import Conflict, NotFound
+from chalicelib.errors import Conflict, NotFound, Unauthorized
 from chalicelib.store import blobs, counters
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
@@ -25,9 +25,14 @@ MAX_SLUG_SUFFIX = 1000
 
 
 def add_project(
-    caller: Caller, provider: str, repository_name: str, credentials: CredentialsChange = NO_CREDENTIALS
+    caller: Caller,
+    provider: str,
+    repository_name: str,
+    credentials: CredentialsChange = NO_CREDENTIALS,
+    is_private: bool = True,
 ) -> Project:
-    """A new project of the caller's account for a repository (and its clone credentials), with default settings."""
+    """A new project of the caller's account for a repository (and its clone credentials), with default settings:
+    private unless ``is_private`` says otherwise."""
     repository_name, scm = valid_repository(provider, repository_name)
     name = repository_title(repository_name)[:MAX_NAME_LENGTH]  # within what a settings update accepts
     project = Project(
@@ -44,6 +49,7 @@ def add_project(
         configuration=default_configuration(),
         created=datetime.now(UTC),
         badge_id=new_badge_id(),
+        is_private=is_private,
     )
     project = with_credentials(project, credentials)
     base = slugify(name)
@@ -74,15 +80,36 @@ def find_project(caller: Caller, account_name: str, slug: str, right: Right = Ri
     if account_name.lower() == caller.account_name.lower():
         project = store.get_project(caller.account_id, slug)
     if project is None:
-        raise NotFound(PROJECT_NOT_FOUND)
-    return require_right(caller, project, right)
+        raise Unauthorized() if caller.is_visitor else NotFound(PROJECT_NOT_FOUND)
+    return as_seen_by(caller, require_right(caller, project, right))
+
+
+def as_seen_by(caller: Caller, project: Project) -> Project:
+    """The project as ``caller`` may hold it: to a visitor without a key, without anything a member alone may
+    see (the configuration and its secrets, credentials, webhook, badge id, per-role rights)."""
+    if not caller.is_visitor:
+        return project
+    return replace(
+        project,
+        configuration={},
+        role_rights={},
+        webhook_id="",
+        webhook_secret=None,
+        badge_id=None,
+        repository_authentication=None,
+        repository_username=None,
+        repository_password=None,
+        ssh_public_key=None,
+        ssh_private_key=None,
+        ssh_host_key=None,
+    )
 
 
 def find_project_by_id(caller: Caller, project_id: int, right: Right) -> Project:
     project = store.get_project_by_id(caller.account_id, project_id)
     if project is None:
-        raise NotFound(PROJECT_NOT_FOUND)
-    return require_right(caller, project, right)
+        raise Unauthorized() if caller.is_visitor else NotFound(PROJECT_NOT_FOUND)
+    return as_seen_by(caller, require_right(caller, project, right))
 
 
 def delete_project(caller: Caller, account_name: str, slug: str) -> None:

@@ -19,7 +19,10 @@ MAX_ROLE_NAME_LENGTH = 50
 
 
 def list_roles(caller: Caller) -> list[Role]:
-    """Every role of the caller's account (as a warm function saw it moments ago: see domain/warm.py)."""
+    """Every role of the caller's account (as a warm function saw it moments ago: see domain/warm.py); none to a
+    visitor without a key (a public project's security descriptor names no role)."""
+    if caller.is_visitor:
+        return []
     return _account_roles.get(caller.account_id, lambda: store.list_roles(caller.account_id))
 
 

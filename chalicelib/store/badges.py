@@ -1,4 +1,5 @@
-"""Status badge ids: a project found by its badge id (one Query of the by-badge index), and an id given late."""
+"""Status badges: a project found by its badge id (one Query of the by-badge index), and an id given late; public
+projects found by their repository (one Query of the by-public-repository index)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pynamodb.exceptions import UpdateError
 
 from chalicelib.core.projects import Project
 from chalicelib.store.models import ProjectModel
-from chalicelib.store.projects import get_project, project_from_model
+from chalicelib.store.projects import get_project, project_from_model, public_repository_key
 from chalicelib.store.transactions import is_condition_failure
 
 
@@ -19,6 +20,12 @@ def get_project_by_badge(badge_id: str) -> Project | None:
     for model in ProjectModel.by_badge.query(badge_id, limit=1):
         return project_from_model(model)
     return None
+
+
+def public_projects_of_repository(provider: str, repository_name: str, limit: int) -> list[Project]:
+    """At most ``limit`` public projects of that repository (``owner/repo`` of ``provider``, in any case)."""
+    key = public_repository_key(provider, repository_name)
+    return [project_from_model(model) for model in ProjectModel.by_public_repository.query(key, limit=limit)]
 
 
 def give_badge_id(project: Project, badge_id: str) -> Project | None:

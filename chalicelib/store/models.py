@@ -176,6 +176,17 @@ class ProjectByBadgeIndex(GlobalSecondaryIndex["ProjectModel"]):
     badge_id = UnicodeAttribute(hash_key=True)
 
 
+class ProjectByPublicRepositoryIndex(GlobalSecondaryIndex["ProjectModel"]):
+    """Public GitHub and Bitbucket projects by their repository, ``{provider}:{owner}/{repo}`` lower-cased (sparse:
+    a private project has no key, so the repository badge never finds it)."""
+
+    class Meta:
+        index_name = "by-public-repository"
+        projection = AllProjection()
+
+    public_repository = UnicodeAttribute(hash_key=True)
+
+
 class ProjectByWebhookIndex(GlobalSecondaryIndex["ProjectModel"]):
     """A project by the id its repository's webhook URL carries (how an incoming webhook finds its project)."""
 
@@ -205,7 +216,11 @@ class ProjectModel(Model):
     repository_scm = UnicodeAttribute()
     repository_name = UnicodeAttribute()
     repository_branch = UnicodeAttribute(null=True)
-    is_private = BooleanAttribute(default=False)
+    is_private = BooleanAttribute(default=False)  # what versions before `public` wrote; no longer read
+    # True only where this version's API was told isPrivate: false. Items from before lack it: they were never
+    # readable without a key, whatever is_private said, so they stay private.
+    public = BooleanAttribute(null=True)
+    public_repository = UnicodeAttribute(null=True)  # the by-public-repository key, on public projects only
     skip_branches_without_service_yml = BooleanAttribute(default=False)
     ignore_service_yml = BooleanAttribute(default=False)
     version_format = UnicodeAttribute()
@@ -230,6 +245,7 @@ class ProjectModel(Model):
     by_id = ProjectByIdIndex()
     by_webhook = ProjectByWebhookIndex()
     by_badge = ProjectByBadgeIndex()
+    by_public_repository = ProjectByPublicRepositoryIndex()
 
 
 class BuildByIdIndex(GlobalSecondaryIndex["BuildModel"]):

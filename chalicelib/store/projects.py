@@ -17,6 +17,7 @@ from chalicelib.store.models import ProjectModel
 from chalicelib.store.transactions import is_condition_failure, rewrite_unchanged
 
 log = logging.getLogger(__name__)
+REPOSITORY_BADGE_PROVIDERS = frozenset({"github", "bitbucket"})  # lower-cased: /api/projects/status/{provider}/...
 
 
 def project_from_model(model: ProjectModel) -> Project:
@@ -30,7 +31,7 @@ def project_from_model(model: ProjectModel) -> Project:
         repository_scm=model.repository_scm,
         repository_name=model.repository_name,
         repository_branch=model.repository_branch,
-        is_private=bool(model.is_private),
+        is_private=not model.public,  # items from before `public` are private (see ProjectModel.public)
         skip_branches_without_service_yml=bool(model.skip_branches_without_service_yml),
         ignore_service_yml=bool(model.ignore_service_yml),
         version_format=model.version_format,
@@ -52,6 +53,20 @@ def project_from_model(model: ProjectModel) -> Project:
         ssh_private_key=model.ssh_private_key,
         ssh_host_key=model.ssh_host_key,
     )
+
+
+def public_repository_key(provider: str, repository_name: str) -> str:
+    """The by-public-repository key of a repository: ``github:owner/repo``, lower-cased (names are not
+    case-sensitive on GitHub or Bitbucket)."""
+    return f"{provider}:{repository_name}".lower()
+
+
+def _public_repository(project: Project) -> str | None:
+    """The project's by-public-repository key: only a public project's, of a repository AppVeyor's repository
+    badge can name (GitHub, Bitbucket)."""
+    if project.is_private or project.repository_type.lower() not in REPOSITORY_BADGE_PROVIDERS:
+        return None
+    return public_repository_key(project.repository_type, project.repository_name)
 
 
 def _rights_json(role_rights: RoleRights) -> dict[str, dict[str, bool]] | None:
@@ -128,6 +143,8 @@ def add_project(project: Project) -> bool:
         repository_name=project.repository_name,
         repository_branch=project.repository_branch,
         is_private=project.is_private,
+        public=None if project.is_private else True,
+        public_repository=_public_repository(project),
         version_format=project.version_format,
         next_build_number=project.next_build_number,
         webhook_id=project.webhook_id,
@@ -159,6 +176,7 @@ def save_settings(before: Project, after: Project) -> None:
         ProjectModel.repository_scm.set(after.repository_scm),
         ProjectModel.repository_name.set(after.repository_name),
         ProjectModel.is_private.set(after.is_private),
+        ProjectModel.public.remove() if after.is_private else ProjectModel.public.set(True),
         ProjectModel.skip_branches_without_service_yml.set(after.skip_branches_without_service_yml),
         ProjectModel.ignore_service_yml.set(after.ignore_service_yml),
         ProjectModel.rolling_builds.set(after.rolling_builds),
@@ -180,6 +198,7 @@ def save_settings(before: Project, after: Project) -> None:
         (ProjectModel.ssh_public_key, after.ssh_public_key),
         (ProjectModel.ssh_private_key, after.ssh_private_key),
         (ProjectModel.ssh_host_key, after.ssh_host_key),
+        (ProjectModel.public_repository, _public_repository(after)),
     ):
         actions.append(attribute.set(value) if value else attribute.remove())
     rights = _rights_json(after.role_rights)

@@ -147,7 +147,7 @@ def parse_settings_change(body: Any, roles: list[Role]) -> SettingsChange:
         repository_type=fields.optional_text("repositoryType"),
         repository_name=fields.optional_text("repositoryName", MAX_REPOSITORY_NAME_LENGTH),
         repository_branch=fields.optional_text("repositoryBranch"),
-        is_private=fields.boolean("isPrivate"),
+        is_private=fields.boolean("isPrivate", default=True),  # public only when it says so
         skip_branches_without_service_yml=fields.boolean("skipBranchesWithoutServiceYml"),
         ignore_service_yml=fields.boolean("ignoreServiceYml"),
         version_format=fields.optional_text("versionFormat"),

@@ -17,6 +17,10 @@ so each route needs one of them, and each of them a dozen routes, not all six on
 Every route the app also serves under ``/api/account/{home}`` is called there too, by the callers the prefix
 changes anything for (another account's key, no key, an unknown key, an unknown v2 key) and, for lists, by the owner.
 
+The shared project is private, as every project is unless made public, so the anonymous column is what a private
+project answers; what a public project's reads answer without a key, and that nothing else does, is
+test_public_projects.py's.
+
 Every request is one the Administrator's succeeds with, so permission is the only reason for a refusal, and a
 refusal must leave ``home`` as it was. Rows that would destroy what other rows read get a throwaway target per
 caller.
@@ -177,6 +181,7 @@ PUT    /runner/jobs/{jobId}/build                                   401   401  4
 POST   /runner/jobs/{jobId}/finish                                  401   401  401     401          401   401
 GET    /projects/status/{badgeId}                                   200   200  200     200          200   200
 GET    /projects/status/{badgeId}/branch/{buildBranch}              200   200  200     200          200   200
+GET    /projects/status/{badgeId}/{repositoryOwner}/{repositoryName} 200  200  200     200          200   200
 POST   /github/webhook                                              200   200  200     200          200   200
 POST   /gitlab/webhook                                              200   200  200     200          200   200
 POST   /bitbucket/webhook                                           200   200  200     200          200   200
@@ -257,6 +262,9 @@ def world(client: Client, git_server: GitServer, pump: SqsPump) -> World:
         entry for entry in world.read("/collaborators") if entry["email"] == collaborators_home.owner_email
     )
     settings = world.read(project.path + "/settings")["settings"]
+    public = home.api.post(
+        "/projects", {"repositoryProvider": "gitHub", "repositoryName": f"octo/{unique('public')}", "isPrivate": False}
+    ).json
     world.params = {
         "accountName": home.name,
         "projectSlug": project.project["slug"],
@@ -272,6 +280,9 @@ def world(client: Client, git_server: GitServer, pump: SqsPump) -> World:
         "agentId": _new_build_agent(world)["agentId"],
         "badgeId": settings["statusBadgeId"],
         "webhookId": settings["webhookId"],
+        # a public GitHub project of home's (the shared one is private): its repository badge
+        "repositoryOwner": public["repositoryName"].split("/")[0],
+        "repositoryName": public["repositoryName"].split("/")[1],
     }
     world.home_names = (home.name, project.project["slug"], environment["name"], world.bystanders["user"]["email"])
     return world
@@ -524,6 +535,9 @@ REQUESTS: dict[str, Request] = {
         )
         for depth, path in enumerate(ARTIFACT_FILES, 1)
     },
+    "GET /projects/status/{badgeId}/{repositoryOwner}/{repositoryName}": Request(
+        params=lambda world: {"badgeId": "github"}  # the provider, in the badge id's segment
+    ),
     "POST /agent/jobs/next": Request(body=lambda world, _: {"name": "matrix"}),
     "POST /agent/jobs/{jobId}/log": Request(body=lambda world, _: {"lines": ["matrix"]}),
     "POST /agent/jobs/{jobId}/result": Request(body=lambda world, _: {"success": True}),

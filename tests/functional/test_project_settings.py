@@ -272,7 +272,7 @@ def test_put_naming_the_project_by_id_updates_it(account: Account, project: dict
 def test_fields_a_put_omits_return_to_their_defaults(account: Account, project: dict[str, Any]) -> None:
     settings = read_settings(account, project)
     customised = with_configuration(
-        {**settings, "versionFormat": "2.{build}", "isPrivate": True}, installScripts=INSTALL_SCRIPTS
+        {**settings, "versionFormat": "2.{build}", "isPrivate": False}, installScripts=INSTALL_SCRIPTS
     )
     assert account.api.put("/projects", customised).status == 204
 
@@ -288,7 +288,7 @@ def test_fields_a_put_omits_return_to_their_defaults(account: Account, project: 
     assert reply.status == 204, reply.body
     after = read_settings(account, project)
     assert after["versionFormat"] == DEFAULT_VERSION_FORMAT
-    assert after["isPrivate"] is False
+    assert after["isPrivate"] is True  # private is the default: a PUT that omits isPrivate never publishes
     assert after["configuration"]["installScripts"] == []
     assert after["configuration"]["buildScripts"] == BUILD_SCRIPTS
     assert (after["name"], after["slug"], after["repositoryName"]) == ("widget", "widget", "octo/widget")

@@ -88,7 +88,7 @@ def test_add_project_returns_the_new_project(account: Account) -> None:
     assert project["repositoryType"] == "gitHub"
     assert project["repositoryScm"] == "git"
     assert project["repositoryName"] == "octo/Hello.World"
-    assert project["isPrivate"] is False
+    assert project["isPrivate"] is True  # private unless the request says isPrivate: false
     assert project["skipBranchesWithoutServiceYml"] is False
     assert isinstance(project["securityDescriptor"], dict)
     assert TIMESTAMP.match(project["created"])
