@@ -69,3 +69,9 @@ def settings() -> Settings:
 def repository_base_url(provider: str, default: str) -> str:
     """Where a hosted provider's repositories are cloned from: CONVEYOR_<PROVIDER>_URL, else its public host."""
     return os.environ.get(f"CONVEYOR_{provider.upper()}_URL", default).rstrip("/")
+
+
+def forge_api_url(provider: str) -> str | None:
+    """Where a hosted provider's REST API is, when the operator set it: CONVEYOR_<PROVIDER>_API_URL."""
+    value = os.environ.get(f"CONVEYOR_{provider.upper()}_API_URL", "").rstrip("/")
+    return value or None

@@ -18,12 +18,26 @@ POLL_SECONDS = 0.1  # between two looks at a build, a log or a deployment
 class BuildProject:
     """A project of ``account`` whose repository the git server serves."""
 
-    def __init__(self, account: Account, server: GitServer, files: dict[str, str], **commit: Any) -> None:
+    def __init__(
+        self,
+        account: Account,
+        server: GitServer,
+        files: dict[str, str],
+        hosted: dict[str, Any] | None = None,
+        **commit: Any,
+    ) -> None:
+        """``hosted``: the project's fields for a hosted provider (repositoryProvider, repositoryName "owner/repo",
+        credentials), its repository served at ``owner/repo.git``; else a ``git`` project of the server's URL."""
         self.account = account
-        name = unique("repo") + ".git"
+        name = f"{hosted['repositoryName']}.git" if hosted else unique("repo") + ".git"
         self.repository = Repository.create(server.root, name)
         self.first_commit = self.repository.commit(files, **commit)
-        self.project = add_project(account, server.url_of(name), provider="git")
+        if hosted:
+            reply = account.api.post("/projects", hosted)
+            assert reply.status == 200, reply.body
+            self.project = reply.json
+        else:
+            self.project = add_project(account, server.url_of(name), provider="git")
         self.path = project_path(self.project)
 
     def start(self, **fields: Any) -> dict[str, Any]:

@@ -57,6 +57,12 @@ class _QuietHandler(WSGIRequestHandler):
     def log_message(self, format: str, *args: object) -> None:
         """Requests are not logged: test output stays readable."""
 
+    def get_environ(self) -> dict[str, Any]:
+        """The environ, with the path as sent (PATH_INFO is decoded: GitLab's %2F would read as a slash)."""
+        environ = super().get_environ()
+        environ["RAW_URI"] = self.path
+        return environ
+
 
 class GitServer:
     """Serves every repository under `root` over git smart HTTP at 127.0.0.1 on a free port."""
@@ -147,11 +153,13 @@ class Repository:
         executable: Iterable[str] = frozenset(),
         parent_from: str | None = None,
         committed: datetime | None = None,
+        merged: str | None = None,
     ) -> str:
         """Commit `files` (the whole tree) on `branch` (default branch when None); returns the commit's sha.
 
         The parent is `parent_from` (a branch, full ref or sha) when given, else the branch's head, else the default
-        branch's head, so a new branch forks from it as `git checkout -b` would. `committed` defaults to now.
+        branch's head, so a new branch forks from it as `git checkout -b` would; `merged` (a sha) is a second
+        parent, as in a merge commit. `committed` defaults to now.
         """
         executable = set(executable)
         ref = Ref(f"refs/heads/{branch or self.default_branch}".encode())
@@ -164,7 +172,7 @@ class Repository:
                 entries.append((name.encode(), blob.id, mode))
             new = Commit()
             new.tree = commit_tree(repo.object_store, entries)
-            new.parents = self._parents(repo, ref, parent_from)
+            new.parents = self._parents(repo, ref, parent_from) + ([ObjectID(merged.encode())] if merged else [])
             new.author = new.committer = author.encode()
             when = committed or datetime.now(UTC)
             offset = when.utcoffset()

@@ -41,7 +41,17 @@ class Announce:
     deployment_id: int | None = None
 
 
-Message = RunJob | RunDeploymentJob | AgentDeadline | Announce
+@dataclass(frozen=True)
+class ReportStatus:
+    """Notifications queue: post a build's state on its commit at the forge (``attempt``: the tries before)."""
+
+    project_id: int
+    build_id: int
+    attempt: int = 0
+    state: str | None = None  # on a try again, the state that failed: a newer state has a message of its own
+
+
+Message = RunJob | RunDeploymentJob | AgentDeadline | Announce | ReportStatus
 
 
 class NotAMessage(ValueError):
@@ -53,6 +63,9 @@ def body_of(message: Message) -> dict[str, Any]:
         return {"jobId": message.job_id}
     if isinstance(message, AgentDeadline):
         return {"jobId": message.job_id, "agentDeadline": True}
+    if isinstance(message, ReportStatus):
+        status = {"projectId": message.project_id, "buildId": message.build_id, "commitStatus": message.attempt}
+        return status | ({"state": message.state} if message.state else {})
     body: dict[str, Any] = {"projectId": message.project_id, "revision": message.revision}
     if message.build_id is not None:
         body["buildId"] = message.build_id
@@ -72,8 +85,19 @@ def deployment_message(body: Any) -> RunDeploymentJob | AgentDeadline:
     return AgentDeadline(job_id) if body.get("agentDeadline") else RunDeploymentJob(job_id)
 
 
+def notification_message(body: Any) -> Announce | ReportStatus:
+    """A notifications queue body: an announcement, or a commit status to post."""
+    if not isinstance(body, dict) or "commitStatus" not in body:
+        return announcement(body)
+    try:
+        state = None if body.get("state") is None else str(body["state"])
+        return ReportStatus(int(body["projectId"]), int(body["buildId"]), int(body["commitStatus"]), state)
+    except (KeyError, TypeError, ValueError) as error:
+        raise NotAMessage(str(error)) from error
+
+
 def announcement(body: Any) -> Announce:
-    """A notifications queue body."""
+    """A notifications queue body announcing a finished build or deployment."""
     if not isinstance(body, dict):
         raise NotAMessage("not an object")
     try:

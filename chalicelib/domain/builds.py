@@ -14,12 +14,13 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import outbox, progress, routing
+from chalicelib.domain import commit_statuses, outbox, progress, routing
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, MAX_CONFIGURATION_BYTES
 from chalicelib.domain.projects import find_project
+from chalicelib.domain.repositories import unserved
 from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
@@ -37,6 +38,16 @@ _JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
 
 
 @dataclass(frozen=True)
+class PullRequest:
+    """A pull request as its webhook names it."""
+
+    number: int
+    title: str = ""
+    head_repository: str = ""  # "owner/repo" its head is in (a fork's, maybe)
+    head_branch: str = ""
+
+
+@dataclass(frozen=True)
 class StartRequest:
     account_name: str
     project_slug: str
@@ -44,25 +55,34 @@ class StartRequest:
     commit_id: str | None = None
     pull_request_id: int | None = None
     environment_variables: dict[str, str] = field(default_factory=dict)
+    tag: str | None = None  # Conveyor's: AppVeyor's API starts no tag build
 
 
 def start_build(caller: Caller, request: StartRequest) -> tuple[Build, list[Job]]:
     """Resolve the commit, fix configuration, matrix and version, and queue one message per job."""
     project = find_project(caller, request.account_name, request.project_slug, Right.RUN_BUILD)
-    if request.pull_request_id is not None and (request.branch or request.commit_id):
-        raise Invalid("A pull request build takes no branch or commitId.")
-    revision = _resolve(project, request.branch, request.commit_id, request.pull_request_id)
+    if request.pull_request_id is not None and (request.branch or request.commit_id or request.tag):
+        raise Invalid("A pull request build takes no branch, commitId or tag.")
+    if request.tag is not None:
+        if request.branch:
+            raise Invalid("A tag build takes no branch: the tag is what it builds.")
+        # as a pushed tag builds: APPVEYOR_REPO_BRANCH is the tag's name (a tag is on no branch)
+        tag_ref = f"refs/tags/{request.tag}"
+        revision = _resolve(project, request.tag, request.commit_id, None, ref=tag_ref)
+    else:
+        revision = _resolve(project, request.branch, request.commit_id, request.pull_request_id)
     # forced: started through the API (AppVeyor's "New build"), not by a push; APPVEYOR_FORCED_BUILD says so
-    return _create(project, revision, request.pull_request_id, request.environment_variables, {"forced": True})
+    pull_request = _pull_request_fields(request.pull_request_id, revision)
+    return _create(project, revision, pull_request, request.environment_variables, {"forced": True})
 
 
 def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build, list[Job]]:
     """A new build of the same commit, or (``incomplete``) the failed and cancelled jobs of this one again."""
     build, project = find_build_by_id(caller, build_id, Right.RUN_BUILD)
     if not incomplete:
-        pull_request_id = int(build.pull_request["pullRequestId"]) if build.pull_request else None
+        # the same commit: a pull request's merge as it was (AppVeyor's re-build), with its head as it was
         revision = _resolve(project, build.branch, build.commit["commitId"], None, ref=build.ref)
-        return _create(project, revision, pull_request_id, build.request_variables, {"reBuild": True})
+        return _create(project, revision, build.pull_request, build.request_variables, {"reBuild": True})
     jobs = job_store.get_jobs(build.job_ids)
     again = [job for job in jobs if job.status in (Status.FAILED, Status.CANCELLED)]
     if not again:
@@ -166,12 +186,14 @@ def _resolve(
 ) -> git.Revision:
     if project.repository_scm != "git":
         raise Invalid(f"Builds of {project.repository_scm} repositories are not supported: Conveyor runs git only.")
-    pull_ref = None
+    pull_ref = merge_ref = None
     if pull_request_id is not None:
-        pull_ref = _pull_ref(project.repository_type, pull_request_id)
+        pull_ref, merge_ref = _pull_refs(project.repository_type, pull_request_id)
     elif ref is not None and not ref.startswith("refs/heads/"):
         pull_ref = ref
     source = clone_source(project)
+    if not source.url:
+        raise Invalid(unserved(project.repository_type))
     from chalicelib.scm import git  # dulwich loads only when a build starts: cold start
     from chalicelib.scm.transport import SshAccess
 
@@ -185,6 +207,7 @@ def _resolve(
             branch=branch or project.repository_branch,
             commit_id=commit_id,
             pull_ref=pull_ref,
+            merge_ref=merge_ref,
             credentials=source.credentials,
             ssh=ssh,
         )
@@ -194,10 +217,13 @@ def _resolve(
         raise Invalid(str(error)) from error
 
 
-def _pull_ref(provider: str, pull_request_id: int) -> str:
+def _pull_refs(provider: str, pull_request_id: int) -> tuple[str, str | None]:
+    """A pull request's head ref, and the ref of its merge with the target branch where the forge keeps one
+    (GitHub's and Gitea's refs/pull/N/merge, GitLab's refs/merge-requests/N/merge): built first, as AppVeyor does."""
     if provider == "gitLab":
-        return f"refs/merge-requests/{pull_request_id}/head"
-    return f"refs/pull/{pull_request_id}/head"
+        return f"refs/merge-requests/{pull_request_id}/head", f"refs/merge-requests/{pull_request_id}/merge"
+    merge = f"refs/pull/{pull_request_id}/merge" if provider in ("gitHub", "gitea", "git") else None
+    return f"refs/pull/{pull_request_id}/head", merge
 
 
 def resolve_revision(
@@ -220,22 +246,22 @@ def start_webhook_build(
     revision: git.Revision,
     configuration: dict[str, Any],
     version_format: str,
-    pull_request_id: int | None,
-    pull_request_title: str = "",
+    pull_request: PullRequest | None,
 ) -> tuple[Build, list[Job]]:
     """Queue a build a repository's webhook asked for: it acts for the project, so no caller's rights apply."""
-    return _queue(project, revision, configuration, version_format, pull_request_id, {}, {}, pull_request_title)
+    fields = None if pull_request is None else _pull_request_fields(pull_request.number, revision, pull_request)
+    return _queue(project, revision, configuration, version_format, fields, {}, {})
 
 
 def _create(
     project: Project,
     revision: git.Revision,
-    pull_request_id: int | None,
+    pull_request: dict[str, Any] | None,
     variables: dict[str, str],
     flags: dict[str, bool],
 ) -> tuple[Build, list[Job]]:
     configuration, version_format = merged_configuration(project, revision)
-    return _queue(project, revision, configuration, version_format, pull_request_id, variables, flags)
+    return _queue(project, revision, configuration, version_format, pull_request, variables, flags)
 
 
 def _queue(
@@ -243,10 +269,9 @@ def _queue(
     revision: git.Revision,
     configuration: dict[str, Any],
     version_format: str,
-    pull_request_id: int | None,
+    pull_request: dict[str, Any] | None,
     variables: dict[str, str],
     flags: dict[str, bool],
-    pull_request_title: str = "",
 ) -> tuple[Build, list[Job]]:
     specs = job_specs(configuration)
     if not specs:
@@ -270,7 +295,7 @@ def _queue(
         job_ids=[_new_job_id() for _ in specs],
         status=Status.QUEUED,
         created=now,
-        pull_request=_pull_request_fields(pull_request_id, revision, pull_request_title),
+        pull_request=pull_request,
         request_variables=variables,
         flags=flags,
     )
@@ -282,6 +307,7 @@ def _queue(
         if job.job_id in refused:
             routing.refuse(job, refused[job.job_id])
     outbox.send_jobs([job.job_id for job in jobs if job.job_id not in refused and job.executor != Executor.AGENT])
+    commit_statuses.announce(project, build)
     return _reread(build) if refused else (build, jobs)
 
 
@@ -334,10 +360,23 @@ def _commit_fields(commit: git.Commit) -> dict[str, Any]:
     }
 
 
-def _pull_request_fields(pull_request_id: int | None, revision: git.Revision, title: str = "") -> dict[str, Any] | None:
+def _pull_request_fields(
+    pull_request_id: int | None, revision: git.Revision, event: PullRequest | None = None
+) -> dict[str, Any] | None:
+    """A pull request as the build keeps it, in AppVeyor's words: its number and title, its head's commit, and the
+    repository and branch of its head, where the forge's webhook named them."""
     if pull_request_id is None:
         return None
-    return {"pullRequestId": str(pull_request_id), "pullRequestName": title or revision.commit.message}
+    fields = {
+        "pullRequestId": str(pull_request_id),
+        "pullRequestName": (event.title if event else "") or revision.commit.message,
+        "pullRequestHeadCommitId": revision.pull_head or revision.commit.sha,
+    }
+    if event and event.head_repository:
+        fields["pullRequestHeadRepository"] = event.head_repository
+    if event and event.head_branch:
+        fields["pullRequestHeadBranch"] = event.head_branch
+    return fields
 
 
 def _new_job_id() -> str:

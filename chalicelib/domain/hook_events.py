@@ -1,4 +1,5 @@
-"""Repository webhook payloads (GitHub, GitLab, Bitbucket, the generic git hook) read into one event shape.
+"""Repository webhook payloads (GitHub, Gitea and Forgejo, GitLab, Bitbucket, the generic git hook) read into one
+event shape. Gitea sends GitHub's payloads under its own headers (X-Gitea-Event, X-Gitea-Delivery).
 
 Pure: headers and the parsed body in, a HookEvent out. An event that builds nothing carries ``ignored``, the
 reason the webhook's answer gives; a payload missing what its event needs is Invalid.
@@ -12,7 +13,7 @@ from typing import Any
 
 from chalicelib.errors import Invalid
 
-PROVIDERS = ("github", "gitlab", "bitbucket", "git")
+PROVIDERS = ("github", "gitea", "gitlab", "bitbucket", "git")
 _NO_COMMIT = "0" * 40
 
 
@@ -27,6 +28,8 @@ class HookEvent:
     pull_request_id: int | None = None
     pull_request_title: str = ""
     source_branch: str | None = None  # a pull request's branch, when it is in the same repository
+    head_repository: str = ""  # the repository a pull request's head is in ("owner/repo": a fork's, maybe)
+    head_branch: str = ""  # a pull request's branch there
     build_source_branch: bool = False  # a pull request built from its branch (Bitbucket has no pull refs)
     closed_source_branch: str | None = None  # a pull request from this branch closed
     author_login: str = ""
@@ -39,7 +42,7 @@ class HookEvent:
 
 def delivery_id(provider: str, headers: Mapping[str, str]) -> str | None:
     """The provider's id of this delivery (the same on a redelivery), where it sends one."""
-    header = {"github": "x-github-delivery", "bitbucket": "x-request-uuid"}.get(provider)
+    header = {"github": "x-github-delivery", "gitea": "x-gitea-delivery", "bitbucket": "x-request-uuid"}.get(provider)
     value = headers.get(header) if header else None
     return value.strip()[:200] if value and value.strip() else None
 
@@ -50,6 +53,8 @@ def read_event(provider: str, headers: Mapping[str, str], body: Any) -> HookEven
         raise Invalid("The webhook body must be a JSON object.")
     if provider == "github":
         return _github(headers.get("x-github-event", ""), body)
+    if provider == "gitea":
+        return _github(headers.get("x-gitea-event", ""), body, "Gitea")
     if provider == "gitlab":
         return _gitlab(str(body.get("object_kind") or headers.get("x-gitlab-event", "")), body)
     if provider == "bitbucket":
@@ -85,7 +90,7 @@ def _files(commit: Any) -> tuple[str, ...] | None:
     return tuple(dict.fromkeys(names))
 
 
-def _github(event: str, body: dict[str, Any]) -> HookEvent:
+def _github(event: str, body: dict[str, Any], forge: str = "GitHub") -> HookEvent:
     if event == "ping":
         return HookEvent(ignored="ping: the webhook is set up.")
     if event == "push":
@@ -107,8 +112,9 @@ def _github(event: str, body: dict[str, Any]) -> HookEvent:
             same_repository=_get(body, "pull_request", "head", "repo", "id")
             == _get(body, "pull_request", "base", "repo", "id"),
             commit_id=_text(_get(body, "pull_request", "head", "sha")) or None,
+            head_repository=_text(_get(body, "pull_request", "head", "repo", "full_name")),
         )
-    return HookEvent(ignored=f"GitHub event '{event or 'unnamed'}' starts no build.")
+    return HookEvent(ignored=f"{forge} event '{event or 'unnamed'}' starts no build.")
 
 
 def _gitlab(kind: str, body: dict[str, Any]) -> HookEvent:
@@ -134,6 +140,7 @@ def _gitlab(kind: str, body: dict[str, Any]) -> HookEvent:
             source=_text(attributes.get("source_branch")),
             same_repository=attributes.get("source_project_id") == attributes.get("target_project_id"),
             commit_id=_text(_get(attributes, "last_commit", "id")) or None,
+            head_repository=_text(_get(attributes, "source", "path_with_namespace")),
         )
     return HookEvent(ignored=f"GitLab event '{kind or 'unnamed'}' starts no build.")
 
@@ -162,6 +169,7 @@ def _bitbucket(event: str, body: dict[str, Any]) -> HookEvent:
             same_repository=_get(request, "source", "repository", "full_name")
             == _get(request, "destination", "repository", "full_name"),
             commit_id=_text(_get(request, "source", "commit", "hash")) or None,
+            head_repository=_text(_get(request, "source", "repository", "full_name")),
             build_source_branch=True,
         )
     return HookEvent(ignored=f"Bitbucket event '{event or 'unnamed'}' starts no build.")
@@ -184,6 +192,7 @@ def _pull_request(
     source: str,
     same_repository: bool,
     commit_id: str | None,
+    head_repository: str = "",
     build_source_branch: bool = False,
 ) -> HookEvent:
     own_branch = source if same_repository and source else None
@@ -201,5 +210,7 @@ def _pull_request(
         pull_request_id=number,
         pull_request_title=title,
         source_branch=own_branch,
+        head_repository=head_repository,
+        head_branch=source,
         build_source_branch=build_source_branch,
     )

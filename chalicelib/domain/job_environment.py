@@ -111,7 +111,14 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
     if build.pull_request:
         variables["APPVEYOR_PULL_REQUEST_NUMBER"] = str(build.pull_request["pullRequestId"])
         variables["APPVEYOR_PULL_REQUEST_TITLE"] = build.pull_request["pullRequestName"]
-        variables["APPVEYOR_PULL_REQUEST_HEAD_COMMIT"] = commit.get("commitId", "")
+        pull_request = build.pull_request
+        # the head's commit: the merge commit built is GitHub's, not the developer's (builds stored before: the head)
+        variables["APPVEYOR_PULL_REQUEST_HEAD_COMMIT"] = pull_request.get("pullRequestHeadCommitId") or commit.get(
+            "commitId", ""
+        )
+        for name, field in (("REPO_NAME", "pullRequestHeadRepository"), ("REPO_BRANCH", "pullRequestHeadBranch")):
+            if pull_request.get(field):
+                variables[f"APPVEYOR_PULL_REQUEST_HEAD_{name}"] = pull_request[field]
     if flags.get("reBuild"):
         variables["APPVEYOR_RE_BUILD"] = "True"
     if flags.get("reRunIncomplete"):

@@ -18,7 +18,7 @@ from chalicelib.core.deployments import Deployment
 from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
-from chalicelib.domain import outbox
+from chalicelib.domain import commit_statuses, outbox
 from chalicelib.executors import job_timeout
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
@@ -134,6 +134,7 @@ def refresh_build(project_id: int, build_id: int) -> Build | None:
         if store.save_build_state(build, after, shown_as_last=newest, owed=owed):
             if owed is not None:
                 outbox.send_owed(owed)
+            commit_statuses.announce_change(build, after)
             return after
         time.sleep(0.05)
     log.error("build %s: its status could not be written after %s attempts", build_id, _REFRESH_ATTEMPTS)

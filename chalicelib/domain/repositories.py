@@ -17,6 +17,7 @@ PROVIDERS: dict[str, tuple[str | None, str]] = {
     "gitLab": ("https://gitlab.com", "git"),
     "kiln": ("https://kilnhg.com", "git"),
     "stash": (None, "git"),  # Bitbucket Server has no public host: set CONVEYOR_STASH_URL
+    "gitea": (None, "git"),  # Gitea and Forgejo likewise: CONVEYOR_GITEA_URL
     "git": (None, "git"),
     "mercurial": (None, "mercurial"),
     "subversion": (None, "subversion"),
@@ -38,7 +39,14 @@ def valid_repository(provider: str, name: str) -> tuple[str, str]:
         _check_url(name)
     elif not _OWNER_REPO.match(name) or ".." in name:
         raise invalid("repositoryName", f"repositoryName must be 'owner/repo' for {provider}.")
+    elif not clone_url(provider, name):
+        raise invalid("repositoryProvider", unserved(provider))
     return name, PROVIDERS[provider][1]
+
+
+def unserved(provider: str) -> str:
+    """Why a provider without a public host cannot be built from: the operator has not said where its server is."""
+    return f"This service has no {provider} server: its operator sets one with CONVEYOR_{provider.upper()}_URL."
 
 
 def _check_url(name: str) -> None:
@@ -79,6 +87,8 @@ def clone_url(provider: str, name: str, ssh: bool = False) -> str:
         return f"ssh://git@{host}/{name}.git" if host else ""  # no host known (stash without its URL): none
     public_host, _ = PROVIDERS[provider]
     base = repository_base_url(provider, public_host or "")
+    if not base:
+        return ""  # no server known (stash, gitea without their URL): never a path on the service's own disk
     if provider == "vso":
         organisation, _, project = name.partition("/")
         return f"{base}/{organisation}/{project}/_git/{repository_title(name)}"

@@ -23,6 +23,8 @@ CREDENTIALS = "credentials"
 SSH = "ssh"
 PASSWORD_FIELD = "repositoryPassword"  # the secrets field the password's token is bound to
 SSH_KEY_FIELD = "sshPrivateKey"  # the secrets field the deploy key's private half is bound to
+# the user name each forge takes with a token alone over HTTPS (GitHub's for app installation tokens and PATs)
+TOKEN_USERNAMES = {"gitHub": "x-access-token", "gitLab": "oauth2", "bitBucket": "x-token-auth"}
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,7 @@ def with_credentials(project: Project, change: CredentialsChange, before: Projec
     if not clone_url(project.repository_type, project.repository_name).startswith(("https://", "http://")):
         raise invalid("repositoryAuthentication", "Credentials need an http(s) clone URL.")
     username = project.repository_username if change.username is None else change.username
+    username = username or TOKEN_USERNAMES.get(project.repository_type)  # a token alone, as the forge takes it
     if not username or len(username) > MAX_TEXT_LENGTH or not username.isprintable():
         raise invalid("repositoryUsername", f"repositoryUsername must be 1 to {MAX_TEXT_LENGTH} printable characters.")
     password = project.repository_password
@@ -152,6 +155,14 @@ def clone_source(project: Project) -> CloneSource:
         username = project.repository_username
         password = secrets.decrypt(owner, PASSWORD_FIELD, project.repository_password)
     return CloneSource(url, username, password)
+
+
+def status_token(project: Project) -> tuple[str | None, str] | None:
+    """The user name and token commit statuses are posted with: the project's repository credential, if any."""
+    if project.repository_authentication != CREDENTIALS or not project.repository_password:
+        return None
+    token = secrets.decrypt(secrets.project_owner(project), PASSWORD_FIELD, project.repository_password)
+    return project.repository_username, token
 
 
 def public_repository_name(project: Project) -> str:

@@ -94,7 +94,10 @@ def authenticate(project: Project, delivery: Delivery) -> None:
 
 
 def _signature(delivery: Delivery) -> str:
-    """The body's signature as sent (X-Hub-Signature-256, Bitbucket's X-Hub-Signature), in the form it is checked."""
+    """The body's signature as sent (X-Hub-Signature-256, Bitbucket's X-Hub-Signature, Gitea's X-Gitea-Signature
+    without the "sha256=" the others put first), in the form it is checked."""
+    if delivery.provider == "gitea" and delivery.headers.get("x-gitea-signature"):
+        return "sha256=" + delivery.headers["x-gitea-signature"].strip().lower()
     header = "x-hub-signature" if delivery.provider == "bitbucket" else "x-hub-signature-256"
     signature = delivery.headers.get(header) or delivery.headers.get("x-hub-signature-256", "")
     return signature.strip().lower()
@@ -149,9 +152,12 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
     if project.rolling_builds and not event.is_tag:
         cancel_open_builds(project, revision.branch, event.pull_request_id)
     try:
-        build, _ = builds.start_webhook_build(
-            project, revision, configuration, version_format, event.pull_request_id, event.pull_request_title
-        )
+        pull_request = None
+        if event.pull_request_id is not None:
+            pull_request = builds.PullRequest(
+                event.pull_request_id, event.pull_request_title, event.head_repository, event.head_branch
+            )
+        build, _ = builds.start_webhook_build(project, revision, configuration, version_format, pull_request)
     except Invalid as error:
         return Outcome(message=f"Not built: {error.message}")
     return Outcome(build=build)

@@ -75,8 +75,9 @@ class Revision:
 
     commit: Commit
     branch: str  # the branch built; for a pull request, the branch asked for, else the default branch
-    ref: str  # the full ref fetched: "refs/heads/master", "refs/pull/7/head"
+    ref: str  # the full ref fetched: "refs/heads/master", "refs/pull/7/head", "refs/pull/7/merge"
     service_yml: str | None  # appveyor.yml in the commit's root, else .appveyor.yml, else None
+    pull_head: str | None = None  # a pull request's head commit (its merge commit is the one built, when there is one)
 
 
 def resolve(
@@ -85,11 +86,21 @@ def resolve(
     branch: str | None = None,
     commit_id: str | None = None,
     pull_ref: str | None = None,
+    merge_ref: str | None = None,
     timeout: float = 20.0,
     credentials: Credentials = None,
     ssh: SshAccess | None = None,
 ) -> Revision:
-    """What a build of this repository would build (``credentials``: user name and password, for HTTP(S))."""
+    """What a build of this repository would build (``credentials``: user name and password, for HTTP(S)).
+
+    ``merge_ref``: a pull request's merge with its target branch, as the forge keeps it (GitHub's
+    refs/pull/N/merge): built instead of ``pull_ref``, the head, when it exists and merges that head (the one
+    ``commit_id`` names, when given); a pull request that does not merge cleanly has none, and its head is built.
+    """
+    if merge_ref and pull_ref:
+        merged = _merge_revision(url, branch, commit_id, pull_ref, merge_ref, timeout, credentials, ssh)
+        if merged is not None:
+            return merged
     fetch_ref = pull_ref or (f"refs/heads/{branch}" if branch else "HEAD")
     # HEAD names the default branch, or the branches do when a server reports no symref; a build of a named branch
     # needs one ref listed, however many the server has (GitHub's refs/pull/* run to thousands)
@@ -114,7 +125,35 @@ def resolve(
         assert isinstance(commit, GitCommit)
         service_yml = _service_yml(repo, commit, remote)
     ref = f"refs/heads/{branch}" if fetch_ref == "HEAD" else fetch_ref
-    return Revision(commit=_commit(commit), branch=branch, ref=ref, service_yml=service_yml)
+    pull_head = commit.id.decode() if pull_ref and _PULL_NUMBER.match(pull_ref) else None
+    return Revision(commit=_commit(commit), branch=branch, ref=ref, service_yml=service_yml, pull_head=pull_head)
+
+
+def _merge_revision(
+    url: str,
+    branch: str | None,
+    commit_id: str | None,
+    pull_ref: str,
+    merge_ref: str,
+    timeout: float,
+    credentials: Credentials,
+    ssh: SshAccess | None,
+) -> Revision | None:
+    """The pull request's merge commit as a Revision, when the forge has one of its head; else None."""
+    repo = MemoryRepo()
+    with _remote(url, timeout, checked=True, credentials=credentials, ssh=ssh) as remote:
+        listed = [merge_ref, pull_ref] if branch else [merge_ref, pull_ref, "HEAD", "refs/heads/"]
+        fetched = remote.fetch_ref(repo, merge_ref, 1, listed, blobs=False)
+        merge, head = fetched.refs.get(Ref(merge_ref.encode())), fetched.refs.get(Ref(pull_ref.encode()))
+        if not merge or not head or (commit_id and not head.decode().startswith(commit_id.strip().lower())):
+            return None  # no merge (a conflict), or the head moved on from the commit asked for: build that one
+        commit = repo[merge]
+        if not isinstance(commit, GitCommit) or head not in commit.parents:
+            return None  # a merge the forge has not made again since the head moved
+        service_yml = _service_yml(repo, commit, remote)
+        branch = branch or _default_branch(fetched, url)
+    pull_head = head.decode()
+    return Revision(commit=_commit(commit), branch=branch, ref=merge_ref, service_yml=service_yml, pull_head=pull_head)
 
 
 def checkout(

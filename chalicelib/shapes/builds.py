@@ -55,6 +55,9 @@ def build_json(build: Build | BuildSummary, jobs: list[Job] | None = None) -> di
     if build.pull_request:
         shape["pullRequestId"] = build.pull_request["pullRequestId"]
         shape["pullRequestName"] = build.pull_request["pullRequestName"]
+        for field in ("pullRequestHeadBranch", "pullRequestHeadCommitId", "pullRequestHeadRepository"):
+            if build.pull_request.get(field):  # builds stored before know none; API-started ones no branch
+                shape[field] = build.pull_request[field]
     return shape
 
 

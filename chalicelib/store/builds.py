@@ -159,6 +159,27 @@ def set_flags(build: Build, flags: dict[str, bool]) -> None:
     BuildModel(build.project_id, build.build_id).update(actions=[BuildModel.flags.set(flags)])
 
 
+def add_message(project_id: int, build_id: int, message: dict[str, Any], limit: int) -> bool:
+    """Append a message the service has for the build's users, unless it has ``limit`` or one of the same words;
+    whether it did. The revision stays: it counts changes of state, which a message is not; a message written
+    meanwhile is kept."""
+    for _ in range(5):
+        build = get_build(project_id, build_id, consistent=True)
+        said = any(earlier.get("message") == message.get("message") for earlier in build.messages) if build else True
+        if build is None or said or len(build.messages) >= limit:
+            return False
+        model = BuildModel(project_id, build_id)
+        unchanged = BuildModel.messages == build.messages if build.messages else BuildModel.messages.does_not_exist()
+        try:
+            model.update(actions=[BuildModel.messages.set([*build.messages, message])], condition=unchanged)
+        except UpdateError as error:
+            if is_condition_failure(error):
+                continue
+            raise
+        return True
+    return False
+
+
 def save_build_state(build: Build, after: Build, shown_as_last: bool, owed: Owed | None = None) -> bool:
     """Write the status, start and finish a build derives from its jobs (as in ``after``), if nobody did since
     ``build`` was read.

@@ -41,6 +41,7 @@ def parse_start_request(body: Any) -> StartRequest:
         branch=fields.optional_text("branch") or None,
         commit_id=fields.optional_text("commitId") or None,
         pull_request_id=None if pull_request in (None, "") else fields.identifier("pullRequestId"),
+        tag=fields.optional_text("tag") or None,
         environment_variables=bounded_variables(
             "environmentVariables", {name: _text(value) for name, value in variables.items()}
         ),

@@ -9,8 +9,8 @@ from typing import Any
 
 from chalice.app import SQSEvent
 
-from chalicelib.core.messages import announcement
-from chalicelib.domain import notifications
+from chalicelib.core.messages import ReportStatus, notification_message
+from chalicelib.domain import commit_statuses, notifications
 
 log = logging.getLogger(__name__)
 HANDLER_SECONDS = 50.0  # the sends' bound without a Lambda context; the function's timeout is 60 s
@@ -27,15 +27,19 @@ def _deadline(event: Any) -> float:
 
 
 def send_notifications(event: SQSEvent) -> None:
-    """E-mails and webhooks for each finished build or deployment named (a redelivery finds them sent)."""
+    """E-mails and webhooks for each finished build or deployment named (a redelivery finds them sent), and
+    commit statuses to post."""
     deadline = _deadline(event)
     for record in event:
         try:
-            message = announcement(json.loads(record.body))
+            message = notification_message(json.loads(record.body))
         except ValueError:  # NotAMessage, or not JSON
             log.error("a notifications queue message names no build or deployment: %.200s", record.body)
             continue
-        if message.build_id is not None:
+        if isinstance(message, ReportStatus):
+            commit_statuses.report(message)
+        elif message.build_id is not None:
+            commit_statuses.announce_final(message.project_id, message.build_id)
             notifications.notify_build(message.project_id, message.build_id, message.revision, deadline)
         elif message.deployment_id is not None:
             notifications.notify_deployment(message.project_id, message.deployment_id, message.revision, deadline)

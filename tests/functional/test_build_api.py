@@ -44,6 +44,16 @@ def test_started_build_is_queued_with_its_commit_and_no_start_time(project: Buil
     assert "pullRequestId" not in build
 
 
+def test_a_tag_is_built_as_its_push_would_build_it(project: BuildProject) -> None:
+    project.repository.set_ref("refs/tags/v1.0", project.first_commit)
+    project.repository.commit({"appveyor.yml": "version: 1.0.{build}\n", "later.txt": "after the tag"})
+
+    build = project.start(tag="v1.0")
+
+    assert (build["isTag"], build["tag"], build["branch"]) == (True, "v1.0", "v1.0")
+    assert build["commitId"] == project.first_commit
+
+
 def test_version_follows_the_repository_format_with_branch(project: BuildProject) -> None:
     project.repository.commit(
         {"appveyor.yml": appveyor_yml("version: 2.{build}-{branch}", "build_script:", "  - echo hi")}, branch="dev"
@@ -78,6 +88,7 @@ def test_form_encoded_start_request_is_accepted(project: BuildProject) -> None:
         ({"branch": "no-such-branch"}, "Branch 'no-such-branch' not found"),
         ({"branch": "master", "commitId": "0123456789abcdef0123456789abcdef01234567"}, "not found"),
         ({"pullRequestId": 42}, "#42"),
+        ({"tag": "v9.9"}, "refs/tags/v9.9"),
     ],
 )
 def test_unknown_branch_commit_or_pull_request_is_404_and_creates_nothing(
@@ -101,6 +112,8 @@ def test_unknown_branch_commit_or_pull_request_is_404_and_creates_nothing(
         "not an object",
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "pullRequestId": "seven"},
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "pullRequestId": 7, "branch": "master"},
+        {"accountName": "ACCOUNT", "projectSlug": "SLUG", "pullRequestId": 7, "tag": "v1"},
+        {"accountName": "ACCOUNT", "projectSlug": "SLUG", "tag": "v1", "branch": "master"},
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "environmentVariables": ["A=1"]},
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "environmentVariables": {"A": {"nested": 1}}},
     ],

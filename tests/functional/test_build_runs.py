@@ -144,6 +144,28 @@ def test_pull_request_build_builds_the_pull_request_head(make_project) -> None: 
     assert "PR 7 - from the pull request" in project.log(job_ids(build)[0])
 
 
+def test_pull_request_build_checks_out_its_merge_commit_with_the_head_in_its_variables(make_project) -> None:  # type: ignore[no-untyped-def]
+    script = appveyor_yml(
+        "build_script:",
+        "  - echo built $(cat base.txt) + $(cat pr.txt) at $APPVEYOR_REPO_COMMIT",
+        "  - echo head $APPVEYOR_PULL_REQUEST_HEAD_COMMIT of PR $APPVEYOR_PULL_REQUEST_NUMBER",
+    )
+    project = make_project({"appveyor.yml": script, "base.txt": "old base"})
+    head = project.repository.commit({"appveyor.yml": script, "base.txt": "old base", "pr.txt": "pr"}, branch="pr")
+    project.repository.set_ref("refs/pull/5/head", head)
+    base = project.repository.commit({"appveyor.yml": script, "base.txt": "new base"})  # master moved on
+    merged = {"appveyor.yml": script, "base.txt": "new base", "pr.txt": "pr"}
+    merge = project.repository.commit(merged, branch="merge", parent_from=base, merged=head, message="Merge")
+    project.repository.set_ref("refs/pull/5/merge", merge)
+
+    build = project.wait(project.start(pullRequestId=5)["version"])
+
+    assert (build["status"], build["commitId"], build["pullRequestHeadCommitId"]) == ("success", merge, head)
+    log = project.log(job_ids(build)[0])
+    assert f"built new base + pr at {merge}" in log
+    assert f"head {head} of PR 5" in log
+
+
 def test_build_of_a_given_commit_builds_that_commit(make_project) -> None:  # type: ignore[no-untyped-def]
     project = make_project({"appveyor.yml": appveyor_yml("build_script:", "  - cat version.txt"), "version.txt": "old"})
     project.repository.commit(

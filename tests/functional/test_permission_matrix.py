@@ -69,6 +69,7 @@ UNPREFIXED = (
     "/runner/",
     "/projects/status/",
     "/github/",
+    "/gitea/",
     "/gitlab/",
     "/bitbucket/",
     "/git/",
@@ -183,6 +184,7 @@ GET    /projects/status/{badgeId}                                   200   200  2
 GET    /projects/status/{badgeId}/branch/{buildBranch}              200   200  200     200          200   200
 GET    /projects/status/{badgeId}/{repositoryOwner}/{repositoryName} 200  200  200     200          200   200
 POST   /github/webhook                                              200   200  200     200          200   200
+POST   /gitea/webhook                                               200   200  200     200          200   200
 POST   /gitlab/webhook                                              200   200  200     200          200   200
 POST   /bitbucket/webhook                                           200   200  200     200          200   200
 POST   /git/webhook                                                 200   200  200     200          200   200
@@ -567,7 +569,7 @@ REQUESTS: dict[str, Request] = {
     # names a branch and starts a build, which the cleanup deletes.
     **{
         f"POST /{provider}/webhook": Request(query="?id={webhookId}", body=lambda world, _: {})
-        for provider in ("github", "gitlab", "bitbucket")
+        for provider in ("github", "gitea", "gitlab", "bitbucket")
     },
     "POST /git/webhook": Request(
         query="?id={webhookId}",

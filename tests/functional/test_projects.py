@@ -95,8 +95,12 @@ def test_add_project_returns_the_new_project(account: Account) -> None:
     assert "updated" not in project
 
 
-@pytest.mark.parametrize("provider", ["gitHub", "bitBucket", "vso", "gitLab", "kiln", "stash"])
-def test_hosted_providers_take_an_owner_and_repository_name(account: Account, provider: str) -> None:
+@pytest.mark.parametrize("provider", ["gitHub", "bitBucket", "vso", "gitLab", "kiln", "stash", "gitea"])
+def test_hosted_providers_take_an_owner_and_repository_name(
+    account: Account, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for server in ("STASH", "GITEA"):  # no public host: the operator says where the server is
+        monkeypatch.setenv(f"CONVEYOR_{server}_URL", "https://code.example.com")
     project = add_project(account, "team/widget", provider)
 
     assert (project["repositoryType"], project["repositoryScm"]) == (provider, "git")

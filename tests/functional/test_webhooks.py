@@ -23,7 +23,7 @@ from tests.gitserver import GitServer, Repository
 from tests.support import Account, Caller, Reply, add_project, project_path, unique
 
 YML = appveyor_yml("build_script:", "  - echo hi")
-HOSTED = {"gitHub": "GITHUB", "gitLab": "GITLAB", "bitBucket": "BITBUCKET"}
+HOSTED = {"gitHub": "GITHUB", "gitLab": "GITLAB", "bitBucket": "BITBUCKET", "gitea": "GITEA"}
 
 
 @pytest.fixture(scope="module")
@@ -222,6 +222,64 @@ def test_github_pull_request_opened_and_synchronized_build_it_closed_does_not(gi
     assert (synced["commitId"], synced["branch"]) == (second, "master")
     assert "closed" in skipped(closed)
     assert len(github.builds()) == 2
+
+
+def test_github_pull_request_builds_its_merge_commit_while_github_keeps_one_of_its_head(github: HookProject) -> None:
+    head = github.repository.commit({"appveyor.yml": YML, "f.txt": "fork"}, branch="feature", message="From a fork")
+    github.repository.set_ref("refs/pull/8/head", head)
+    merge = github.repository.commit(
+        {"appveyor.yml": YML, "f.txt": "fork"}, branch="merge-8", parent_from="master", merged=head, message="Merge"
+    )
+    github.repository.set_ref("refs/pull/8/merge", merge)
+    payload = github_pull_request("opened", 8, head)
+    payload["pull_request"]["head"]["repo"] = {"id": 2, "full_name": "forker/app"}
+
+    build = started(github.post(payload, github_headers("pull_request")))
+
+    assert (build["commitId"], build["branch"], build["message"]) == (merge, "master", "Merge")
+    assert build["pullRequestHeadCommitId"] == head
+    assert (build["pullRequestHeadRepository"], build["pullRequestHeadBranch"]) == ("forker/app", "feature")
+    variables = variables_of(build)
+    assert (variables["APPVEYOR_REPO_COMMIT"], variables["APPVEYOR_REPO_BRANCH"]) == (merge, "master")
+    assert variables["APPVEYOR_PULL_REQUEST_HEAD_COMMIT"] == head
+    assert variables["APPVEYOR_PULL_REQUEST_HEAD_REPO_NAME"] == "forker/app"
+    assert variables["APPVEYOR_PULL_REQUEST_HEAD_REPO_BRANCH"] == "feature"
+    assert variables["APPVEYOR_PULL_REQUEST_NUMBER"] == "8"
+
+    # pushed again: until GitHub merges the new head, its merge ref still merges the old one, so the head is built
+    newer = github.repository.commit({"appveyor.yml": YML, "f.txt": "fork 2"}, branch="feature", message="Again")
+    github.repository.set_ref("refs/pull/8/head", newer)
+    synced = started(github.post(github_pull_request("synchronize", 8, newer), github_headers("pull_request")))
+    assert (synced["commitId"], synced["pullRequestHeadCommitId"]) == (newer, newer)
+
+    # a pull request that does not merge cleanly has no merge ref: its head is built
+    github.repository.set_ref("refs/pull/9/head", newer)
+    conflicted = started(github.post(github_pull_request("opened", 9, newer), github_headers("pull_request")))
+    assert conflicted["commitId"] == newer and variables_of(conflicted)["APPVEYOR_PULL_REQUEST_HEAD_COMMIT"] == newer
+
+
+def test_gitea_sends_githubs_payloads_under_headers_of_its_own(account: Account, git_server: GitServer) -> None:
+    gitea = HookProject(account, git_server, provider="gitea")
+    assert gitea.url.split("?")[0].endswith("/api/gitea/webhook")
+    gitea.configure(webhookSecret="gitea-s3cret")
+    sha = gitea.repository.commit({"appveyor.yml": YML, "a.txt": "1"}, message="Second")
+    body = json.dumps(github_push("refs/heads/master", sha, "Second")).encode()
+    signature = hmac.new(b"gitea-s3cret", body, hashlib.sha256).hexdigest()  # Gitea's: hex, no "sha256="
+    headers = {"X-Gitea-Event": "push", "X-Gitea-Delivery": unique("delivery"), "Content-Type": "application/json"}
+
+    pushed = started(gitea.post(None, {**headers, "X-Gitea-Signature": signature}, raw=body))
+    forged = gitea.post(None, {**headers, "X-Gitea-Delivery": unique("d"), "X-Gitea-Signature": "0" * 64}, raw=body)
+    again = gitea.post(None, {**headers, "X-Gitea-Signature": signature}, raw=body)
+
+    assert (pushed["commitId"], pushed["branch"]) == (sha, "master")
+    assert forged.status == 401
+    assert "handled already" in skipped(again)
+    gitea.repository.set_ref("refs/pull/3/head", sha)
+    body = json.dumps(github_pull_request("opened", 3, sha)).encode()
+    signature = hmac.new(b"gitea-s3cret", body, hashlib.sha256).hexdigest()
+    pull = {**headers, "X-Gitea-Event": "pull_request", "X-Gitea-Delivery": unique("d"), "X-Gitea-Signature": signature}
+    opened = started(gitea.post(None, pull, raw=body))
+    assert (opened["pullRequestId"], opened["pullRequestHeadCommitId"]) == ("3", sha)
 
 
 def test_github_redelivery_is_answered_but_starts_nothing_more(github: HookProject) -> None:

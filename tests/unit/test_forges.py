@@ -1,0 +1,99 @@
+"""Each forge's commit status in its own words and at its own API, and the hosted providers' servers: no IO."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from chalicelib.core.messages import Announce, ReportStatus, body_of, notification_message
+from chalicelib.domain.repositories import clone_url, valid_repository
+from chalicelib.errors import Invalid
+from chalicelib.notify import commit_status
+from chalicelib.notify.commit_status import CommitStatus
+
+
+def status(state: str, description: str = "Conveyor build failed") -> CommitStatus:
+    return CommitStatus(state, "a" * 40, "continuous-integration/conveyor/pr", description, None, "feature", 12)
+
+
+@pytest.mark.parametrize(
+    ("provider", "failed", "cancelled"),
+    [
+        ("gitHub", "failure", "error"),
+        ("gitea", "failure", "error"),
+        ("gitLab", "failed", "canceled"),
+        ("bitBucket", "FAILED", "STOPPED"),
+        ("stash", "FAILED", "CANCELLED"),
+    ],
+)
+def test_a_failed_and_a_cancelled_build_are_said_in_each_forges_words(
+    provider: str, failed: str, cancelled: str
+) -> None:
+    _, failed_body = commit_status._request(provider, "https://forge.example/api", "OCTO/app", status("failed"))
+    _, cancelled_body = commit_status._request(provider, "https://forge.example/api", "OCTO/app", status("cancelled"))
+
+    assert (failed_body["state"], cancelled_body["state"]) == (failed, cancelled)
+
+
+def test_a_description_longer_than_github_takes_is_cut_to_140_characters() -> None:
+    _, body = commit_status._request("gitHub", "https://api.github.com", "octo/app", status("failed", "x" * 300))
+
+    assert body["description"] == "x" * 140
+    assert "target_url" not in body  # no base URL: no link rather than a broken one
+
+
+def test_a_gitlab_project_in_a_subgroup_is_named_by_its_encoded_path() -> None:
+    url, body = commit_status._request("gitLab", "https://gitlab.com/api/v4", "group/sub/app", status("running"))
+
+    assert url == f"https://gitlab.com/api/v4/projects/group%2Fsub%2Fapp/statuses/{'a' * 40}"
+    assert (body["state"], body["name"], body["ref"]) == ("running", "continuous-integration/conveyor/pr", "feature")
+
+
+def test_the_public_forges_apis_and_a_servers_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert commit_status.api_url("gitHub") == "https://api.github.com"
+    assert commit_status.api_url("bitBucket") == "https://api.bitbucket.org/2.0"
+    assert commit_status.api_url("gitLab") == "https://gitlab.com/api/v4"
+    assert commit_status.api_url("gitea") is None
+    monkeypatch.setenv("CONVEYOR_GITHUB_URL", "https://github.example.com/")
+    monkeypatch.setenv("CONVEYOR_STASH_URL", "https://stash.example.com")
+    assert commit_status.api_url("gitHub") == "https://github.example.com/api/v3"
+    assert commit_status.api_url("stash") == "https://stash.example.com/rest/api/latest"
+    monkeypatch.setenv("CONVEYOR_GITHUB_API_URL", "https://ghe-api.example.com/")
+    assert commit_status.api_url("gitHub") == "https://ghe-api.example.com"
+
+
+@pytest.mark.parametrize(
+    ("username", "expected"),
+    [
+        (None, "Bearer t0ken"),
+        ("x-access-token", "Bearer t0ken"),
+        ("ada", "Basic YWRhOnQwa2Vu"),  # an app password with its user
+    ],
+)
+def test_a_token_goes_as_a_bearer_token_and_a_password_with_its_user(username: str | None, expected: str) -> None:
+    assert commit_status._authorization("bitBucket", username, "t0ken") == {"Authorization": expected}
+    assert commit_status._authorization("gitLab", username, "t0ken") == {"Authorization": "Bearer t0ken"}
+
+
+@pytest.mark.parametrize("provider", ["stash", "gitea"])
+def test_a_provider_without_a_server_is_refused_and_never_read_from_the_services_disk(
+    provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(f"CONVEYOR_{provider.upper()}_URL", raising=False)
+
+    assert clone_url(provider, "tmp/app") == ""  # not "/tmp/app.git", a path on the service's own disk
+    with pytest.raises(Invalid, match=f"CONVEYOR_{provider.upper()}_URL"):
+        valid_repository(provider, "tmp/app")
+    monkeypatch.setenv(f"CONVEYOR_{provider.upper()}_URL", "https://code.example.com")
+    assert valid_repository(provider, "tmp/app") == ("tmp/app", "git")
+    assert clone_url(provider, "tmp/app") == "https://code.example.com/tmp/app.git"
+
+
+def test_notifications_queue_bodies_read_as_announcements_as_before_and_as_status_posts() -> None:
+    before = {"projectId": 3, "revision": 4, "buildId": 5}  # a body queued by the version before statuses
+    again = ReportStatus(3, 5, attempt=2, state="success")
+
+    assert notification_message(before) == Announce(3, 4, build_id=5)
+    assert notification_message(json.loads(json.dumps(body_of(again)))) == again
+    assert notification_message(body_of(ReportStatus(3, 5))) == ReportStatus(3, 5)
