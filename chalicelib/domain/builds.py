@@ -64,8 +64,8 @@ def start_build(caller: Caller, request: StartRequest) -> tuple[Build, list[Job]
     if request.pull_request_id is not None and (request.branch or request.commit_id or request.tag):
         raise Invalid("A pull request build takes no branch, commitId or tag.")
     if request.tag is not None:
-        if request.branch:
-            raise Invalid("A tag build takes no branch: the tag is what it builds.")
+        if request.branch or request.commit_id:  # an older commit would pass for the tag's release
+            raise Invalid("A tag build takes no branch or commitId: the tag's commit is what it builds.")
         # as a pushed tag builds: APPVEYOR_REPO_BRANCH is the tag's name (a tag is on no branch)
         tag_ref = f"refs/tags/{request.tag}"
         revision = _resolve(project, request.tag, request.commit_id, None, ref=tag_ref)

@@ -121,6 +121,7 @@ def _post(project: Project, build: Build, state: str) -> None:
         target_url=_dashboard_link(project, build),
         ref=_ref_of(build),
         build_number=build.build_number,
+        is_tag=build.ref.startswith("refs/tags/"),
     )
     commit_status.post(project.repository_type, public_repository_name(project), status, username, token)
 

@@ -103,7 +103,7 @@ def _github(event: str, body: dict[str, Any], forge: str = "GitHub") -> HookEven
     if event == "pull_request":
         return _pull_request(
             action=_text(body.get("action")),
-            building=("opened", "synchronize", "reopened"),
+            building=("opened", "synchronize", "synchronized", "reopened"),  # Gitea says synchronized
             closing=("closed",),
             number=body.get("number"),
             title=_text(_get(body, "pull_request", "title")),

@@ -3,7 +3,7 @@ the file of the newest build that matches a query."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
@@ -55,8 +55,14 @@ def _url_of(job: Job, file_name: str, where: str) -> str:
 
 
 def last_artifact_url(caller: Caller, account_name: str, slug: str, file_name: str, query: ArtifactQuery) -> str:
-    """A short-lived URL of ``file_name`` as the newest matching build's job left it (the permalink)."""
+    """A short-lived URL of ``file_name`` as the newest matching build's job left it (the permalink).
+
+    Asked without a key, it passes over pull requests' builds unless ``pr`` says otherwise: their branch is their
+    target's, so a README's ``?branch=master`` link would otherwise hand anyone a fork's file (AppVeyor's does).
+    """
     project = find_project(caller, account_name, slug)
+    if caller.is_visitor and query.pull_requests is None:
+        query = replace(query, pull_requests=False)
     for build in build_store.list_builds(project.project_id, None, PERMALINK_BUILDS, branch=query.branch):
         if not _matches(build, query):
             continue

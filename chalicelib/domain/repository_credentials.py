@@ -83,11 +83,11 @@ def with_credentials(project: Project, change: CredentialsChange, before: Projec
     if not username or len(username) > MAX_TEXT_LENGTH or not username.isprintable():
         raise invalid("repositoryUsername", f"repositoryUsername must be 1 to {MAX_TEXT_LENGTH} printable characters.")
     password = project.repository_password
-    if password and not change.password and before is not None and _origin(before) != _origin(project):
+    if password and not change.password and before is not None and _repository(before) != _repository(project):
         raise invalid(
             PASSWORD_FIELD,
-            "The repository moved to another host: send repositoryPassword again (the stored one goes only to the "
-            "host it was set for).",
+            "The repository changed: send repositoryPassword again (the stored one goes only to the repository it "
+            "was set for, which it clones and posts commit statuses to).",
         )
     if change.password == "":
         password = None  # "" removes the stored one: credentials need another, or repositoryAuthentication null
@@ -137,6 +137,11 @@ def _with_deploy_key(project: Project, before: Project | None) -> Project:
 def _fetch_url(project: Project, authentication: str | None) -> str:
     url = clone_url(project.repository_type, project.repository_name, ssh=authentication == SSH)
     return without_credentials(url)[0]
+
+
+def _repository(project: Project) -> tuple[str, str, str]:
+    """Which repository a project's credentials were given for: where it is, and its name there."""
+    return *_origin(project), public_repository_name(project).lower().rstrip("/").removesuffix(".git")
 
 
 def _origin(project: Project) -> tuple[str, str]:

@@ -16,7 +16,6 @@ from urllib.parse import quote
 
 from chalicelib import outbound
 from chalicelib.config import forge_api_url, repository_base_url
-from chalicelib.outbound import shown
 
 TIMEOUT_SECONDS = 10.0
 MAX_DESCRIPTION = 140  # GitHub answers 422 to a longer one; the others take 255
@@ -51,6 +50,7 @@ class CommitStatus:
     target_url: str | None  # the build in the dashboard (None: the service knows no URL of its own)
     ref: str  # the branch (a pull request's source branch) or tag the commit was built for
     build_number: int
+    is_tag: bool = False  # ``ref`` names a tag
 
 
 class StatusFailed(Exception):
@@ -96,11 +96,13 @@ def post(provider: str, repository: str, status: CommitStatus, username: str | N
     try:
         response = http.request("POST", url, data=json.dumps(body).encode(), headers=headers, timeout=TIMEOUT_SECONDS)
     except outbound.Refused as error:
-        raise StatusFailed(f"{name} was not called at {shown(url)}: {error}", retry=False) from None
+        raise StatusFailed(f"{name} was not called: {error}", retry=False) from None
     except requests.Timeout:
         raise StatusFailed(f"{name} did not answer within {TIMEOUT_SECONDS:g} s.", retry=True) from None
     except requests.RequestException:  # no details: they would describe the network the service runs in
-        raise StatusFailed(f"{name} is unreachable at {shown(url)}.", retry=True) from None
+        raise StatusFailed(f"{name} is unreachable.", retry=True) from None
+    except (UnicodeError, ValueError):  # a header the token makes unsendable (not latin-1): no try again helps
+        raise StatusFailed(f"{name} was not called: the repository credential's token cannot be sent.", False) from None
     with response:
         if 200 <= response.status_code < 300:
             return
@@ -137,7 +139,8 @@ def _request(provider: str, base: str, repository: str, status: CommitStatus) ->
         return f"{base}/repositories/{_path(repository)}/commit/{sha}/statuses/build", {**shared, "refname": status.ref}
     project, _, slug = repository.partition("/")
     url = f"{base}/projects/{quote(project, safe='')}/repos/{quote(slug, safe='')}/commits/{sha}/builds"
-    return url, {**shared, "ref": f"refs/heads/{status.ref}", "buildNumber": str(status.build_number)}
+    ref = f"refs/{'tags' if status.is_tag else 'heads'}/{status.ref}"
+    return url, {**shared, "ref": ref, "buildNumber": str(status.build_number)}
 
 
 def _path(repository: str) -> str:

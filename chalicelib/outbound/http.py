@@ -60,7 +60,7 @@ def request(method: str, url: str, *, data: bytes | None, headers: dict[str, str
             if location is None:
                 return response
             target = urljoin(url, location)
-            if urlsplit(target).hostname != urlsplit(url).hostname:
+            if _origin(target) != _origin(url):  # another host, port or scheme (https to http): not its secret
                 headers = {name: value for name, value in headers.items() if name.lower() != "authorization"}
             if response.status_code == 303 or (response.status_code in (301, 302) and method == "POST"):
                 method, data = "GET", None
@@ -84,6 +84,11 @@ def send(method: str, url: str, *, data: bytes | None, headers: dict[str, str], 
         if not 200 <= response.status_code < 300:
             raise Failed(f"{shown(url)} answered {response.status_code} {response.reason}.")
         return response.status_code
+
+
+def _origin(url: str) -> tuple[str, str | None, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname, parts.port or (443 if parts.scheme == "https" else 80)
 
 
 def _hops() -> Iterator[int]:

@@ -10,7 +10,7 @@ import requests
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
-from tests.support import Account, assert_refused
+from tests.support import Account, Caller, assert_refused
 
 # each build's file says which build made it; FAIL=1 fails a build before its artifacts
 YML = appveyor_yml(
@@ -30,9 +30,10 @@ def project(git_server: GitServer, pump: SqsPump, account: Account) -> BuildProj
     return BuildProject(account, git_server, {"appveyor.yml": YML})
 
 
-def fetch(project: BuildProject, query: str = "", file_name: str = "out/app.txt") -> str:
-    """The permalink's file, followed through its redirect; or the refusal's message."""
-    reply = project.account.api.get(f"{project.path}/artifacts/{file_name}{query}")
+def fetch(project: BuildProject, query: str = "", file_name: str = "out/app.txt", caller: Caller | None = None) -> str:
+    """The permalink's file, followed through its redirect (asked by the owner unless ``caller``); or the
+    refusal's message."""
+    reply = (caller or project.account.api).get(f"{project.path}/artifacts/{file_name}{query}")
     if reply.status != 302:
         return f"{reply.status} {reply.json['message']}"
     return requests.get(reply.headers["Location"], timeout=10).text.strip()
@@ -65,6 +66,15 @@ def test_the_permalink_serves_the_newest_successful_builds_file_of_a_branch_a_pu
         == f"404 Artifact 'out/other.txt' not found in build {pull_request['version']}."
     )
     assert "pr" in assert_refused(project.account.api.get(f"{project.path}/artifacts/out/app.txt?pr=maybe"), 400)
+
+    # Made public, a README's link passes over pull requests' builds (a fork's file is not the branch's) unless
+    # pr says otherwise; a key still gets AppVeyor's answer.
+    settings = project.account.api.get(f"{project.path}/settings").json["settings"]
+    assert project.account.api.put("/projects", {**settings, "isPrivate": False}).status == 204
+    visitor = Caller(project.account.client, None, "/api")
+    assert fetch(project, "?branch=master", caller=visitor) == f"{master['version']}-plain"
+    assert fetch(project, "?branch=master&pr=true", caller=visitor) == f"{pull_request['version']}-plain"
+    assert fetch(project, "?branch=master") == f"{pull_request['version']}-plain"
 
 
 def test_a_build_of_several_jobs_needs_the_jobs_name(account: Account, git_server: GitServer, pump: SqsPump) -> None:

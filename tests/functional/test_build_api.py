@@ -114,6 +114,7 @@ def test_unknown_branch_commit_or_pull_request_is_404_and_creates_nothing(
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "pullRequestId": 7, "branch": "master"},
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "pullRequestId": 7, "tag": "v1"},
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "tag": "v1", "branch": "master"},
+        {"accountName": "ACCOUNT", "projectSlug": "SLUG", "tag": "v1", "commitId": "0123456"},  # not the tag's
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "environmentVariables": ["A=1"]},
         {"accountName": "ACCOUNT", "projectSlug": "SLUG", "environmentVariables": {"A": {"nested": 1}}},
     ],

@@ -3,6 +3,11 @@ name must be resolved, the service-side git fetch refuses it before connecting (
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
 import pytest
 
 from chalicelib.scm import git
@@ -66,3 +71,44 @@ def test_a_notification_webhook_to_the_metadata_address_is_refused_in_settings(a
 def test_the_service_does_not_fetch_a_repository_whose_name_resolves_to_a_refused_address(url: str) -> None:
     with pytest.raises(git.SourceError, match="refused"):
         git.resolve(url, timeout=5)
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Answers every GET with what the server was told to (a redirect, or 200) and records its headers."""
+
+    def do_GET(self) -> None:  # noqa: N802 (the handler's name is http.server's)
+        self.server.seen.append(dict(self.headers))  # type: ignore[attr-defined]
+        location = self.server.location  # type: ignore[attr-defined]
+        self.send_response(302 if location else 200)
+        if location:
+            self.send_header("Location", location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, format: str, *args: object) -> None:
+        """Quiet."""
+
+
+@contextmanager
+def recorder(location: str | None = None) -> Iterator[ThreadingHTTPServer]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    server.seen, server.location = [], location  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_redirect_to_another_port_of_the_same_host_does_not_carry_the_authorization() -> None:
+    from chalicelib.outbound import http
+
+    with recorder() as target, recorder(f"http://127.0.0.1:{target.server_address[1]}/next") as first:
+        url = f"http://127.0.0.1:{first.server_address[1]}/start"
+        reply = http.request("GET", url, data=None, headers={"Authorization": "Bearer t0ken"}, timeout=5)
+
+    assert reply.status_code == 200
+    assert first.seen[0]["Authorization"] == "Bearer t0ken"  # the host it was meant for
+    assert "Authorization" not in target.seen[0]  # another origin: another server, whatever its host name

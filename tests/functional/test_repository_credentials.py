@@ -288,20 +288,31 @@ def test_a_token_given_as_the_user_name_of_an_old_url_is_left_there_by_the_migra
     assert TOKEN not in everything_shown(account, project) and TOKEN not in log
 
 
-def test_the_stored_password_does_not_follow_the_repository_to_another_host(
-    account: Account, private_server: GitServer
+@pytest.mark.parametrize(
+    "elsewhere",
+    [
+        lambda url: url.replace("127.0.0.1", "127.0.0.2"),  # an Update-right member's own server, say
+        lambda url: url.replace("/private-", "/victim-"),  # another repository the token reaches, on the same host
+    ],
+    ids=["another host", "another repository"],
+)
+def test_the_stored_password_does_not_follow_the_project_to_another_repository(
+    account: Account, private_server: GitServer, elsewhere: Any
 ) -> None:
     url = private_repository(private_server)
     project = add_private_project(
         account, url, repositoryAuthentication="credentials", repositoryUsername=USER, repositoryPassword=TOKEN
     ).json
     settings = account.api.get(project_path(project) + "/settings").json["settings"]
-    elsewhere = url.replace("127.0.0.1", "127.0.0.2")  # an Update-right member's own server, say
 
-    moved = account.api.put("/projects", {**settings, "repositoryName": elsewhere})
-    resent = account.api.put("/projects", {**settings, "repositoryName": elsewhere, "repositoryPassword": "new-t0ken"})
+    moved = account.api.put("/projects", {**settings, "repositoryName": elsewhere(url)})
+    same = account.api.put("/projects", {**settings, "repositoryName": url.upper().replace("HTTP://", "http://")})
+    resent = account.api.put(
+        "/projects", {**settings, "repositoryName": elsewhere(url), "repositoryPassword": "new-t0ken"}
+    )
 
     assert moved.status == 400 and "repositoryPassword" in moved.json["message"]
+    assert same.status == 204  # the same repository, however its name is written
     assert resent.status == 204
 
 

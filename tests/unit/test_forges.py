@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
@@ -97,3 +98,16 @@ def test_notifications_queue_bodies_read_as_announcements_as_before_and_as_statu
     assert notification_message(before) == Announce(3, 4, build_id=5)
     assert notification_message(json.loads(json.dumps(body_of(again)))) == again
     assert notification_message(body_of(ReportStatus(3, 5))) == ReportStatus(3, 5)
+
+
+def test_a_token_no_header_can_carry_fails_the_post_without_a_try_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as listener:  # loopback, never answered: the post must fail before it is sent
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        monkeypatch.setenv("CONVEYOR_GITHUB_API_URL", f"http://127.0.0.1:{listener.getsockname()[1]}")
+        monkeypatch.setenv("CONVEYOR_STAGE", "local")
+        with pytest.raises(commit_status.StatusFailed) as failed:
+            commit_status.post("gitHub", "octo/app", status("failed"), None, "t\u00f6ken-\u20ac-0123456789")
+
+    assert failed.value.retry is False
+    assert "cannot be sent" in str(failed.value) and "\u20ac" not in str(failed.value)
