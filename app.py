@@ -1,6 +1,6 @@
 """Wiring only: the Chalice app, its blueprints, its middleware, and its queue and schedule handlers."""
 
-from chalice import Chalice, Rate
+from chalice import Chalice, Cron, Rate
 from chalice.app import CloudWatchEvent, SQSEvent
 
 from chalicelib.api import (
@@ -24,7 +24,7 @@ from chalicelib.api import (
 from chalicelib.api.http import error_bodies
 from chalicelib.config import settings
 from chalicelib.workers import deployments as deployment_workers
-from chalicelib.workers import jobs
+from chalicelib.workers import jobs, schedules
 from chalicelib.workers import notifications as notification_workers
 
 app = Chalice(app_name="conveyor")
@@ -80,3 +80,9 @@ def abandon_notifications(event: SQSEvent) -> None:
 @app.schedule(Rate(1, unit=Rate.MINUTES))
 def sweep_leases(event: CloudWatchEvent) -> None:
     jobs.sweep_leases(event)
+
+
+# At the start of each minute (a rate's ticks fall anywhere in it): a schedule's run starts within seconds.
+@app.schedule(Cron("*", "*", "*", "*", "?", "*"))
+def start_scheduled_builds(event: CloudWatchEvent) -> None:
+    schedules.start_scheduled_builds(event)

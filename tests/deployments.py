@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+from chalicelib.deploy.base import Delivery, DeployArtifact
 from chalicelib.store import deployments as deployment_store
 from tests.builds import BuildProject, appveyor_yml, settle
+from tests.storage import put_artifact
 from tests.support import Account, unique
 
 FINISHED = {"success", "failed", "cancelled"}
@@ -72,3 +76,49 @@ def wait_for_deployment(
         return dict(account.api.get(f"/deployments/{deployment_id}").json["deployment"])
 
     return settle(read, stored_status, statuses, seconds, f"deployment {deployment_id}")
+
+
+def deployed(project: BuildProject, environment: dict[str, Any], version: str, **fields: Any) -> dict[str, Any]:
+    """Start a deployment and wait for it to finish; the finished deployment."""
+    reply = deploy(project, environment, version, **fields)
+    assert reply.status == 200, reply.body
+    return wait_for_deployment(project.account, reply.json["deploymentId"])
+
+
+def deployment_log(project: BuildProject, deployment: dict[str, Any]) -> str:
+    """The log of the deployment's one job."""
+    (job,) = deployment["jobs"]
+    return project.log(job["jobId"])
+
+
+class Log(list[str]):
+    """A deployment's log lines, as a provider writes them."""
+
+    def __call__(self, line: str) -> None:
+        self.append(line)
+
+
+def stored_artifact(folder: Path, file_name: str, content: bytes, name: str = "", kind: str = "Auto") -> DeployArtifact:
+    """An artifact of a fresh job, stored as the runner stores it."""
+    local = folder / unique("artifact")
+    local.write_bytes(content)
+    job_prefix = f"builds/1/2/3/{unique('job')}/"
+    size = put_artifact(job_prefix, file_name, local)
+    return DeployArtifact(file_name, name or PurePosixPath(file_name).stem, kind, size, job_prefix)
+
+
+def delivery(
+    settings: dict[str, str],
+    artifacts: list[DeployArtifact],
+    should_stop: Callable[[], bool] = lambda: False,
+    **variables: str,
+) -> Delivery:
+    """What a provider is handed for build 1.0.7 of a git project (``variables`` added to its APPVEYOR_* ones)."""
+    return Delivery(
+        settings=settings,
+        artifacts=artifacts,
+        variables={"APPVEYOR_BUILD_VERSION": "1.0.7", "APPVEYOR_REPO_PROVIDER": "git", **variables},
+        context={"commit": {"commitId": "abc123"}},
+        log=Log(),
+        should_stop=should_stop,
+    )

@@ -10,12 +10,14 @@ from typing import Any
 
 import pytest
 
-# what each stubbed name resolves to: the cloud metadata address, a private host, and a name with one public and
-# one link-local address (refused as a whole: any address refused refuses the name)
+# what each stubbed name resolves to: the cloud metadata address, a private host, a name with one public and one
+# link-local address (refused as a whole: any address refused refuses the name), and a public host (reached: a check
+# that must refuse it does so by its own rule, before connecting)
 STUBBED = {
     "metadata.stub.test": ["169.254.169.254"],
     "intranet.stub.test": ["10.0.0.7"],
     "mixed.stub.test": ["140.82.112.3", "169.254.169.254"],
+    "public.stub.test": ["140.82.112.3"],
 }
 
 

@@ -74,15 +74,26 @@ class FtpServer(_Peer):
         self._thread: threading.Thread | None = None
         self._stopping = threading.Event()
         self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self.connections = 0  # how many times a client connected, whatever it did then
 
     def start(self) -> FtpServer:
         """Serve in a daemon thread; returns the server."""
         authorizer = DummyAuthorizer()
         authorizer.add_user(self.username, self.password, str(self.root), perm="elradfmwMT")
+        peer = self
+
+        def on_connect(handler: FTPHandler) -> None:
+            peer.connections += 1
+
         handler = type(
             "Handler",
             (self._handler_class(),),
-            {"authorizer": authorizer, "banner": "Conveyor test FTP", "auth_failed_timeout": 0.05},
+            {
+                "authorizer": authorizer,
+                "banner": "Conveyor test FTP",
+                "auth_failed_timeout": 0.05,
+                "on_connect": on_connect,
+            },
         )
         self._server = FTPServer((self.host, 0), handler)
         self.port = self._server.address[1]
@@ -239,10 +250,12 @@ class ReceivedRequest:
 
 
 class WebhookReceiver(_Peer):
-    """An HTTP server on 127.0.0.1 recording every request and answering ``status`` (settable at any time)."""
+    """An HTTP server on 127.0.0.1 recording every request and answering ``status`` with ``answer`` as JSON (both
+    settable at any time)."""
 
-    def __init__(self, status: int = 200) -> None:
+    def __init__(self, status: int = 200, answer: Any = None) -> None:
         self.status = status
+        self.answer = {"received": True} if answer is None else answer
         self.requests: list[ReceivedRequest] = []
         self._server: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -280,7 +293,7 @@ class WebhookReceiver(_Peer):
                 body = self.rfile.read(length) if length else b""
                 headers = {name.lower(): value for name, value in self.headers.items()}
                 receiver.requests.append(ReceivedRequest(self.command, self.path, headers, body))
-                answer = json.dumps({"received": True}).encode()
+                answer = json.dumps(receiver.answer).encode()
                 self.send_response(receiver.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(answer)))

@@ -22,6 +22,16 @@ class EnvironmentAtStart:
 
 
 @dataclass(frozen=True)
+class InlineEntry:
+    """An inline deployment's ``deploy:`` entry: its place in the build's configuration and its provider.
+
+    Its settings stay in the build's stored configuration (secure ones as tokens), read again when it delivers."""
+
+    entry: int  # the index in the build configuration's ``deployments``
+    provider: str
+
+
+@dataclass(frozen=True)
 class Deployment:
     account_id: int
     project_id: int
@@ -39,6 +49,7 @@ class Deployment:
     updated: datetime | None = None
     revision: int = 1
     project_slug: str | None = None  # None in deployments stored before it was kept
+    inline: InlineEntry | None = None  # an appveyor.yml ``deploy:`` entry's (environment_id 0), not an environment's
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,18 @@ class ReportStatus:
     state: str | None = None  # on a try again, the state that failed: a newer state has a message of its own
 
 
-Message = RunJob | RunDeploymentJob | AgentDeadline | Announce | ReportStatus
+@dataclass(frozen=True)
+class StartScheduledBuild:
+    """Notifications queue: start the build of a project's scheduled run, due at ``run_at`` (epoch seconds), which
+    the tick claimed; the project is named by its key and its id (a project made again under the slug is another)."""
+
+    account_id: int
+    project_id: int
+    slug: str
+    run_at: int
+
+
+Message = RunJob | RunDeploymentJob | AgentDeadline | Announce | ReportStatus | StartScheduledBuild
 
 
 class NotAMessage(ValueError):
@@ -66,6 +77,13 @@ def body_of(message: Message) -> dict[str, Any]:
     if isinstance(message, ReportStatus):
         status = {"projectId": message.project_id, "buildId": message.build_id, "commitStatus": message.attempt}
         return status | ({"state": message.state} if message.state else {})
+    if isinstance(message, StartScheduledBuild):
+        return {
+            "accountId": message.account_id,
+            "projectId": message.project_id,
+            "slug": message.slug,
+            "scheduledRun": message.run_at,
+        }
     body: dict[str, Any] = {"projectId": message.project_id, "revision": message.revision}
     if message.build_id is not None:
         body["buildId"] = message.build_id
@@ -85,8 +103,10 @@ def deployment_message(body: Any) -> RunDeploymentJob | AgentDeadline:
     return AgentDeadline(job_id) if body.get("agentDeadline") else RunDeploymentJob(job_id)
 
 
-def notification_message(body: Any) -> Announce | ReportStatus:
-    """A notifications queue body: an announcement, or a commit status to post."""
+def notification_message(body: Any) -> Announce | ReportStatus | StartScheduledBuild:
+    """A notifications queue body: an announcement, a commit status to post, or a scheduled build to start."""
+    if isinstance(body, dict) and "scheduledRun" in body:
+        return _scheduled_run(body)
     if not isinstance(body, dict) or "commitStatus" not in body:
         return announcement(body)
     try:
@@ -110,6 +130,16 @@ def announcement(body: Any) -> Announce:
             build_id=None if build_id is None else int(build_id),
             deployment_id=None if deployment_id is None else int(deployment_id),
         )
+    except (KeyError, TypeError, ValueError) as error:
+        raise NotAMessage(str(error)) from error
+
+
+def _scheduled_run(body: dict[str, Any]) -> StartScheduledBuild:
+    try:
+        slug = body["slug"]
+        if not isinstance(slug, str) or not slug:
+            raise NotAMessage("no slug")
+        return StartScheduledBuild(int(body["accountId"]), int(body["projectId"]), slug, int(body["scheduledRun"]))
     except (KeyError, TypeError, ValueError) as error:
         raise NotAMessage(str(error)) from error
 

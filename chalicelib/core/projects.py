@@ -43,3 +43,6 @@ class Project:
     ssh_public_key: str | None = None  # the deploy key's public half, shown
     ssh_private_key: str | None = None  # a secrets token, never shown
     ssh_host_key: str | None = None  # the SSH server's host key, as the first fetch saw it
+    schedule_crontab_expression: str | None = None  # AppVeyor's scheduleCrontabExpression: NCrontab's fields, UTC
+    schedule_next_run: datetime | None = None  # when the schedule is due next (set with the expression)
+    schedule_last_error: str | None = None  # why the last scheduled build did not start; None once one did

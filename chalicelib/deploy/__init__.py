@@ -9,7 +9,19 @@ import importlib
 
 from chalicelib.deploy.base import Delivery, DeployFailed
 
-_MODULES = {"AzureBlob": "azure_blob", "FTP": "ftp", "S3": "s3", "Webhook": "webhook"}
+_MODULES = {
+    "AzureBlob": "azure_blob",
+    "FTP": "ftp",
+    "GitHub": "github",
+    "NuGet": "nuget",
+    "S3": "s3",
+    "Webhook": "webhook",
+}
+
+
+def providers() -> list[str]:
+    """The providers the service delivers with itself, by name."""
+    return sorted(_MODULES)
 
 
 def deliver(provider: str, delivery: Delivery) -> None:

@@ -72,26 +72,71 @@ class DeployStopped(Exception):
 
 
 def selected(artifacts: list[DeployArtifact], setting: str | None) -> list[DeployArtifact]:
-    """The artifacts a provider's `artifact` setting names (comma/space separated names or file names; empty = all).
+    """The artifacts a provider's `artifact` setting names: names, file names or ``/regex/`` (searched for in either),
+    separated by commas or spaces; empty = all.
 
-    A name that matches no artifact fails the deployment: delivering less than asked would pass unnoticed.
+    A name or pattern that matches no artifact fails the deployment: delivering less than asked would pass unnoticed.
     """
     if not setting or not setting.strip():
         return list(artifacts)
-    wanted: set[str] = set()
-    for part in (part.strip() for part in setting.split(",")):
-        if _matches(artifacts, part):
-            wanted.add(part)  # a name may itself contain spaces
+    wanted: set[int] = set()
+    for part in _parts(setting):
+        if found := _matching(artifacts, part):
+            wanted |= found  # a name may itself contain spaces
             continue
-        for word in _SEPARATORS.split(part):
-            if word and not _matches(artifacts, word):
-                raise DeployFailed(f"No artifact of the build is named {word!r} (the provider's artifact setting).")
-            wanted.add(word)
-    return [artifact for artifact in artifacts if wanted & {artifact.name, artifact.file_name}]
+        for word in _words(part):
+            found = _matching(artifacts, word)
+            if not found:
+                kind = "matches" if _is_pattern(word) else "is named"
+                raise DeployFailed(f"No artifact of the build {kind} {word!r} (the provider's artifact setting).")
+            wanted |= found
+    return [artifact for index, artifact in enumerate(artifacts) if index in wanted]
 
 
-def _matches(artifacts: list[DeployArtifact], name: str) -> bool:
-    return any(name in (artifact.name, artifact.file_name) for artifact in artifacts)
+def _parts(setting: str) -> list[str]:
+    """The setting split at commas, except those inside a ``/regex/`` (``/v{1,2}/``)."""
+    parts: list[str] = []
+    for piece in setting.split(","):
+        if parts and parts[-1].startswith("/") and not _is_pattern(parts[-1]):
+            parts[-1] = f"{parts[-1]},{piece}".strip()
+        else:
+            parts.append(piece.strip())
+    return parts
+
+
+def _words(part: str) -> list[str]:
+    """A part split at spaces, unless it is one ``/regex/`` with spaces in it (``/my app/``, not ``/a/ /b/``)."""
+    words = [word for word in _SEPARATORS.split(part) if word]
+    return [part] if _is_pattern(part) and not all(map(_is_pattern, words)) else words
+
+
+def _matching(artifacts: list[DeployArtifact], name: str) -> set[int]:
+    """The indexes of the artifacts ``name`` names, or its pattern finds in their name or file name."""
+    if _is_pattern(name):
+        pattern = _pattern(name)
+        found = (pattern.search(artifact.name) or pattern.search(artifact.file_name) for artifact in artifacts)
+        return {index for index, hit in enumerate(found) if hit}
+    return {index for index, artifact in enumerate(artifacts) if name in (artifact.name, artifact.file_name)}
+
+
+def _is_pattern(text: str) -> bool:
+    return len(text) > 1 and text.startswith("/") and text.endswith("/")
+
+
+def _pattern(rule: str) -> Any:
+    """The RE2 expression of a ``/regex/``, as domain/user_regex.py compiles users' patterns (this layer is below
+    the domain): matching runs in linear time, whatever the pattern."""
+    import re2  # loads only where a pattern is matched: cold start
+
+    options = re2.Options()
+    options.log_errors = False  # the user is told, the service's log is not
+    try:
+        return re2.compile(rule[1:-1], options=options)
+    except re2.error:
+        raise DeployFailed(
+            f"The artifact setting's pattern {rule} is not supported: patterns run on RE2, which has no lookaround "
+            "or backreferences."
+        ) from None
 
 
 @contextmanager

@@ -10,6 +10,7 @@ agent take jobs and nothing more: it reads no project, build or secret through t
 from __future__ import annotations
 
 import hashlib
+import itertools
 import secrets
 import time
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from chalicelib.config import settings
 from chalicelib.core.build_agents import BuildAgent
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Status
-from chalicelib.domain import progress
+from chalicelib.domain import job_slots, progress
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.job_tokens import mint_token
 from chalicelib.domain.validation import invalid, valid_name
@@ -35,6 +36,9 @@ MAX_IMAGES = 20
 MAX_IMAGE_LENGTH = 100
 CONNECTED_SECONDS = 60  # an agent heard from this recently is connected (it asks for work every few seconds)
 CONTACT_WRITE_SECONDS = 15  # an agent's contact is written at most this often: well within CONNECTED_SECONDS
+# Waiting jobs one request for work looks at in each partition: the jobs of projects running all their max_jobs
+# allows are held back as it passes them, so the next request starts past those it could not reach.
+MAX_JOBS_LOOKED_AT = 500
 AGENT_NOT_FOUND = "Build agent not found."
 
 
@@ -116,25 +120,33 @@ def agent_of(authorization: str | None) -> BuildAgent:
 
 def next_job(agent: BuildAgent, sandboxed: bool = True) -> Ticket | None:
     """Claim a waiting job of an image the agent serves (the oldest of the first of its images that has one; a pull
-    request's only if it takes them and runs jobs in a sandbox, where they cannot read its key): its ticket, or
-    None when none waits."""
+    request's only if it takes them and runs jobs in a sandbox, where they cannot read its key; one its project's
+    max_jobs lets start): its ticket, or None when none waits."""
     api_url = settings().runner_api_url
     if api_url is None:
         raise Conflict("Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL).")
     kinds = (False, True) if agent.pull_requests and sandboxed else (False,)
     partitions = [job_store.agent_partition(agent.account_id, image, kind) for image in agent.images for kind in kinds]
+    full: dict[int, int] = {}  # max_jobs: per project, the largest limit its jobs found no slot free under
     for partition in partitions:
-        for job_id in job_store.unclaimed_jobs(partition, _now() + 1):
-            job = job_store.get_job(job_id)
+        for listed in itertools.islice(job_store.queued_in(partition, _now() + 1), MAX_JOBS_LOOKED_AT):
+            limit = job_slots.limit_of(listed)
+            if limit is not None and limit <= full.get(listed.project_id, 0):
+                job_slots.wait(listed, limit)  # its project runs all it may: out of the way of other projects'
+                continue
+            job = job_store.get_job(listed.job_id)
             if job is None or not _waits_for(job, agent):  # the index lags the table a moment
                 continue
+            if not job_slots.admit(job):  # held back, as the rest of its project's under its limit will be
+                full[job.project_id] = max(job_slots.limit_of(job) or 0, full.get(job.project_id, 0))
+                continue
             token = mint_token()
-            if not job_store.claim_job(job_id, _now() + settings().lease_seconds, token.token_hash):
+            if not job_store.claim_job(job.job_id, _now() + settings().lease_seconds, token.token_hash):
                 continue  # another agent won it, or it was cancelled
-            job_store.note_build_agent(job_id, agent.name)
-            store.note_contact(agent, job_id)
+            job_store.note_build_agent(job.job_id, agent.name)
+            store.note_contact(agent, job.job_id)
             progress.refresh_build(job.project_id, job.build_id)
-            return Ticket(api_url, job_id, token.token)
+            return Ticket(api_url, job.job_id, token.token)
     _heard_from(agent)
     return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import secrets
 import string
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -14,7 +14,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import commit_statuses, outbox, progress, routing
+from chalicelib.domain import commit_statuses, filters, job_overrides, outbox, progress, routing, unhonoured
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
@@ -25,6 +25,7 @@ from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
+from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs, counters, reports
 from chalicelib.store import builds as store
 from chalicelib.store import jobs as job_store
@@ -237,7 +238,9 @@ def merged_configuration(project: Project, revision: git.Revision) -> tuple[dict
     """The configuration and version format a build of ``revision`` runs with: the project's, with appveyor.yml."""
     configuration, version_format = project.configuration, project.version_format
     if revision.service_yml is not None and not project.ignore_service_yml:
-        configuration, version_format = merge_repository_file(configuration, version_format, revision.service_yml)
+        configuration, version_format = merge_repository_file(
+            configuration, version_format, revision.service_yml, branch=revision.branch
+        )
     return configuration, version_format
 
 
@@ -247,10 +250,18 @@ def start_webhook_build(
     configuration: dict[str, Any],
     version_format: str,
     pull_request: PullRequest | None,
+    pushed: filters.PushedCommit | None = None,
 ) -> tuple[Build, list[Job]]:
-    """Queue a build a repository's webhook asked for: it acts for the project, so no caller's rights apply."""
+    """Queue a build a repository's webhook asked for: it acts for the project, so no caller's rights apply.
+    ``pushed``: the commit as the filters saw it, for the jobs appveyor.yml's for: items filter."""
     fields = None if pull_request is None else _pull_request_fields(pull_request.number, revision, pull_request)
-    return _queue(project, revision, configuration, version_format, fields, {}, {})
+    return _queue(project, revision, configuration, version_format, fields, {}, {}, pushed)
+
+
+def start_scheduled_build(project: Project) -> tuple[Build, list[Job]]:
+    """Queue the build a project's schedule asks for: its default branch's head, as an API build would build it
+    (commit filters do not apply); it acts for the project, as a webhook does. APPVEYOR_SCHEDULED_BUILD says so."""
+    return _create(project, _resolve(project, None, None, None), None, {}, {"scheduled": True})
 
 
 def _create(
@@ -272,10 +283,14 @@ def _queue(
     pull_request: dict[str, Any] | None,
     variables: dict[str, str],
     flags: dict[str, bool],
+    pushed: filters.PushedCommit | None = None,
 ) -> tuple[Build, list[Job]]:
     specs = job_specs(configuration)
     if not specs:
         raise Invalid("The build matrix is empty: every job is excluded.")
+    if pushed is not None:  # a webhook's build: for: items may skip some of its jobs, as filters skip builds
+        specs = job_overrides.unskipped(configuration, specs, pushed)
+    configuration = job_overrides.with_job_notifications(configuration, specs)
     _check_size(configuration, version_format, revision.branch)
     routing.check_images([spec.image for spec in specs])
     number = store.take_build_number(project.account_id, project.slug)
@@ -301,6 +316,10 @@ def _queue(
     )
     new_jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
     jobs, refused = routing.place(new_jobs, build.pull_request is not None)
+    refused |= unhonoured.refusals(configuration, jobs, refused)
+    warned = unhonoured.warnings(configuration, jobs)
+    said = [{"category": "warning", "message": text, "created": timestamp(now)} for text in warned]
+    build = replace(build, messages=said)
     store.add_build(build, jobs)
     store.show_as_last_build(build, project.slug)
     for job in jobs:
@@ -340,6 +359,7 @@ def _job(build: Build, job_id: str, spec: JobSpec, now: datetime) -> Job:
             "configuration": spec.configuration,
             "platform": spec.platform,
             "variables": list(spec.variables),
+            **job_overrides.spec_fields(build.configuration, spec),
         },
         allow_failure=spec.allow_failure,
         status=Status.QUEUED,

@@ -8,11 +8,9 @@ holds a lease and heeds a stop as a build job does.
 from __future__ import annotations
 
 import logging
-import re
 import tempfile
 import threading
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,9 +23,11 @@ from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Executor, Job, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
-from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped
+from chalicelib.deploy.base import Delivery, DeployFailed, DeployStopped
 from chalicelib.domain import progress
+from chalicelib.domain.delivery_inputs import DeploymentInputs, job_artifacts, substitute
 from chalicelib.domain.environments import environment_values
+from chalicelib.domain.inline_delivery import inline_inputs
 from chalicelib.domain.job_environment import appveyor_variables
 from chalicelib.executors import job_timeout
 from chalicelib.runner.attempt import Attempt
@@ -41,7 +41,6 @@ from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
 
 log = logging.getLogger(__name__)
-_VARIABLE = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)\)")
 CANCELLED = "cancelled"
 LEASE_LOST = "lease lost"
 
@@ -55,11 +54,6 @@ class Run(Attempt):
     job: Job
 
 
-def substitute(text: str, variables: Mapping[str, str]) -> str:
-    """``$(NAME)`` replaced by the variable's value; an unknown name is left as written, so the mistake shows."""
-    return _VARIABLE.sub(lambda found: variables.get(found.group(1), found.group(0)), text)
-
-
 def run_deployment_job(job_id: str) -> None:
     """Deliver the job's deployment if this delivery wins the claim; a duplicate returns at once."""
     config = settings()
@@ -71,29 +65,24 @@ def run_deployment_job(job_id: str) -> None:
     deployment = store.get_deployment(job.project_id, job.deployment_id)
     build = build_store.get_build(job.project_id, job.build_id)
     project = project_store.get_project_by_id(job.account_id, job.project_id)
-    environment = environment_store.get_environment(job.account_id, deployment.environment_id) if deployment else None
-    if deployment is None or build is None or project is None or environment is None:
+    environment = None
+    if deployment is not None and deployment.inline is None:
+        environment = environment_store.get_environment(job.account_id, deployment.environment_id)
+    if deployment is None or build is None or project is None or (environment is None and deployment.inline is None):
         progress.finish_job(job, False, "The deployment's build, project or environment no longer exists.")
         return
     progress.refresh_deployment(job.project_id, job.deployment_id)
     with tempfile.TemporaryDirectory(prefix="conveyor-deploy-") as work:
-        inputs = deployment_inputs(project, build, deployment, environment, Path(work))
+        if environment is None:  # an inline deployment: its build's deploy: entry
+            inputs = inline_inputs(project, build, deployment, Path(work))
+        else:
+            inputs = deployment_inputs(project, build, deployment, environment, Path(work))
         job_prefix = blobs.prefix_of(job)
         stream = LogStream(logs.chunk_sink(job_prefix), SecretMask(inputs.secrets), chunk_bytes=logs.MIN_PART_BYTES)
         deadline = time.monotonic() + job_timeout(Executor.RUNNER)  # the deployments function's, as the runner's
         run = Run(project=project, build=build, job=job, log=stream, variables=inputs.variables, deadline=deadline)
-        _deliver(run, environment.provider, inputs, job_prefix)
-
-
-@dataclass(frozen=True)
-class DeploymentInputs:
-    """What a deployment job delivers and with what: the same whether the runner or an agent delivers it."""
-
-    build_jobs: list[Job]  # the build's jobs whose artifacts go (buildJobId's, or every job)
-    artifacts: list[DeployArtifact]
-    variables: dict[str, str]  # the build's APPVEYOR_* variables, then the environment's, then the request's
-    settings: dict[str, str]  # the provider settings, secrets decrypted, $(NAME) replaced by the variables
-    secrets: list[str]  # every secret value, to mask in the log
+        provider = deployment.environment.provider if environment is None else environment.provider
+        _deliver(run, provider, inputs, job_prefix)
 
 
 def deployment_inputs(
@@ -109,7 +98,7 @@ def deployment_inputs(
     }
     return DeploymentInputs(
         build_jobs=chosen,
-        artifacts=_artifacts(build, chosen),
+        artifacts=job_artifacts(chosen),
         variables=variables,
         settings={name: substitute(value, variables) for name, value in provider_settings.items()},
         secrets=secrets,
@@ -122,6 +111,10 @@ def _deliver(run: Run, provider: str, inputs: DeploymentInputs, job_prefix: str)
     succeeded, message = False, None
     try:
         run.say(f"Deploying build {run.build.version} of {run.project.name} with the {provider} provider")
+        for note in inputs.notes:
+            run.say(note)
+        if inputs.refusal is not None:
+            raise DeployFailed(inputs.refusal)
         delivery = Delivery(
             settings=inputs.settings,
             artifacts=inputs.artifacts,
@@ -185,20 +178,6 @@ def heartbeat(run: Run) -> None:
             run.log.flush()
         except Exception:
             log.warning("job %s: flushing the log failed", run.job.job_id, exc_info=True)
-
-
-def _artifacts(build: Build, jobs: list[Job]) -> list[DeployArtifact]:
-    return [
-        DeployArtifact(
-            file_name=artifact.file_name,
-            name=artifact.name,
-            type=artifact.type,
-            size=artifact.size,
-            job_prefix=blobs.prefix_of(job),
-        )
-        for job in jobs
-        for artifact in job.artifacts
-    ]
 
 
 def _context(project: Project, build: Build, job: Job) -> dict[str, Any]:

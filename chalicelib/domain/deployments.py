@@ -9,7 +9,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 
 from chalicelib.core.builds import Build
-from chalicelib.core.deployments import Deployment, EnvironmentAtStart, Shown
+from chalicelib.core.deployments import Deployment, EnvironmentAtStart, InlineEntry, Shown
 from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Job
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob
@@ -46,9 +46,10 @@ class StartRequest:
 
 def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment, list[Job], Build, Project]:
     """Check the environment, project and build, store the deployment queued, and queue its jobs."""
-    environment = _environment_named(caller, request.environment_name)
-    names = _job_names(environment)  # the environment's settings are checked before anything is stored
-    deadline = agents_timeout(environment) if environment.provider == AGENT else None
+    environment = environment_named(caller.account_id, request.environment_name)
+    if environment is None:
+        raise NotFound(f"Environment '{request.environment_name}' not found.")
+    target = Target.of(environment)  # the environment's settings are checked before anything is stored
     project = find_project(caller, request.account_name, request.project_slug, Right.VIEW)
     build = build_store.get_build_by_version(project.project_id, request.build_version)
     if build is None:
@@ -57,30 +58,62 @@ def start_deployment(caller: Caller, request: StartRequest) -> tuple[Deployment,
         raise Conflict(f"Build {build.version} is {build.status}: only a successful build can be deployed.")
     if request.build_job_id is not None and request.build_job_id not in build.job_ids:
         raise NotFound(f"Job '{request.build_job_id}' is not a job of build {build.version}.")
+    deployment, jobs = queue_deployment(project, build, target, request.build_job_id, request.environment_variables)
+    return deployment, jobs, build, project
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a deployment goes: an environment as it is now (with its jobs' names), or a build's inline entry."""
+
+    environment: EnvironmentAtStart
+    job_names: list[str]
+    agents_deadline: int | None = None  # an Agent environment's: seconds its agents have to take the jobs
+    inline: InlineEntry | None = None
+
+    @classmethod
+    def of(cls, environment: Environment) -> Target:
+        """The environment as a deployment's target; Invalid when its settings are not usable."""
+        deadline = agents_timeout(environment) if environment.provider == AGENT else None
+        return cls(environment_at_start(environment), job_names(environment), deadline)
+
+
+def queue_deployment(
+    project: Project,
+    build: Build,
+    target: Target,
+    build_job_id: str | None,
+    variables: dict[str, str],
+    once: str | None = None,
+) -> tuple[Deployment, list[Job]]:
+    """Store a deployment of the (successful) build queued, with its jobs, and queue them; with ``once``, a key
+    claimed in the same step (Conflict: a deployment holding it was started already)."""
     now = datetime.now(UTC)
     deployment = Deployment(
-        account_id=caller.account_id,
+        account_id=project.account_id,
         project_id=project.project_id,
         project_slug=project.slug,
         deployment_id=counters.next_value(counters.DEPLOYMENTS),
-        environment_id=environment.environment_id,
-        environment=environment_at_start(environment),
+        environment_id=target.environment.environment_id,
+        environment=target.environment,
         build_id=build.build_id,
         job_ids=[],
         status=Status.QUEUED,
         created=now,
-        build_job_id=request.build_job_id,
-        variables=request.environment_variables,
+        build_job_id=build_job_id,
+        variables=variables,
+        inline=target.inline,
     )
-    jobs = [_job(deployment, build, name, now) for name in names]
+    jobs = [_job(deployment, build, name, now) for name in target.job_names]
     deployment = replace(deployment, job_ids=[job.job_id for job in jobs])
+    deadline = target.agents_deadline
     if deadline is not None:
-        store.add_deployment(deployment, jobs, agent_due=int(time.time()) + deadline)
+        store.add_deployment(deployment, jobs, agent_due=int(time.time()) + deadline, once=once)
         outbox.send([AgentDeadline(job_id) for job_id in deployment.job_ids], delay_seconds=deadline)
     else:
-        store.add_deployment(deployment, jobs)
+        store.add_deployment(deployment, jobs, once=once)
         outbox.send([RunDeploymentJob(job_id) for job_id in deployment.job_ids])
-    return deployment, jobs, build, project
+    return deployment, jobs
 
 
 def stop_deployment(caller: Caller, deployment_id: int) -> None:
@@ -178,14 +211,16 @@ def _integer_setting(environment: Environment, name: str, default: int, low: int
     return min(max(int(text), low), high)
 
 
-def _environment_named(caller: Caller, name: str) -> Environment:
-    for environment in environment_store.list_environments(caller.account_id):
+def environment_named(account_id: int, name: str) -> Environment | None:
+    """The account's environment of that name (without regard to case), or None."""
+    for environment in environment_store.list_environments(account_id):
         if environment.name.lower() == name.strip().lower():
             return environment
-    raise NotFound(f"Environment '{name}' not found.")
+    return None
 
 
-def _job_names(environment: Environment) -> list[str]:
+def job_names(environment: Environment) -> list[str]:
+    """The jobs a deployment to the environment runs: one, or one per expected agent (Invalid: bad settings)."""
     if environment.provider != AGENT:
         return [environment.name]
     return [f"Agent {number}" for number in range(1, max(agents_expected(environment), 1) + 1)]

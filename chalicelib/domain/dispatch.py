@@ -13,7 +13,7 @@ from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import progress, routing
+from chalicelib.domain import job_slots, progress, routing
 from chalicelib.domain.job_tokens import mint_token
 from chalicelib.executors import codebuild
 from chalicelib.runner.protocol import Ticket
@@ -43,6 +43,8 @@ def dispatch_job(job_id: str) -> None:
         refusal = "Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL)."
     if refusal is not None or api_url is None:
         routing.refuse(job, refusal or "")
+        return
+    if not job_slots.admit(job):  # max_jobs: it waits, queued, until a job of its project ends
         return
     token = mint_token()
     if not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds, token.token_hash):

@@ -50,7 +50,9 @@ MIN_ACCESS_KEY_LENGTH = 16
 MAX_ACCESS_KEY_LENGTH = 128
 MAX_ACCESS_KEY_FIELD_LENGTH = 1024  # environmentAccessKey in an update: a new key, or the token shown for the key
 MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
-HOST_SETTINGS = ("url", "server", "host", "endpoint")  # provider settings the service connects to
+HOST_SETTINGS = ("url", "server", "host", "endpoint", "symbol_server")  # provider settings the service connects to
+# where the secrets go: the hosts, and the GitHub repository a token publishes to
+DESTINATION_SETTINGS = (*HOST_SETTINGS, "repository")
 ACCESS_KEY_FIELD = "accessKey"  # the field an access key's token is bound to
 MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
 
@@ -270,7 +272,7 @@ def _destinations(settings: dict[str, Any]) -> dict[str, str]:
     return {
         entry["name"].lower(): str(entry["value"].get("value"))
         for entry in settings.get("providerSettings", [])
-        if entry["name"].lower() in HOST_SETTINGS
+        if entry["name"].lower() in DESTINATION_SETTINGS
     }
 
 

@@ -52,9 +52,9 @@ def _tags(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
 
 def _branches(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
     only, excluded = _values(cfg.get("includeBranches")), _values(cfg.get("excludeBranches"))
-    if only and not any(_branch_matches(rule, pushed.branch) for rule in only):
+    if only and not any(branch_matches(rule, pushed.branch) for rule in only):
         return f"Skipped: branch '{pushed.branch}' is not in branches.only."
-    if any(_branch_matches(rule, pushed.branch) for rule in excluded):
+    if any(branch_matches(rule, pushed.branch) for rule in excluded):
         return f"Skipped: branch '{pushed.branch}' is excluded by branches.except."
     return None
 
@@ -113,7 +113,8 @@ def _regex(rule: str) -> Any:
     return compile_pattern(rule) if is_pattern(rule) else None
 
 
-def _branch_matches(rule: str, branch: str) -> bool:
+def branch_matches(rule: str, branch: str) -> bool:
+    """Whether a ``branches`` entry names the branch: ``/regex/`` searched for, plain text compared exactly."""
     pattern = _regex(rule)
     return bool(pattern.search(branch)) if pattern else rule == branch
 

@@ -17,6 +17,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.domain import secrets
+from chalicelib.domain.job_overrides import job_configuration
 from chalicelib.domain.repository_credentials import public_repository_name
 from chalicelib.errors import Invalid
 
@@ -32,7 +33,8 @@ def job_environment(project: Project, build: Build, job: Job, warn: Callable[[st
     env = JobEnvironment()
     env.variables.update(appveyor_variables(project, build, job, None))
     pull_request = build.pull_request is not None
-    named: list[dict[str, Any]] = [*build.configuration.get("environmentVariables", []), *job.spec.get("variables", [])]
+    configuration = job_configuration(build.configuration, job.spec)  # with appveyor.yml's for: items for the job
+    named: list[dict[str, Any]] = [*configuration.get("environmentVariables", []), *job.spec.get("variables", [])]
     _add_named(env, secrets.project_owner(project), named, decrypt_secrets=not pull_request, warn=warn)
     env.variables.update(build.request_variables)
     return env
@@ -119,6 +121,8 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
         for name, field in (("REPO_NAME", "pullRequestHeadRepository"), ("REPO_BRANCH", "pullRequestHeadBranch")):
             if pull_request.get(field):
                 variables[f"APPVEYOR_PULL_REQUEST_HEAD_{name}"] = pull_request[field]
+    if flags.get("scheduled"):  # started by the project's schedule
+        variables["APPVEYOR_SCHEDULED_BUILD"] = "True"
     if flags.get("reBuild"):
         variables["APPVEYOR_RE_BUILD"] = "True"
     if flags.get("reRunIncomplete"):

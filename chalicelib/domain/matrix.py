@@ -19,6 +19,9 @@ without keys matches every job: ``image``/``os``, ``configuration`` and ``platfo
 with the job's values; ``test_category`` matches no job (there is no test-category dimension); any other key is a
 variable of the job's environment (its row, else the common variables), an absent one reading as empty. Values
 compare exactly, case included.
+
+appveyor.yml's ``for:`` items with ``matrix: only/except`` (rows written as conditions) select jobs alike: each job
+notes which of the configuration's items (``jobOverrides``) select it, and its own settings apply them.
 """
 
 from __future__ import annotations
@@ -30,6 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.domain.yamlconfig.for_items import JOB_ITEMS
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]
@@ -37,6 +41,11 @@ MAX_JOBS = 90  # a build and its jobs are written in one DynamoDB transaction (a
 # The product before exclusions: each of its cells is matched against every exclusion, so it is bounded before
 # any cell is made (3,000 configurations x 3,000 platforms would be 9,000,000 of them).
 MAX_COMBINATIONS = 1000
+# Matrix conditions (matrix exclude, only, except and allow_failures rows, and for: items' matrix only and except
+# rows), in all: every cell is matched against them, key by key, before any job is made.
+MAX_CONDITION_ROWS = 200
+MAX_CONDITION_KEYS = 1000
+_CONDITIONS = ("matrixExclude", "matrixOnly", "matrixExcept", "matrixAllowFailures")
 
 _WORKFLOW_KEYS = frozenset({"job_name", "job_group", "jobs_per_group", "job_depends_on", "job_allow_cancellation"})
 _IMAGE_VARIABLE = "APPVEYOR_BUILD_WORKER_IMAGE"
@@ -53,6 +62,7 @@ class JobSpec:
     platform: str | None
     variables: tuple[dict[str, Any], ...]  # named values of the job's matrix row, in order, without workflow keys
     allow_failure: bool
+    overrides: tuple[int, ...] = ()  # the configuration's for: items that select the job (their indexes)
 
 
 @dataclass(frozen=True)
@@ -63,20 +73,22 @@ class _Combination:
     row: tuple[Json, ...]
     configuration: str | None
     platform: str | None
+    named: dict[str, Json]  # the row's values by name (the first of a name): a condition key is one look-up
 
     @property
     def variables(self) -> tuple[Json, ...]:
         return tuple(variable for variable in self.row if variable["name"] not in _WORKFLOW_KEYS)
 
     def row_value(self, name: str) -> Json | None:
-        return _row_value(self.row, name)
+        return self.named.get(name)
 
 
 def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
     """The jobs of a build: the product of images, env matrix rows, configurations and platforms, minus exclusions.
 
-    Invalid, before any job is made, when the product has more than MAX_COMBINATIONS cells; and when more than
-    MAX_JOBS jobs are left."""
+    Invalid, before any job is made, when the matrix has more condition rows or keys than allowed, or the product
+    more than MAX_COMBINATIONS cells; and when more than MAX_JOBS jobs are left."""
+    _check_conditions(configuration)
     images = _values(configuration, "operatingSystem")
     rows = [tuple(row.get("variables") or ()) for row in configuration.get("environmentVariablesMatrix") or []]
     configurations = _values(configuration, "configuration")
@@ -86,7 +98,17 @@ def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
     def matches_any(key: str, combination: _Combination) -> bool:
         return any(_matches(condition, combination, common) for condition in configuration.get(key) or [])
 
-    dimensions = (_or_none(images), rows or [()], _or_none(configurations), _or_none(platforms))
+    def overrides(combination: _Combination) -> tuple[int, ...]:
+        """The for: items whose only rows (when it has some) match the job and whose except rows do not."""
+        return tuple(
+            index
+            for index, item in enumerate(configuration.get(JOB_ITEMS) or [])
+            if (not item["only"] or any(_matches(row, combination, common) for row in item["only"]))
+            and not any(_matches(row, combination, common) for row in item["except"])
+        )
+
+    named_rows = [(row, _named(row)) for row in rows] or [((), {})]
+    dimensions = (_or_none(images), named_rows, _or_none(configurations), _or_none(platforms))
     size = math.prod(len(dimension) for dimension in dimensions)
     if size > MAX_COMBINATIONS:
         raise Invalid(
@@ -94,8 +116,8 @@ def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
             f"at most {MAX_COMBINATIONS} are allowed (before exclusions), and at most {MAX_JOBS} jobs."
         )
     combinations = [
-        _Combination(_text(_row_value(row, _IMAGE_VARIABLE)) or image, row, build_configuration, platform)
-        for image, row, build_configuration, platform in itertools.product(*dimensions)
+        _Combination(_text(named.get(_IMAGE_VARIABLE)) or image, row, build_configuration, platform, named)
+        for image, (row, named), build_configuration, platform in itertools.product(*dimensions)
     ]
     kept = [
         combination
@@ -135,9 +157,27 @@ def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
             platform=combination.platform,
             variables=combination.variables,
             allow_failure=matches_any("matrixAllowFailures", combination),
+            overrides=overrides(combination),
         )
         for number, combination in enumerate(kept, start=1)
     ]
+
+
+def _check_conditions(configuration: Json) -> None:
+    """Invalid, naming the limit, when the matrix's conditions have more rows or keys than are allowed in all."""
+    rows = [row for key in _CONDITIONS for row in configuration.get(key) or []]
+    rows += [row for item in configuration.get(JOB_ITEMS) or [] for row in (*item["only"], *item["except"])]
+    keys = sum(len(row.get("variables") or []) for row in rows)
+    where = "matrix exclude, only, except and allow_failures, and for: items' matrix only and except"
+    if len(rows) > MAX_CONDITION_ROWS:
+        raise Invalid(
+            f"The build matrix has {len(rows)} condition rows ({where}); at most {MAX_CONDITION_ROWS} are allowed."
+        )
+    if keys > MAX_CONDITION_KEYS:
+        raise Invalid(
+            f"The build matrix's condition rows ({where}) have {keys} keys in all; at most {MAX_CONDITION_KEYS} "
+            "are allowed."
+        )
 
 
 def build_version(version_format: str, build_number: int, branch: str) -> str:
@@ -155,8 +195,12 @@ def _or_none(values: list[str]) -> list[str | None]:
     return [*values] or [None]
 
 
-def _row_value(row: Sequence[Json], name: str) -> Json | None:
-    return next((variable["value"] for variable in row if variable["name"] == name), None)
+def _named(row: Sequence[Json]) -> dict[str, Json]:
+    """A row's values by name, the first of a name winning."""
+    named: dict[str, Json] = {}
+    for variable in row:
+        named.setdefault(variable["name"], variable["value"])
+    return named
 
 
 def _text(stored: Json | None) -> str | None:

@@ -8,7 +8,7 @@ counts as ``all``, the default. A cancelled build or deployment notifies nobody:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from chalicelib.core.members import Notifications
@@ -73,18 +73,25 @@ def status_changed(status: Status, previous: str | None) -> bool:
     return previous is None or previous != str(status)
 
 
-def render(template: str, values: Mapping[str, Any]) -> str:
+def render(template: str, values: Mapping[str, Any], escape: Callable[[str], str] | None = None) -> str:
     """A template's ``{{name}}`` replaced by ``values`` and ``{{#name}}...{{/name}}`` kept only when truthy
-    (``{{^name}}`` when falsy): the part of Mustache AppVeyor's subject and message templates use."""
+    (``{{^name}}`` when falsy): the part of Mustache AppVeyor's subject and message templates use. With
+    ``escape``, each ``{{name}}`` value passes through it, and ``{{{name}}}`` or ``{{&name}}`` stays as it is
+    (Mustache's escaped and raw forms: Slack's text must escape ``&``, ``<`` and ``>``)."""
 
     def section(match: re.Match[str]) -> str:
         shown = bool(values.get(match.group(2)))
         return match.group(3) if shown == (match.group(1) == "#") else ""
 
+    def variable(match: re.Match[str]) -> str:
+        value = _text(values.get(match.group(1)))
+        raw = match.group(0).startswith("{{{") or match.group(0)[2:].lstrip().startswith("&")
+        return value if escape is None or raw else escape(value)
+
     previous = None
     while previous != template:  # a pass resolves the outermost sections; nested ones, the next passes
         previous, template = template, _SECTION.sub(section, template)
-    return _VARIABLE.sub(lambda match: _text(values.get(match.group(1))), template)
+    return _VARIABLE.sub(variable, template)
 
 
 def _text(value: Any) -> str:

@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from typing import Any
 
@@ -24,9 +25,10 @@ from chalicelib.core.members import Member
 from chalicelib.core.projects import Project
 from chalicelib.core.roles import Role
 from chalicelib.core.status import Status
-from chalicelib.domain import secrets
+from chalicelib.domain import chat_notices, secrets
 from chalicelib.domain.access import Right, has_right
 from chalicelib.domain.auth import caller_of
+from chalicelib.domain.commit_statuses import MAX_BUILD_MESSAGES
 from chalicelib.domain.notification_rules import (
     entry_fires,
     is_mine,
@@ -35,10 +37,12 @@ from chalicelib.domain.notification_rules import (
     user_wants_build,
     user_wants_deployment,
 )
+from chalicelib.domain.yamlconfig.notifications import MAX_NAME_SHOWN, refusal
 from chalicelib.errors import Invalid
 from chalicelib.notify import messages
 from chalicelib.notify.email import EmailFailed, send_email
 from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, send_webhook, shown
+from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
@@ -58,7 +62,7 @@ PREVIOUS_WINDOW = 20
 
 @dataclass(frozen=True)
 class Notice:
-    """One message to send: an e-mail to one address, or one webhook request."""
+    """One message to send: an e-mail to one address, or one webhook or chat request."""
 
     channel: str
     shown: str  # the recipient as logs may show it (never a secret)
@@ -128,7 +132,8 @@ def _audience(project: Project) -> Iterator[Member]:
 
 
 def _configured(project: Project, build: Build, status: Status, changed: bool, members: set[str]) -> list[Notice]:
-    """The notices of the build configuration's ``notifications:`` entries that fire (Email and Webhook).
+    """The notices of the build configuration's ``notifications:`` entries that fire (Email, Webhook, Slack and
+    MicrosoftTeams); an entry that fires but cannot be sent says why among the build's messages.
 
     A pull request's author wrote its configuration (a fork's, anyone): its entries send e-mail only to
     ``members`` (the lower-cased addresses of those who may see the project) and nothing else."""
@@ -138,25 +143,43 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
     for index, entry in enumerate(build.configuration.get("notifications") or []):
         if not isinstance(entry, dict) or not entry_fires(entry, status, changed):
             continue
-        provider = str(entry.get("provider", "")).strip().lower()
-        if provider not in ("email", "webhook"):
-            log.info("build %s: notification %s (%s) is not a provider Conveyor sends", build.build_id, index, provider)
+        written = str(entry.get("provider", ""))[:MAX_NAME_SHOWN]
+        provider = written.strip().lower()
+        refused = refusal(entry)  # a repository's entry, or one stored before such entries were refused when saved
+        if refused is not None:
+            _unsent(build, index, written, refused.reason, "warning")
             continue
         if pull_request and provider != "email":
-            log.info("build %s: notification %s (%s) not sent for a pull request", build.build_id, index, provider)
+            _unsent(build, index, written, "a pull request's build sends only e-mails to the account's users")
             continue
         try:
             values = _revealed(secrets.project_owner(project), entry.get("settings") or {}, pull_request)
         except _Unrevealed as error:
-            log.warning("build %s: notification %s (%s) skipped: %s", build.build_id, index, provider, error)
+            _unsent(build, index, written, str(error).rstrip("."), "warning")
             continue
         if event is None:
             event = messages.build_event(project, build, job_store.get_jobs(build.job_ids))
-        if provider == "email":
-            notices += _entry_emails(values, event, project, build, members if pull_request else None)
-        else:
-            notices.append(_entry_webhook(values, event))
+        data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
+        try:
+            if provider == "email":
+                notices += _entry_emails(values, event, project, build, members if pull_request else None)
+            elif provider == "webhook":
+                notices.append(_entry_webhook(values, event))
+            elif provider == "slack":
+                notices.append(Notice("Slack", *chat_notices.slack_notice(values, data)))
+            else:
+                notices.append(Notice("Microsoft Teams", *chat_notices.teams_notice(values, data)))
+        except chat_notices.Unsendable as error:
+            _unsent(build, index, written, str(error), "warning")
     return notices
+
+
+def _unsent(build: Build, index: int, provider: str, reason: str, category: str = "information") -> None:
+    """Say, among the build's messages (once: the same words are not added twice), why an entry was not sent."""
+    text = f"Notification {index + 1} ({provider}) was not sent: {reason}."
+    log.info("build %s: %s", build.build_id, text)
+    note = {"category": category, "message": text, "created": timestamp(datetime.now(UTC))}
+    build_store.add_message(build.project_id, build.build_id, note, MAX_BUILD_MESSAGES)
 
 
 def _entry_emails(
@@ -194,6 +217,8 @@ def _entry_webhook(values: dict[str, Any], event: dict[str, Any]) -> Notice:
     headers = {str(name): str(value) for name, value in given.items()} if isinstance(given, dict) else {}
     if values.get("authorization"):
         headers["Authorization"] = str(values["authorization"])
+    if values.get("content_type"):  # AppVeyor's key for a body that is not JSON; a header of that name wins
+        headers = {"Content-Type": str(values["content_type"]), **headers}
     template = values.get("body")
     body = render(str(template), event["eventData"]) if template else json.dumps(event)
     method = str(values.get("method") or "POST")

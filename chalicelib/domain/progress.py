@@ -18,7 +18,7 @@ from chalicelib.core.deployments import Deployment
 from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
-from chalicelib.domain import commit_statuses, outbox
+from chalicelib.domain import commit_statuses, job_slots, outbox
 from chalicelib.executors import job_timeout
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
@@ -117,7 +117,18 @@ def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]
 
 
 def refresh_build(project_id: int, build_id: int) -> Build | None:
-    """Derive the build's status, start and finish from its jobs, and write them if they changed."""
+    """Derive the build's status, start and finish from its jobs, and write them if they changed; under max_jobs,
+    a job that ended lets a waiting one go (domain/job_slots.py)."""
+    build = _derive_build(project_id, build_id)
+    if build is not None and build.configuration.get("maxJobs"):
+        try:
+            job_slots.settle(project_id, int(build.configuration["maxJobs"]))
+        except Exception:  # the moves stand whatever happens here: the sweeper sends a waiting job again
+            log.exception("build %s: its project's job slots could not be settled", build_id)
+    return build
+
+
+def _derive_build(project_id: int, build_id: int) -> Build | None:
     for _ in range(_REFRESH_ATTEMPTS):
         build = store.get_build(project_id, build_id)
         if build is None:

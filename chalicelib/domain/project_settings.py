@@ -9,12 +9,15 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib import outbound
 from chalicelib.core.projects import Project, RoleRights
 from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
+from chalicelib.domain.chat_notices import seal_secrets, webhook_refusal
+from chalicelib.domain.crontab import with_schedule
 from chalicelib.domain.projects import find_project, find_project_by_id
 from chalicelib.domain.repositories import valid_repository
 from chalicelib.domain.repository_credentials import (
@@ -26,6 +29,7 @@ from chalicelib.domain.repository_credentials import (
 from chalicelib.domain.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
+from chalicelib.domain.yamlconfig.notifications import read_back, refusal
 from chalicelib.errors import Invalid
 from chalicelib.store import projects as store
 
@@ -56,6 +60,7 @@ class SettingsChange:
     rolling_builds: bool = False
     webhook_secret: str | None = None  # None keeps the stored secret, "" removes it, a token keeps it, else a new one
     credentials: CredentialsChange = NO_CREDENTIALS  # the repository's clone credentials
+    schedule_crontab_expression: str | None = None  # None keeps the stored schedule, "" removes it
 
 
 def update_settings(caller: Caller, change: SettingsChange) -> None:
@@ -94,6 +99,7 @@ def update_settings(caller: Caller, change: SettingsChange) -> None:
         rolling_builds=change.rolling_builds,
         webhook_secret=_webhook_secret(project, change.webhook_secret),
     )
+    after = with_schedule(after, change.schedule_crontab_expression, datetime.now(UTC))
     store.save_settings(project, with_credentials(after, change.credentials, before=project))
 
 
@@ -140,8 +146,11 @@ def update_environment_variables(caller: Caller, account_name: str, slug: str, v
     project = find_project(caller, account_name, slug, Right.UPDATE)
     configuration = copy.deepcopy(project.configuration)
     configuration["environmentVariables"] = valid_named_values(variables, "environmentVariables")
+    # the stored notifications are kept as they are: one saved before a provider was refused (HipChat, say) must
+    # not make every change of variables a 400 (the build's messages name it)
+    notifications = configuration.pop("notifications", [])
     configuration = _protected(project, valid_configuration(configuration), "environmentVariables")
-    store.save_settings(project, replace(project, configuration=configuration))
+    store.save_settings(project, replace(project, configuration={**configuration, "notifications": notifications}))
 
 
 def set_next_build_number(caller: Caller, account_name: str, slug: str, number: int) -> None:
@@ -186,11 +195,10 @@ def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
 
 
 def _protected(project: Project, configuration: dict[str, Any], field: str) -> dict[str, Any]:
-    """The configuration to store: new secrets encrypted, stored tokens kept, and small enough to store."""
-    for notification in configuration.get("notifications") or []:
-        url = (notification.get("settings") or {}).get("url")
-        if isinstance(url, str) and (refusal := outbound.url_refusal(url)):
-            raise invalid(field, f"notifications: url: {refusal}")
+    """The configuration to store: its new notifications checked, new secrets encrypted, stored tokens kept, and
+    small enough to store."""
+    _check_new_notifications(project, configuration, field)
+    seal_secrets(configuration)
     protect_document(project_owner(project), configuration, project.configuration, field)
     size = len(json.dumps(configuration))
     if size > MAX_CONFIGURATION_BYTES:
@@ -200,6 +208,23 @@ def _protected(project: Project, configuration: dict[str, Any], field: str) -> d
             f"at most {MAX_CONFIGURATION_BYTES} bytes are allowed.",
         )
     return configuration
+
+
+def _check_new_notifications(project: Project, configuration: dict[str, Any], field: str) -> None:
+    """Refuse a new or changed notifications entry that Conveyor would not send, or whose URL names a host it never
+    connects to. One identical to a stored entry passes as it is (saved before such entries were refused, it is
+    named in its builds' messages), so settings read and put back unchanged are taken."""
+    stored = [read_back(entry) for entry in project.configuration.get("notifications") or []]
+    for index, notification in enumerate(configuration.get("notifications") or []):
+        if notification in stored:
+            continue
+        if (refused := refusal(notification)) is not None:
+            raise invalid(field, refused.at(f"notifications[{index}]"))
+        url = (notification.get("settings") or {}).get("url")
+        if isinstance(url, str) and (refused_url := outbound.url_refusal(url)):
+            raise invalid(field, f"notifications: url: {refused_url}")
+        if refused_webhook := webhook_refusal(notification):
+            raise invalid(field, f"notifications: incoming_webhook: {refused_webhook}")
 
 
 def valid_configuration(configuration: Any) -> dict[str, Any]:

@@ -15,7 +15,9 @@ from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
+from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
+from chalicelib.domain.job_overrides import job_configuration, job_warnings
 from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
@@ -46,6 +48,7 @@ _RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
     "beforeBuildScripts",
     "buildMode",
     "buildScripts",
+    "beforePackageScripts",
     "afterBuildScripts",
     "beforeTestScripts",
     "testMode",
@@ -103,7 +106,8 @@ def job_spec(job: Job) -> dict[str, Any]:
     build, project = build_and_project(job)
     warnings: list[str] = []
     environment = job_environment(project, build, job, warnings.append)
-    configuration = build.configuration
+    warnings += job_warnings(build.configuration, job.spec)
+    configuration = job_configuration(build.configuration, job.spec)  # with appveyor.yml's for: items for the job
     depth = configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
     config = settings()
     source = clone_source(project)
@@ -125,6 +129,7 @@ def job_spec(job: Job) -> dict[str, Any]:
         "secrets": environment.secrets,
         "warnings": warnings,
         "cacheSave": build.pull_request is None,
+        "inlineDeployments": deploys_in(project, build, job),  # before_deploy and after_deploy run for them
     }
 
 

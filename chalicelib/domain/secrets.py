@@ -34,6 +34,17 @@ MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
 MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
 _VARIABLE_LISTS = frozenset({"environmentVariables", "variables", "onEnvironmentVariables"})
 _SETTING_LISTS = frozenset({"providerSettings"})
+# an appveyor.yml deploy: entry's settings that say where its secrets go (as an environment's do, domain/environments)
+DESTINATION_SETTINGS = (
+    "url",
+    "server",
+    "host",
+    "endpoint",
+    "symbol_server",
+    "repository",
+    "bucket",
+    "storage_account_name",
+)
 
 
 def is_token(value: str) -> bool:
@@ -115,14 +126,29 @@ def protect(owner: Owner, field: str, value: str, kept: Collection[str]) -> str:
 def secret_fields(document: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
     """Every secret inside a JSON document (settings, YAML), as (the object holding it, its key, its field):
     ``{"isEncrypted": true, "value": ...}`` named values (field ``variable/NAME`` or ``setting/NAME``), and
-    ``{"secure": ...}`` notification settings (field ``notification/KEY``)."""
+    ``{"secure": ...}`` notification settings (field ``notification/KEY``). A project's appveyor.yml deploy:
+    entry binds its settings' secrets to where it delivers them (``setting/NAME@`` its destination): one who may
+    push a branch cannot point the entry, secret and all, at a server of their own."""
     return _walk(document, "", "")
 
 
-def _walk(node: Any, within: str, field: str) -> Iterator[tuple[dict[str, Any], str, str]]:
+def deploy_destination(entry: dict[str, Any]) -> str:
+    """Where a deploy: entry delivers, as its secure settings are bound to it: the provider and each destination
+    setting's value as written (lower-cased: host names are not case-sensitive)."""
+    written = {}
+    for setting in entry.get("providerSettings") or []:
+        if isinstance(setting, dict) and str(setting.get("name", "")).lower() in DESTINATION_SETTINGS:
+            value = setting.get("value") or {}
+            if not value.get("isEncrypted"):
+                written[str(setting["name"]).lower()] = str(value.get("value") or "").strip().lower()
+    places = ";".join(f"{name}={written[name]}" for name in sorted(written))
+    return f"@{entry.get('provider') or ''}:{places}"
+
+
+def _walk(node: Any, within: str, field: str, bound: str = "") -> Iterator[tuple[dict[str, Any], str, str]]:
     if isinstance(node, list):
         for child in node:
-            yield from _walk(child, within, field)
+            yield from _walk(child, within, field, bound)
         return
     if not isinstance(node, dict):
         return
@@ -134,9 +160,13 @@ def _walk(node: Any, within: str, field: str) -> Iterator[tuple[dict[str, Any], 
     for key, child in node.items():
         if named and key == "value":
             kind = "variable" if within in _VARIABLE_LISTS else "setting"
-            yield from _walk(child, within, f"{kind}/{node['name']}")
-        elif key in _VARIABLE_LISTS or key in _SETTING_LISTS:
+            yield from _walk(child, within, f"{kind}/{node['name']}{bound if kind == 'setting' else ''}")
+        elif key in _SETTING_LISTS:
+            yield from _walk(child, key, "", deploy_destination(node) if within == "deployments" else "")
+        elif key in _VARIABLE_LISTS:
             yield from _walk(child, key, "")
+        elif key == "deployments":
+            yield from _walk(child, "deployments", "")
         elif within == "notifications" or key == "notifications":
             yield from _walk(child, "notifications", f"notification/{key}")
         else:

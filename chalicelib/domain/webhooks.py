@@ -157,7 +157,7 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
             pull_request = builds.PullRequest(
                 event.pull_request_id, event.pull_request_title, event.head_repository, event.head_branch
             )
-        build, _ = builds.start_webhook_build(project, revision, configuration, version_format, pull_request)
+        build, _ = builds.start_webhook_build(project, revision, configuration, version_format, pull_request, pushed)
     except Invalid as error:
         return Outcome(message=f"Not built: {error.message}")
     return Outcome(build=build)

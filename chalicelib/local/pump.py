@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -61,10 +62,11 @@ class SqsPump:
                 self._pollers.append(timer)
 
     def _tick(self, schedule: ScheduledEventConfig) -> None:
-        """Invoke a scheduled handler at its rate, as EventBridge would (cron expressions: every minute), and once
-        at the start: a stack that was down catches up at once (a sweep finds the leases that ran out meanwhile)."""
+        """Invoke a scheduled handler at its rate, as EventBridge would (cron expressions: at the start of every
+        minute), and once at the start: a stack that was down catches up at once (a sweep finds the leases that ran
+        out meanwhile, the schedules due meanwhile start their builds)."""
         expression = schedule.schedule_expression
-        seconds = 60.0
+        seconds: float | None = None  # a cron expression's: until the next minute starts
         if isinstance(expression, Rate):
             seconds = expression.value * {"MINUTES": 60, "HOURS": 3600, "DAYS": 86400}[expression.unit]
         while not self._stopping.is_set():
@@ -83,7 +85,7 @@ class SqsPump:
                 self._app.handler_map[schedule.name](event, LambdaContext(schedule.name, 128, MAX_RUNTIME_MS))
             except Exception:
                 log.exception("scheduled handler %s failed", schedule.name)
-            self._stopping.wait(seconds)
+            self._stopping.wait(seconds if seconds is not None else 60 - time.time() % 60)
 
     def stop(self) -> None:
         """Stop receiving, and wait for the batches already handed out."""

@@ -67,6 +67,15 @@ def may_connect(address: Address) -> bool:
     return address.is_global and not blocked
 
 
+def by_leave(address: Address) -> bool:
+    """Whether the service reaches ``address`` only by leave of the operator's allow-list or of the local stage
+    (loopback and private addresses): a network of the operator's own, where plain http crosses no one else's."""
+    address = _embedded_ipv4(address)
+    if any(address in network for network in allowed_networks() if network.version == address.version):
+        return True
+    return settings().stage == "local" and (address.is_loopback or address.is_private) and may_connect(address)
+
+
 def _embedded_ipv4(address: Address) -> Address:
     if isinstance(address, ipaddress.IPv6Address):
         if address.ipv4_mapped is not None:

@@ -197,6 +197,7 @@ def _phases(run: Run) -> bool:
         for phase, key in _BEFORE_TESTS:
             _scripts(run, phase, config.get(key, []))
         _build_phase(run, config)
+        _scripts(run, "before_package", config.get("beforePackageScripts", []))
         for phase, key in _AFTER_BUILD:
             _scripts(run, phase, config.get(key, []))
         if config.get("testMode") == "script":
@@ -206,6 +207,8 @@ def _phases(run: Run) -> bool:
         if config.get("deployMode") == "script":
             for phase, key in _DEPLOY:
                 _scripts(run, phase, config.get(key, []))
+        elif config.get("deployMode") == "providers" and run.spec.get("inlineDeployments"):
+            _inline_deploy_phase(run, config, int(run.spec["inlineDeployments"]))
         _scripts(run, "on_success", config.get("onBuildSuccessScripts", []))
     except JobFailed as error:
         failure = error
@@ -220,6 +223,15 @@ def _phases(run: Run) -> bool:
         raise failure
     run.say("Build success")
     return True
+
+
+def _inline_deploy_phase(run: Run, config: dict[str, Any], count: int) -> None:
+    """before_deploy and after_deploy run where AppVeyor runs them, around its deploy phase, when an entry of
+    deploy: deploys from this job; the entries themselves deliver afterwards, as the build's deployments."""
+    _scripts(run, "before_deploy", config.get("beforeDeployScripts", []))
+    entries = "1 deploy: entry deploys" if count == 1 else f"{count} deploy: entries deploy"
+    run.say(f"{entries} from this job once the build has succeeded, as the build's deployments.")
+    _scripts(run, "after_deploy", config.get("afterDeployScripts", []))
 
 
 def _clone(run: Run) -> None:

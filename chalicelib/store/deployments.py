@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 
-from chalicelib.core.deployments import Deployment, EnvironmentAtStart, Shown
+from chalicelib.core.deployments import Deployment, EnvironmentAtStart, InlineEntry, Shown
 from chalicelib.core.jobs import Job
 from chalicelib.errors import Conflict
 from chalicelib.store import batch, outbox
@@ -18,7 +18,9 @@ from chalicelib.store.jobs import job_from_model, job_model
 from chalicelib.store.models import BuildModel, DeploymentModel, JobModel, ProjectModel
 from chalicelib.store.outbox import Owed
 from chalicelib.store.projects import project_from_model
-from chalicelib.store.transactions import atomically, is_condition_failure, rewrite_unchanged
+from chalicelib.store.transactions import atomically, claim, is_claimed, is_condition_failure, rewrite_unchanged
+
+INLINE_CLAIM_DAYS = 30  # an inline deployment's claim outlives every redelivery of the message that starts it
 
 
 def deployment_from_model(model: DeploymentModel) -> Deployment:
@@ -27,7 +29,7 @@ def deployment_from_model(model: DeploymentModel) -> Deployment:
         account_id=int(model.account_id),
         project_id=int(model.project_id),
         deployment_id=int(model.deployment_id),
-        environment_id=int(model.environment_id),
+        environment_id=int(model.environment_id or 0),
         environment=environment_from_item(model.environment),
         build_id=int(model.build_id),
         job_ids=list(model.job_ids),
@@ -40,18 +42,26 @@ def deployment_from_model(model: DeploymentModel) -> Deployment:
         updated=model.updated,
         revision=int(model.revision),
         project_slug=model.project_slug,
+        inline=None if model.inline is None else InlineEntry(int(model.inline["entry"]), str(model.inline["provider"])),
     )
 
 
-def add_deployment(deployment: Deployment, jobs: list[Job], agent_due: int | None = None) -> None:
-    """Store a new deployment and its jobs at once (agents' jobs: with when their deadline message is due)."""
+def add_deployment(
+    deployment: Deployment, jobs: list[Job], agent_due: int | None = None, once: str | None = None
+) -> None:
+    """Store a new deployment and its jobs at once (agents' jobs: with when their deadline message is due).
+
+    ``once``: a key claimed in the same step, so that a deployment started on a message's behalf is started once
+    however often the message comes (a Conflict when it was)."""
+    inline = deployment.inline
     model = DeploymentModel(
         deployment.project_id,
         deployment.deployment_id,
         account_id=deployment.account_id,
         project_slug=deployment.project_slug,
-        environment_id=deployment.environment_id,
+        environment_id=None if inline else deployment.environment_id,
         environment=environment_item(deployment.environment),
+        inline=None if inline is None else {"entry": inline.entry, "provider": inline.provider},
         build_id=deployment.build_id,
         build_job_id=deployment.build_job_id,
         variables=deployment.variables or None,
@@ -64,6 +74,13 @@ def add_deployment(deployment: Deployment, jobs: list[Job], agent_due: int | Non
         transaction.save(model, condition=DeploymentModel.deployment_id.does_not_exist())
         for job in jobs:
             transaction.save(job_model(job, agent_due), condition=JobModel.job_id.does_not_exist())
+        if once is not None:
+            claim(transaction, once, expires=datetime.now(UTC) + timedelta(days=INLINE_CLAIM_DAYS))
+
+
+def started_once(once: str) -> bool:
+    """Whether a deployment claimed ``once`` when it was added (a read to skip the work; the write claims again)."""
+    return is_claimed(once)
 
 
 def get_deployment(project_id: int, deployment_id: int) -> Deployment | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
 from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
@@ -23,6 +24,7 @@ WAITING = "queued"  # build jobs: the jobs queue
 DELIVERING = "deploy"  # deployment jobs the service delivers: the deployments queue
 AGENT_DUE = "agent"  # deployment jobs for agents: the deadline message, due when no agent took the job in time
 BUILD_AGENT_PREFIX = "build-agent:"  # build jobs for build agents, one partition per account and image: no message
+_PAGE_SIZE = 100
 
 
 def job_from_model(model: JobModel) -> Job:
@@ -229,6 +231,32 @@ def unclaimed_jobs(partition: str, sent_before: int, limit: int = 100) -> list[s
     return [model.job_id for model in found]
 
 
+def queued_in(partition: str, sent_before: int) -> Iterator[Job]:
+    """Jobs of a wait ``partition`` due before ``sent_before`` (epoch seconds), oldest first, as the index has them
+    (it lags the table a moment): read a page at a time, as far as the caller goes."""
+    for model in JobModel.by_wait.query(partition, JobModel.sent_at < sent_before, page_size=_PAGE_SIZE):
+        yield job_from_model(model)
+
+
+def hold_back(job_id: str, message: str, until: int) -> None:
+    """A build agent's queued job that cannot start yet says why, and is out of its agents' sight until ``until``
+    (epoch seconds) or until it is woken. Nothing is written when the job is no longer queued."""
+    _set_due(job_id, [JobModel.message.set(message), JobModel.sent_at.set(until)])
+
+
+def wake(job_id: str) -> None:
+    """A job held back is due now: its agents see it again. Nothing is written when it is no longer queued."""
+    _set_due(job_id, [JobModel.sent_at.set(int(time.time()))])
+
+
+def _set_due(job_id: str, actions: list[Action]) -> None:
+    try:
+        JobModel(job_id).update(actions=actions, condition=(JobModel.status == "queued") & JobModel.waiting.exists())
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
+
+
 def note_resent(job_id: str) -> bool:
     """The job's message was sent again now; False (its wait marker dropped) when the job is no longer queued."""
     try:
@@ -245,6 +273,19 @@ def note_resent(job_id: str) -> bool:
                 raise
         return False
     return True
+
+
+def note_waiting(job_id: str, message: str) -> None:
+    """A queued job that cannot start yet says why; its message counts as sent now (the sweeper sends it again
+    later, should nothing else start it). Nothing is written when the job is no longer queued."""
+    try:
+        JobModel(job_id).update(
+            actions=[JobModel.message.set(message), JobModel.sent_at.set(int(time.time()))],
+            condition=JobModel.status == "queued",
+        )
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
 
 
 def take_clone_credentials(job_id: str) -> bool:

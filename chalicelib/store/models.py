@@ -14,7 +14,7 @@ from pynamodb.attributes import (
     UTCDateTimeAttribute,
 )
 from pynamodb.connection import base as connection_base
-from pynamodb.indexes import AllProjection, GlobalSecondaryIndex
+from pynamodb.indexes import AllProjection, GlobalSecondaryIndex, KeysOnlyProjection
 from pynamodb.models import Model
 
 from chalicelib import aws
@@ -36,7 +36,8 @@ class _TableName:
 
 
 class CounterModel(Model):
-    """Atomic sequences: ids of users and roles, accounts, projects and builds; and counts of failed sign-ins."""
+    """Atomic sequences: ids of users and roles, accounts, projects and builds; counts of failed sign-ins; and a
+    project's job slots under max_jobs (store/job_slots.py)."""
 
     class Meta:
         table_name = _TableName("counters")
@@ -44,6 +45,8 @@ class CounterModel(Model):
     name = UnicodeAttribute(hash_key=True)
     value = NumberAttribute(default=0)
     expires = TTLAttribute(null=True)  # counts of a time window (failed sign-ins) go with the window
+    holders = UnicodeSetAttribute(null=True)  # job slots: the jobs that hold one
+    waiters = UnicodeSetAttribute(null=True)  # job slots: the queued jobs that wait for one
 
 
 class UniqueModel(Model):
@@ -197,6 +200,19 @@ class ProjectByWebhookIndex(GlobalSecondaryIndex["ProjectModel"]):
     webhook_id = UnicodeAttribute(hash_key=True)
 
 
+class ProjectByScheduleIndex(GlobalSecondaryIndex["ProjectModel"]):
+    """Projects with a schedule, by when it is due next (store/schedules.py). Sparse: only they carry ``scheduled``.
+    Keys only: a project's configuration is not copied into the index at every run, and the scheduler reads the
+    project itself before it claims the run."""
+
+    class Meta:
+        index_name = "by-schedule"
+        projection = KeysOnlyProjection()
+
+    scheduled = UnicodeAttribute(hash_key=True)
+    schedule_due = NumberAttribute(range_key=True)
+
+
 class ProjectModel(Model):
     """A project, keyed by its account and its slug (so a slug is unique per account by construction).
 
@@ -242,10 +258,17 @@ class ProjectModel(Model):
     updated = UTCDateTimeAttribute(null=True)
     revision = NumberAttribute(default=1)
     badge_id = UnicodeAttribute(null=True)  # the unguessable id of the project's status badge URL
+    schedule_expression = UnicodeAttribute(null=True)  # scheduleCrontabExpression; absent: no scheduled builds
+    scheduled = UnicodeAttribute(null=True)  # with a schedule only: the one partition of the by-schedule index
+    schedule_due = NumberAttribute(null=True)  # when the schedule is due next (epoch seconds), moved by each claim
+    schedule_error = UnicodeAttribute(null=True)  # why the last scheduled build did not start
+    # the run (its due time, epoch seconds) whose build start was last taken: a redelivered message starts nothing
+    schedule_started = NumberAttribute(null=True)
     by_id = ProjectByIdIndex()
     by_webhook = ProjectByWebhookIndex()
     by_badge = ProjectByBadgeIndex()
     by_public_repository = ProjectByPublicRepositoryIndex()
+    by_schedule = ProjectByScheduleIndex()
 
 
 class BuildByIdIndex(GlobalSecondaryIndex["BuildModel"]):
@@ -302,7 +325,7 @@ class BuildModel(Model):
     pull_request = JSONAttribute(null=True)  # pullRequestId, pullRequestName
     configuration = JSONAttribute()  # as merged at start: secrets still encrypted
     request_variables = JSONAttribute(null=True)  # the start request's environmentVariables
-    flags = JSONAttribute(null=True)  # reBuild, reRunIncomplete
+    flags = JSONAttribute(null=True)  # forced, scheduled, reBuild, reRunIncomplete
     job_ids = JSONAttribute()
     messages = JSONAttribute(null=True)
     status = UnicodeAttribute()
@@ -500,8 +523,9 @@ class DeploymentModel(Model):
     deployment_id = NumberAttribute(range_key=True)
     account_id = NumberAttribute()
     project_slug = UnicodeAttribute(null=True)  # slugs never change: a page's projects are read by key with the rest
-    environment_id = NumberAttribute()
+    environment_id = NumberAttribute(null=True)  # absent on inline deployments: the by-environment index skips them
     environment = JSONAttribute()  # EnvironmentAtStart's fields: it may change or go later (store/deployments.py)
+    inline = JSONAttribute(null=True)  # an inline deployment's deploy: entry {entry, provider}; absent otherwise
     build_id = NumberAttribute()
     build_job_id = UnicodeAttribute(null=True)
     variables = JSONAttribute(null=True)  # the start request's environmentVariables

@@ -13,6 +13,7 @@ from pynamodb.expressions.condition import Condition
 from chalicelib.core.builds import BuildSummary
 from chalicelib.core.projects import Project, RoleRights
 from chalicelib.errors import Conflict, NotFound
+from chalicelib.store import schedules
 from chalicelib.store.models import ProjectModel
 from chalicelib.store.transactions import is_condition_failure, rewrite_unchanged
 
@@ -52,6 +53,9 @@ def project_from_model(model: ProjectModel) -> Project:
         ssh_public_key=model.ssh_public_key,
         ssh_private_key=model.ssh_private_key,
         ssh_host_key=model.ssh_host_key,
+        schedule_crontab_expression=model.schedule_expression,
+        schedule_next_run=schedules.from_epoch(model.schedule_due),
+        schedule_last_error=model.schedule_error,
     )
 
 
@@ -205,6 +209,13 @@ def save_settings(before: Project, after: Project) -> None:
     actions.append(ProjectModel.role_rights.set(rights) if rights else ProjectModel.role_rights.remove())
     if after.next_build_number != before.next_build_number:
         actions.append(ProjectModel.next_build_number.set(after.next_build_number))
+    # written only when it changes: the scheduler moves the next run on without a revision, and an unchanged
+    # schedule written back would make a run it already started due again
+    if (after.schedule_crontab_expression, after.schedule_next_run) != (
+        before.schedule_crontab_expression,
+        before.schedule_next_run,
+    ):
+        actions.extend(schedules.schedule_actions(after))
     _update(before, actions, ProjectModel.revision == before.revision)
 
 

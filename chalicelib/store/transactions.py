@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
+from datetime import datetime
 from functools import cache
 from typing import Any, TypeVar
 
@@ -48,9 +49,10 @@ def still_at(revision_attribute: NumberAttribute, revision: int) -> Condition:
     return revision_attribute == revision if revision else revision_attribute.does_not_exist()
 
 
-def claim(transaction: TransactWrite, key: str) -> None:
-    """Add to ``transaction`` a claim on ``key`` that fails if someone holds it already."""
-    transaction.save(UniqueModel(key), condition=UniqueModel.key.does_not_exist())
+def claim(transaction: TransactWrite, key: str, expires: datetime | None = None) -> None:
+    """Add to ``transaction`` a claim on ``key`` that fails if someone holds it already (until ``expires``, if
+    given: DynamoDB's TTL removes it later)."""
+    transaction.save(UniqueModel(key, expires=expires), condition=UniqueModel.key.does_not_exist())
 
 
 def release(transaction: TransactWrite, key: str) -> None:

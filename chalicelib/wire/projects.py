@@ -58,7 +58,12 @@ def settings_json(project: Project, roles: list[Role], base_url: str, may_update
         "ignoreServiceYml": project.ignore_service_yml,
         "rollingBuilds": project.rolling_builds,
         "configuration": project.configuration,
+        "scheduleCrontabExpression": project.schedule_crontab_expression,
     }
+    if project.schedule_crontab_expression and project.schedule_next_run:
+        settings["scheduleNextRun"] = timestamp(project.schedule_next_run)
+    if project.schedule_last_error:
+        settings["scheduleLastError"] = project.schedule_last_error
     if may_update:
         settings["webhookSecret"] = project.webhook_secret  # a token (or null): sending it back keeps the secret
     if project.badge_id:  # the view gives one to projects from before badges
@@ -159,4 +164,13 @@ def parse_settings_change(body: Any, roles: list[Role]) -> SettingsChange:
         rolling_builds=fields.boolean("rollingBuilds"),
         credentials=parse_credentials(fields),
         webhook_secret=fields.optional_text("webhookSecret", 8 * 1024),  # a token of a 4 KB secret fits
+        schedule_crontab_expression=parse_schedule(fields),
     )
+
+
+def parse_schedule(fields: Fields) -> str | None:
+    """scheduleCrontabExpression: absent keeps the stored schedule (a body from before the field keeps it), null
+    or an empty string removes it."""
+    if "scheduleCrontabExpression" not in fields.body:
+        return None
+    return fields.optional_text("scheduleCrontabExpression") or ""

@@ -1,4 +1,5 @@
-"""The notifications queue: a finished build or deployment, by its ids, whose notifications are sent once."""
+"""The notifications queue: a finished build or deployment, by its ids, whose notifications are sent once; a
+commit status to post; a scheduled run whose build to start (domain/schedules.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from typing import Any
 
 from chalice.app import SQSEvent
 
-from chalicelib.core.messages import ReportStatus, notification_message
-from chalicelib.domain import commit_statuses, notifications
+from chalicelib.core.messages import ReportStatus, StartScheduledBuild, notification_message
+from chalicelib.domain import commit_statuses, inline_deployments, notifications, schedules
 
 log = logging.getLogger(__name__)
 HANDLER_SECONDS = 50.0  # the sends' bound without a Lambda context; the function's timeout is 60 s
@@ -27,8 +28,9 @@ def _deadline(event: Any) -> float:
 
 
 def send_notifications(event: SQSEvent) -> None:
-    """E-mails and webhooks for each finished build or deployment named (a redelivery finds them sent), and
-    commit statuses to post."""
+    """E-mails and webhooks for each finished build or deployment named (a redelivery finds them sent), commit
+    statuses to post, a finished build's inline deployments to start (a redelivery finds them started), and
+    scheduled builds to start (a redelivery finds the run's start taken)."""
     deadline = _deadline(event)
     for record in event:
         try:
@@ -38,14 +40,26 @@ def send_notifications(event: SQSEvent) -> None:
             continue
         if isinstance(message, ReportStatus):
             commit_statuses.report(message)
+        elif isinstance(message, StartScheduledBuild):
+            schedules.start_scheduled_build(message)
         elif message.build_id is not None:
             commit_statuses.announce_final(message.project_id, message.build_id)
             notifications.notify_build(message.project_id, message.build_id, message.revision, deadline)
+            # last: a failure here has the message delivered again, which finds the notifications sent
+            inline_deployments.start_inline_deployments(message.project_id, message.build_id, message.revision)
         elif message.deployment_id is not None:
             notifications.notify_deployment(message.project_id, message.deployment_id, message.revision, deadline)
 
 
 def abandon_notifications(event: SQSEvent) -> None:
-    """A message that failed every delivery: its notifications are not sent, which is said where it shows."""
+    """A message that failed every delivery: its notifications are not sent, which is said where it shows (a
+    scheduled run's on its project, as scheduleLastError)."""
     for record in event:
+        try:
+            message = notification_message(json.loads(record.body))
+        except ValueError:
+            message = None
+        if isinstance(message, StartScheduledBuild):
+            schedules.abandon_scheduled_build(message)
+            continue
         log.error("notifications not sent, their message failed every delivery: %.200s", record.body)

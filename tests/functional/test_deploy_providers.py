@@ -421,7 +421,7 @@ def test_webhook_stopped_before_sending_sends_nothing(receiver: WebhookReceiver,
 # Every provider
 
 
-@pytest.mark.parametrize("provider", ["AzureCS", "WebDeploy", "NuGet", "GitHub", "BinTray", "SqlDatabase", "ftp"])
+@pytest.mark.parametrize("provider", ["AzureCS", "WebDeploy", "BinTray", "SqlDatabase", "ftp", "github", "Nuget"])
 def test_unsupported_provider_fails_saying_so(provider: str, artifacts: list[DeployArtifact]) -> None:
     with pytest.raises(DeployFailed, match=f"^The {provider} provider is not supported by Conveyor: "):
         deploy.deliver(provider, delivery({}, artifacts))

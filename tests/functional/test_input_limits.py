@@ -720,8 +720,8 @@ def test_the_ends_of_a_range_are_accepted(world: World, case: Ranged) -> None:
     ("yml", "mentions"),
     [
         (appveyor_yml(f"version: '{{build}}-{text(246)}'"), ("build version", "256")),  # 10 + 1 + 246
-        (
-            "environment:\n" + "".join(f"  V{index}: {text(4000)}\n" for index in range(60)),
+        (  # a file within its own size limit, whose aliases make a configuration over the stored one's
+            f"environment:\n  V0: &long {text(4000)}\n" + "".join(f"  V{index}: *long\n" for index in range(1, 60)),
             ("configuration", str(MAX_CONFIGURATION_BYTES)),
         ),
     ],

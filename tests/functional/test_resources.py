@@ -14,7 +14,7 @@ from chalicelib.config import settings
 from chalicelib.domain.accounts import create_account
 from chalicelib.local.resources import MAX_RECEIVES, ensure_queue, ensure_resources, queue_names
 from chalicelib.store.accounts import get_account_by_name
-from chalicelib.store.models import ALL_MODELS
+from chalicelib.store.models import ALL_MODELS, ProjectModel
 from tests.emulator import emulator_admin_headers
 from tests.support import unique
 
@@ -146,3 +146,18 @@ def test_ensure_queue_keeps_messages_already_on_the_queue(empty_endpoint: str) -
 
     received = aws.client("sqs").receive_message(QueueUrl=url, WaitTimeSeconds=1).get("Messages", [])
     assert [message["Body"] for message in received] == ["waiting"]
+
+
+def test_an_index_added_since_a_table_was_made_is_added_to_the_table(empty_endpoint: str) -> None:
+    ensure_resources(queue_app)
+    dynamodb = aws.client("dynamodb")
+    projects = ProjectModel.Meta.table_name
+    dynamodb.update_table(TableName=projects, GlobalSecondaryIndexUpdates=[{"Delete": {"IndexName": "by-schedule"}}])
+    before = dynamodb.describe_table(TableName=projects)["Table"]["GlobalSecondaryIndexes"]
+    assert "by-schedule" not in {index["IndexName"] for index in before}  # as a table made before schedules
+
+    ensure_resources(queue_app)
+
+    indexes = dynamodb.describe_table(TableName=projects)["Table"]["GlobalSecondaryIndexes"]
+    assert sorted(index["IndexName"] for index in indexes) == sorted(ProjectModel._indexes)
+    assert list(ProjectModel.by_schedule.query("scheduled")) == []  # the scheduler's Query works again

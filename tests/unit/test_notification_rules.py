@@ -15,6 +15,7 @@ from chalicelib.domain.notification_rules import (
     user_wants_deployment,
     wants,
 )
+from chalicelib.notify import slack
 
 S, F, C = Status.SUCCESS, Status.FAILED, Status.CANCELLED
 
@@ -100,3 +101,10 @@ def test_templates_fill_values_and_sections() -> None:
     template = "{{#passed}}OK{{/passed}}{{^passed}}KO{{/passed}} {{projectName}} {{&buildVersion}} {{missing}}."
     assert render(template, {"passed": True, "projectName": "app", "buildVersion": "1.0.3"}) == "OK app 1.0.3 ."
     assert render(template, {"passed": False, "projectName": "app", "buildVersion": "1.0.3"}) == "KO app 1.0.3 ."
+
+
+def test_an_escaping_render_escapes_plain_values_and_keeps_raw_ones() -> None:
+    values = {"message": "Fix <b> & <i>"}
+    assert render("{{message}} | {{{message}}} | {{& message}}", values, slack.escape) == (
+        "Fix &lt;b&gt; &amp; &lt;i&gt; | Fix <b> & <i> | Fix <b> & <i>"
+    )

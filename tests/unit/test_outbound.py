@@ -73,6 +73,27 @@ def test_the_allow_list_admits_exactly_its_networks(stage) -> None:  # type: ign
 
 
 @pytest.mark.parametrize(
+    ("name", "allow", "address", "by_leave"),
+    [
+        ("local", "", "127.0.0.1", True),  # the local stage's own services: where tests' stand-ins listen
+        ("local", "", "10.0.0.7", True),
+        ("local", "", "140.82.112.3", False),  # the internet
+        ("local", "", "::ffff:140.82.112.3", False),  # the same, IPv4-mapped
+        ("local", "", "169.254.169.254", False),  # never reached at all
+        ("prod", "", "127.0.0.1", False),
+        ("prod", "10.1.0.0/16", "10.1.2.3", True),  # the operator's allow-list
+        ("prod", "10.1.0.0/16", "10.2.0.1", False),
+    ],
+)
+def test_plain_http_may_carry_a_secret_only_within_the_operators_own_network(  # type: ignore[no-untyped-def]
+    stage, name, allow, address, by_leave
+) -> None:
+    stage(name, allow)
+
+    assert outbound.by_leave(ipaddress.ip_address(address)) is by_leave
+
+
+@pytest.mark.parametrize(
     "url",
     [
         "http://169.254.169.254/latest/meta-data/",

@@ -16,6 +16,7 @@ from chalicelib.domain.yamlconfig import (
     merge_repository_file,
     to_yaml,
 )
+from chalicelib.domain.yamlconfig.notifications import read_back, refusal
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]
@@ -690,11 +691,12 @@ def test_a_version_without_build_is_refused() -> None:
     assert "Version format must contain {build} variable." in invalid_message("version: 1.0.0")
 
 
-def test_per_branch_configuration_lists_are_not_supported_yet() -> None:
-    assert "not supported yet" in invalid_message("- branches: {only: [main]}\n  install: [x]")
+def test_a_projects_settings_are_one_configuration_not_a_list_per_branch() -> None:
+    # a repository's appveyor.yml may hold a list, or for: items (tests/unit/test_for_items.py)
+    assert "a project's settings are one configuration" in invalid_message("- branches: {only: [main]}\n  install: [x]")
 
 
-def test_for_overrides_are_not_supported_yet() -> None:
+def test_a_projects_settings_hold_no_for_items() -> None:
     assert invalid_message("for:\n  - branches: {only: [main]}").startswith("for: ")
 
 
@@ -738,6 +740,57 @@ WRONG_SHAPES = {
 @pytest.mark.parametrize(("text", "path"), WRONG_SHAPES.items(), ids=WRONG_SHAPES.keys())
 def test_a_value_of_the_wrong_shape_names_its_key_path(text: str, path: str) -> None:
     assert invalid_message(text).startswith(path)
+
+
+# Read as written (a repository's file builds with them: its builds name each entry not sent); project settings
+# refuse them when new or changed (tests/functional/test_chat_notifications.py).
+UNSENT_ENTRIES = {
+    "{provider: Slack, channel: '#builds'}": "notifications[0]: a Slack entry needs incoming_webhook",
+    "{provider: Slack, incoming_webhook: https://h, auth_token: t, channel: c}": "notifications[0]: a Slack entry",
+    "{provider: Slack, incoming_webhook: https://h, webhook_url: y}": "notifications[0].webhook_url: unknown Slack",
+    "{provider: Slack, incoming_webhook: [https://h/x]}": "notifications[0].incoming_webhook: incoming_webhook must",
+    "{provider: Slack, auth_token: t, channel: {secure: c}}": "notifications[0].channel: channel must be a text value.",
+    "{provider: MicrosoftTeams, template: hi}": "notifications[0]: a MicrosoftTeams entry needs incoming_webhook",
+    "{provider: Slack, incoming_webhook: {secure: token}, channel: on}": None,
+    "{provider: MicrosoftTeams, incoming_webhook: https://h, template: hi}": None,
+    "{provider: webhook, url: https://h, anything: else}": None,
+}
+
+
+@pytest.mark.parametrize(("entry", "refused"), UNSENT_ENTRIES.items(), ids=UNSENT_ENTRIES.keys())
+def test_a_chat_entry_conveyor_cannot_send_is_read_and_its_refusal_names_its_key(
+    entry: str, refused: str | None
+) -> None:
+    [notification] = from_yaml(f"notifications: [{entry}]")[0]["notifications"]
+
+    found = refusal(notification)
+
+    assert (found.at("notifications[0]")[: len(refused or "")] if found else None) == refused
+
+
+@pytest.mark.parametrize("provider", ["GitHubPullRequest", "HipChat", "Campfire", "VSOTeamRoom", "Pager"])
+def test_a_notification_provider_conveyor_does_not_send_is_refused_by_name(provider: str) -> None:
+    text = f"notifications:\n  - provider: Email\n  - provider: {provider}\n    room: builds\n"
+    email, other = from_yaml(text)[0]["notifications"]
+    found = refusal(other)
+
+    assert refusal(email) is None and found is not None
+    assert found.at("notifications[1]").startswith(f"notifications[1].provider: {provider} notifications are not ")
+    assert read_back(other) == other  # as a GET and a PUT of the settings send it back
+
+
+def test_slack_and_teams_entries_keep_their_settings_as_written() -> None:
+    text = (
+        "notifications:\n  - provider: slack\n    auth_token:\n      secure: token\n    channel: '#builds'\n"
+        "    template: '{{status}}'\n    on_build_failure: true\n"
+        "  - provider: MicrosoftTeams\n    incoming_webhook: https://example.webhook.office.com/x\n"
+    )
+    configuration, _ = from_yaml(text)
+    assert [entry["settings"] for entry in configuration["notifications"]] == [
+        {"auth_token": {"secure": "token"}, "channel": "#builds", "template": "{{status}}"},
+        {"incoming_webhook": "https://example.webhook.office.com/x"},
+    ]
+    assert from_yaml(to_yaml(configuration, None))[0] == configuration
 
 
 def test_repeated_aliases_in_notification_settings_are_refused() -> None:
@@ -788,7 +841,7 @@ def test_the_files_version_is_used_when_it_has_one() -> None:
 def test_notifications_are_the_projects_then_the_files_without_duplicates() -> None:
     text = (
         "notifications:\n  - provider: Email\n    to: [p@example.com]\n    on_build_failure: true\n"
-        "  - provider: Slack\n    channel: builds\n"
+        "  - provider: Slack\n    auth_token: {secure: token}\n    channel: builds\n"
     )
     merged, _ = merge_repository_file(PROJECT, "1.0.{build}", text)
     assert [notification["provider"] for notification in merged["notifications"]] == ["Email", "Slack"]

@@ -4,16 +4,31 @@
 optional scalars null, empty variables without a ``value`` key. ``to_yaml`` writes only what differs from the
 defaults, in the order of AppVeyor's appveyor.yml reference. Field names the spec does not show are listed in
 ``defaults.py``; notification settings keep their appveyor.yml names and forms (``{"secure": ...}`` included).
+
+A project's settings are one configuration. A repository's appveyor.yml may also be a list of configurations, or
+hold ``for:`` items: ``read_repository_file`` reads it as a build of a given branch does (for_items.py).
 """
 
 from __future__ import annotations
 
 import copy
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from chalicelib.domain.yamlconfig.defaults import DEFAULT_VERSION_FORMAT, DEFAULTS, default_configuration
+from chalicelib.domain.yamlconfig.for_items import (
+    JOB_ITEMS,
+    choose_configuration,
+    cleared,
+    job_item,
+    job_parts,
+    merge_branch_item,
+    read_for,
+    select,
+)
 from chalicelib.domain.yamlconfig.notifications import NOTIFICATIONS
-from chalicelib.domain.yamlconfig.pipeline import ARTIFACTS, BUILD, DEPLOY, TEST, read_modes
+from chalicelib.domain.yamlconfig.pipeline import ARTIFACTS, BUILD, DEPLOY, TEST, modes_written, read_modes
 from chalicelib.domain.yamlconfig.scalars import Plain
 from chalicelib.domain.yamlconfig.sections import SCRIPT_FIELDS, SCRIPTS, STACKS, branches, group, mode_scripts, single
 from chalicelib.domain.yamlconfig.syntax import (
@@ -34,7 +49,15 @@ from chalicelib.domain.yamlconfig.syntax import text as text_value
 from chalicelib.domain.yamlconfig.variables import ENVIRONMENT, HOSTS, MATRIX, SECURE_TEXT
 from chalicelib.errors import Invalid
 
-__all__ = ["DEFAULT_VERSION_FORMAT", "default_configuration", "from_yaml", "merge_repository_file", "to_yaml"]
+__all__ = [
+    "DEFAULT_VERSION_FORMAT",
+    "KEYS",
+    "default_configuration",
+    "from_yaml",
+    "merge_repository_file",
+    "read_repository_file",
+    "to_yaml",
+]
 
 
 def _scripts(key: str) -> Section:
@@ -142,6 +165,14 @@ _SECTIONS: dict[str, Section] = {
 }
 
 
+# A repository's appveyor.yml, checked before it is parsed: as long as a project's stored configuration may be
+# (domain/project_settings.py); its lists and rows are bounded where they are read (for_items.py, matrix.py).
+MAX_REPOSITORY_FILE_BYTES = 200_000
+
+# Every top-level key appveyor.yml takes here (os, the older name of image, aside): what domain/unhonoured.py sorts.
+KEYS = ("version", *_SECTIONS, "for")
+
+
 def _version_format(value: Any) -> str | None:
     if value is None:
         return None
@@ -154,32 +185,123 @@ def _version_format(value: Any) -> str | None:
 def _settings(document: Any) -> Json:
     if document is None:
         return {}
-    if isinstance(document, list):
-        raise Invalid(
-            "appveyor.yml: a list of configurations per branch is not supported yet; write one mapping of settings."
-        )
     settings = dict(mapping(document, "appveyor.yml", "a mapping of settings at the top level"))
     if "os" in settings:  # the older name of image
         if "image" in settings:
             raise fail("os", "os is the older name of image; use one of them.")
         settings["image"] = settings.pop("os")
     for key in settings:
-        if key == "for":
-            raise fail("for", "per-branch and per-job overrides are not supported yet.")
-        if key != "version" and key not in _SECTIONS:
+        if key not in ("version", "for") and key not in _SECTIONS:
             raise fail(key, "unknown appveyor.yml setting.")
     return settings
 
 
-def from_yaml(text: str) -> tuple[dict[str, Any], str | None]:
-    """appveyor.yml text as (Configuration, version format or None when the file sets no version)."""
-    settings = _settings(load(text))
+def _read(settings: Json) -> tuple[dict[str, Any], str | None]:
     configuration = default_configuration()
     for key, section in _SECTIONS.items():
         if key in settings:
             section.read(settings[key], configuration)
     read_modes(settings, configuration)
     return configuration, _version_format(settings.get("version"))
+
+
+def from_yaml(text: str) -> tuple[dict[str, Any], str | None]:
+    """appveyor.yml text as (Configuration, version format or None when the file sets no version): a project's
+    settings, which are one configuration (a repository's list form and for: items are read as a build starts)."""
+    document = load(text)
+    if isinstance(document, list):
+        raise Invalid(
+            "appveyor.yml: a list of configurations (one per branch) is read from a repository's appveyor.yml when "
+            "a build starts; a project's settings are one configuration: write one mapping of settings."
+        )
+    settings = _settings(document)
+    if "for" in settings:
+        raise fail(
+            "for",
+            "for: items are read from a repository's appveyor.yml when a build starts; a project's settings "
+            "are one configuration, without them.",
+        )
+    return _read(settings)
+
+
+class _Written(dict[str, Any]):
+    """A Configuration that notes the fields set in it: those an override's keys change."""
+
+    def __init__(self, fields: Json) -> None:
+        super().__init__(fields)
+        self.names: list[str] = []
+
+    def __setitem__(self, key: str, value: Any) -> None:
+        super().__setitem__(key, value)
+        self.names.append(key)
+
+
+def _fields(settings: Json) -> tuple[Json, str | None]:
+    """The fields a for: item's settings set (and no other), and the version format it sets."""
+    written = _Written(default_configuration())
+    for key, section in _SECTIONS.items():
+        if key in settings:
+            section.read(settings[key], written)
+    fields = {name: written[name] for name in written.names}
+    fields.update(modes_written(settings))
+    return fields, _version_format(settings.get("version"))
+
+
+@contextmanager
+def _under(path: str) -> Iterator[None]:
+    """An Invalid raised within names its key under ``path``: ``for[1].install: ...``."""
+    try:
+        yield
+    except Invalid as error:
+        raise Invalid(f"{path}.{error.message}" if path else error.message) from error
+
+
+def _with_for_items(settings: Json, path: str, branch: str) -> tuple[dict[str, Any], str | None]:
+    """One configuration and its for: items: the item for the branch merged in, the items for jobs kept under
+    JOB_ITEMS. Every item is read, chosen or not, so a mistake fails every build alike."""
+    with _under(path):
+        configuration, version_format = _read({key: value for key, value in settings.items() if key != "for"})
+    items = read_for(settings.get("for"), f"{path}.for" if path else "for")
+    branch_items = [item for item in items if item.jobs is None]
+    chosen = select([item.branches for item in branch_items], branch)
+    job_items = []
+    for item in items:
+        if item.jobs is None:
+            kept, emptied = cleared(item.settings)
+            with _under(item.path):
+                fields, item_version = _fields(_settings(kept))
+            if chosen is not None and item is branch_items[chosen]:
+                configuration = merge_branch_item(configuration, fields, emptied)
+                version_format = item_version or version_format
+            continue
+        overrides, filters, ignored = job_parts(item)
+        kept, emptied = cleared(overrides)
+        with _under(item.path):
+            fields, _ = _fields(_settings(kept))
+            filter_fields, _ = _fields(_settings(filters))
+        job_items.append(job_item(item, {**fields, **emptied}, filter_fields, ignored))
+    if job_items:
+        configuration[JOB_ITEMS] = job_items
+    return configuration, version_format
+
+
+def read_repository_file(text: str, branch: str) -> tuple[dict[str, Any], str | None]:
+    """A repository's appveyor.yml as a build of ``branch`` (a tag's name, a pull request's target) reads it: the
+    list form's configuration for that branch, with its for: items (for_items.py has AppVeyor's rules). Invalid,
+    before it is parsed, when the file is longer than MAX_REPOSITORY_FILE_BYTES."""
+    size = len(text.encode())
+    if size > MAX_REPOSITORY_FILE_BYTES:
+        raise Invalid(f"appveyor.yml is {size} bytes long; at most {MAX_REPOSITORY_FILE_BYTES} are allowed.")
+    document = load(text)
+    if not isinstance(document, list):
+        return _with_for_items(_settings(document), "", branch)
+    chosen = choose_configuration(document, branch)
+    read = []
+    for index, item in enumerate(document):
+        with _under(f"[{index}]"):
+            settings = _settings(item)
+        read.append(_with_for_items(settings, f"[{index}]", branch))
+    return read[chosen]
 
 
 def to_yaml(configuration: dict[str, Any], version_format: str | None) -> str:
@@ -194,10 +316,11 @@ def to_yaml(configuration: dict[str, Any], version_format: str | None) -> str:
 
 
 def merge_repository_file(
-    project_configuration: dict[str, Any], project_version_format: str, file_text: str
+    project_configuration: dict[str, Any], project_version_format: str, file_text: str, branch: str = ""
 ) -> tuple[dict[str, Any], str]:
-    """The configuration a build runs with when the repository has its own appveyor.yml (AppVeyor's rules)."""
-    configuration, version_format = from_yaml(file_text)
+    """The configuration a build of ``branch`` runs with when the repository has its own appveyor.yml (AppVeyor's
+    rules: the project's variables win over the file's, notifications of both are sent)."""
+    configuration, version_format = read_repository_file(file_text, branch)
     project = {**DEFAULTS, **copy.deepcopy(project_configuration)}
     project_names = {variable["name"] for variable in project["environmentVariables"]}
     configuration["environmentVariables"] = project["environmentVariables"] + [
@@ -208,4 +331,8 @@ def merge_repository_file(
         if notification not in notifications:
             notifications.append(notification)
     configuration["notifications"] = notifications
+    for item in configuration.get(JOB_ITEMS, []):  # over a job item's variables too
+        variables = item["fields"].get("environmentVariables")
+        if variables is not None:
+            item["fields"]["environmentVariables"] = [var for var in variables if var["name"] not in project_names]
     return configuration, version_format or project_version_format

@@ -54,6 +54,13 @@ def read_modes(document: Json, cfg: Json) -> None:
         cfg[mode_field] = "none" if is_off(document.get(phase)) else "script" if script_key in document else default
 
 
+def modes_written(document: Json) -> Json:
+    """The modes of the phases ``document`` names (its phase or script key): what a ``for:`` item changes."""
+    modes: Json = {}
+    read_modes(document, modes)
+    return {mode: modes[mode] for phase, script_key, mode, _ in _PHASES if phase in document or script_key in document}
+
+
 def _read_build(value: Any, cfg: Json) -> None:
     if value is not None and not is_off(value):
         read_group(value, "build", _BUILD_FIELDS, cfg, "off or a mapping")

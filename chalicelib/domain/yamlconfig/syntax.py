@@ -20,6 +20,9 @@ Json = dict[str, Any]
 # Levels of lists and mappings in appveyor.yml: its configuration, as JSON in a settings request, stays within
 # the levels a request body may have.
 MAX_YAML_DEPTH = MAX_NESTING_DEPTH - 8
+# Values once aliases (*name) and merge keys (<<) are expanded, which a few lines can multiply without end: about
+# one per byte, so a file of a stored configuration's size without aliases stays within it.
+MAX_YAML_VALUES = 250_000
 
 
 @dataclass(frozen=True)
@@ -42,10 +45,11 @@ def load(text: str) -> Any:
     """The YAML document in ``text``; Invalid naming the line when it is not YAML."""
     import yaml  # PyYAML loads only where YAML is read or written: cold start
 
-    from chalicelib.domain.yamlconfig.yamlio import Loader
+    from chalicelib.domain.yamlconfig.yamlio import load_within
 
+    too_many = False
     try:
-        document = yaml.load(text, Loader=Loader)
+        document, too_many = load_within(text, MAX_YAML_VALUES)
         too_deep = nesting_depth(document, MAX_YAML_DEPTH) > MAX_YAML_DEPTH
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
@@ -54,6 +58,11 @@ def load(text: str) -> Any:
         raise Invalid(f"appveyor.yml is not valid YAML: {problem}{where}.") from error
     except RecursionError:  # deeper than the parser goes, so deeper than the limit too
         too_deep = True
+    if too_many:
+        raise Invalid(
+            f"appveyor.yml holds more than {MAX_YAML_VALUES} values once its aliases (*name) and merge keys (<<) "
+            f"are expanded; at most {MAX_YAML_VALUES} are accepted."
+        )
     if too_deep:
         raise Invalid(f"appveyor.yml is nested too deeply: at most {MAX_YAML_DEPTH} levels are accepted.")
     return document

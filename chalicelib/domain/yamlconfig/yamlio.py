@@ -68,3 +68,34 @@ Dumper.add_representer(
     Flow, lambda dumper, data: dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=True)
 )
 Dumper.add_representer(type(None), lambda dumper, _: dumper.represent_scalar("tag:yaml.org,2002:null", ""))
+
+
+def load_within(text: str, max_values: int) -> tuple[Any, bool]:
+    """The YAML document in ``text``, or (None, True) when it holds more than ``max_values`` values (lists, mappings,
+    their keys and scalars) once its aliases and merge keys are expanded: counted on the parsed nodes, before any
+    is expanded, so a few lines that alias each other cost no more than the count."""
+    loader = Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, False
+        if _expanded_size(node, max_values) > max_values:
+            return None, True
+        return loader.construct_document(node), False
+    finally:
+        loader.dispose()
+
+
+def _expanded_size(node: yaml.Node, limit: int) -> int:
+    """How many nodes ``node`` stands for with each alias counted as often as it is used, counting no further than
+    ``limit + 1``."""
+    count = 0
+    waiting = [node]
+    while waiting and count <= limit:
+        current = waiting.pop()
+        count += 1
+        if isinstance(current, yaml.SequenceNode):
+            waiting.extend(current.value)
+        elif isinstance(current, yaml.MappingNode):
+            waiting.extend(part for pair in current.value for part in pair)
+    return count
