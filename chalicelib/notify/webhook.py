@@ -36,12 +36,7 @@ def send_webhook(
 
 def host_of(url: str) -> str:
     """The URL as logs may show one whose path is its secret (a Slack or Teams webhook): scheme and host only."""
-    try:
-        target = urlsplit(url)
-        port = f":{target.port}" if target.port else ""
-    except ValueError:
-        return "(an invalid URL)"
-    return f"{target.scheme}://{target.hostname or ''}{port}"
+    return shown(url, path=False)
 
 
 def post_json(
@@ -52,22 +47,14 @@ def post_json(
     host = host_of(url)
     if urlsplit(url).scheme not in ("http", "https") or host.endswith("://"):
         raise WebhookFailed(f"A webhook needs an http(s) url, not {host!r}.")
-    import requests  # loads where a request is sent: cold start
-
-    from chalicelib.outbound import http
+    from chalicelib.outbound import http  # requests loads where a request is sent: cold start
 
     sent_headers = {"Content-Type": "application/json; charset=utf-8", **(headers or {})}
+    body = json.dumps(payload).encode()
     try:
-        response = http.request("POST", url, data=json.dumps(payload).encode(), headers=sent_headers, timeout=timeout)
-    except outbound.Refused as error:
-        raise WebhookFailed(f"{host} was not called: {error}") from None
-    except requests.Timeout:
-        raise WebhookFailed(f"{host} did not answer within {timeout:g} s.") from None
-    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
-        raise WebhookFailed(f"{host} cannot be called: its URL or a header is invalid.") from None
-    except requests.RequestException:  # no details: they would describe the network the service runs in
-        raise WebhookFailed(f"{host} is unreachable.") from None
-    with response:
-        if not 200 <= response.status_code < 300:
-            raise WebhookFailed(f"{host} answered {response.status_code} {response.reason}.")
-        return response.content[:MAX_ANSWER_BYTES]
+        _, answer = http.exchange(
+            "POST", url, data=body, headers=sent_headers, timeout=timeout, named=host, max_answer_bytes=MAX_ANSWER_BYTES
+        )
+    except outbound.Failed as error:
+        raise WebhookFailed(str(error)) from None
+    return answer

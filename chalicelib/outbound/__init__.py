@@ -136,11 +136,12 @@ def resolve(host: str, port: int) -> str:
     return str(addresses[0])
 
 
-def shown(url: str) -> str:
-    """The URL as logs may show it: no query (it may carry a token) and no credentials."""
+def shown(url: str, path: bool = True) -> str:
+    """The URL as logs may show it: no query (it may carry a token) and no credentials; without its ``path`` for
+    one whose path is its secret (a Slack or Teams webhook's)."""
     try:
         target = urlsplit(url)
         port = f":{target.port}" if target.port else ""
     except ValueError:
         return "(an invalid URL)"
-    return f"{target.scheme}://{target.hostname or ''}{port}{target.path}"
+    return f"{target.scheme}://{target.hostname or ''}{port}{target.path if path else ''}"

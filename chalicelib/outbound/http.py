@@ -70,20 +70,36 @@ def request(method: str, url: str, *, data: bytes | None, headers: dict[str, str
 
 def send(method: str, url: str, *, data: bytes | None, headers: dict[str, str], timeout: float) -> int:
     """``request``, then its answer's status; Failed unless it is 2xx, saying why for the user."""
+    return exchange(method, url, data=data, headers=headers, timeout=timeout)[0]
+
+
+def exchange(
+    method: str,
+    url: str,
+    *,
+    data: bytes | None,
+    headers: dict[str, str],
+    timeout: float,
+    named: str | None = None,
+    max_answer_bytes: int = 0,
+) -> tuple[int, bytes]:
+    """``request``, then its answer's status and up to ``max_answer_bytes`` of its body; Failed unless it is 2xx,
+    saying why for the user and naming the URL as ``named`` (default: ``shown``; a chat webhook's path is secret)."""
+    name = named or shown(url)
     try:
         response = request(method, url, data=data, headers=headers, timeout=timeout)
     except Refused as error:
-        raise Failed(f"{shown(url)} was not called: {error}") from None
+        raise Failed(f"{name} was not called: {error}") from None
     except requests.Timeout:
-        raise Failed(f"{shown(url)} did not answer within {timeout:g} s.") from None
+        raise Failed(f"{name} did not answer within {timeout:g} s.") from None
     except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, ValueError):
-        raise Failed(f"{shown(url)} cannot be called: its URL or a header is invalid.") from None
+        raise Failed(f"{name} cannot be called: its URL or a header is invalid.") from None
     except requests.RequestException:  # no details: they would describe the network the service runs in
-        raise Failed(f"{shown(url)} is unreachable.") from None
+        raise Failed(f"{name} is unreachable.") from None
     with response:
         if not 200 <= response.status_code < 300:
-            raise Failed(f"{shown(url)} answered {response.status_code} {response.reason}.")
-        return response.status_code
+            raise Failed(f"{name} answered {response.status_code} {response.reason}.")
+        return response.status_code, response.content[:max_answer_bytes] if max_answer_bytes else b""
 
 
 def _origin(url: str) -> tuple[str, str | None, int | None]:

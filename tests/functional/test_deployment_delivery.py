@@ -11,24 +11,12 @@ import boto3
 from azure.storage.blob import BlobServiceClient
 
 from tests.builds import BuildProject
-from tests.deployments import add_environment, deploy, wait_for_deployment
+from tests.deployments import add_environment, deployed, deployment_log
 from tests.peers import Azurite, FtpServer, WebhookReceiver, require_azurite
 from tests.support import unique
 
 APP = "out/app.txt"
 SITE = "site/index.html"
-
-
-def deployed(project: BuildProject, environment: dict[str, Any], version: str, **fields: Any) -> dict[str, Any]:
-    """Start a deployment and wait for it to finish; the finished deployment."""
-    reply = deploy(project, environment, version, **fields)
-    assert reply.status == 200, reply.body
-    return wait_for_deployment(project.account, reply.json["deploymentId"])
-
-
-def deployment_log(project: BuildProject, deployment: dict[str, Any]) -> str:
-    (job,) = deployment["jobs"]
-    return project.log(job["jobId"])
 
 
 def test_ftp_receives_the_artifacts_in_the_substituted_folder_and_the_log_hides_the_password(
