@@ -31,6 +31,7 @@ class StandInForge(GitServer):
         super().__init__(root, credentials)
         self.posts: list[StatusPost] = []
         self.answer = 201  # what the API answers; 0: it never answers (until the forge stops)
+        self.answer_headers: dict[str, str] = {}
         self._stopping = threading.Event()
 
     def _guarded(self, app: Any) -> Any:
@@ -45,11 +46,17 @@ class StandInForge(GitServer):
             headers = {key[5:].replace("_", "-").lower(): value for key, value in environ.items() if key[:5] == "HTTP_"}
             headers["content-type"] = environ.get("CONTENT_TYPE", "")
             raw_path = environ.get("RAW_URI", path).split("?")[0]
-            self.posts.append(StatusPost(environ["REQUEST_METHOD"], raw_path, headers, json.loads(body or b"null")))
+            post = StatusPost(environ["REQUEST_METHOD"], raw_path, headers, json.loads(body or b"null"))
+            before = [earlier.json for earlier in self.posts if earlier.path == raw_path]
+            self.posts.append(post)
             if self.answer == 0:
                 self._stopping.wait(60)
+            if raw_path.startswith("/api/v4/") and before and before[-1].get("state") == post.json.get("state"):
+                # GitLab refuses a state the commit has already, as GitLab does
+                start_response("400 Bad Request", [("Content-Type", "application/json")])
+                return [b'{"message": "Cannot transition status via :run from :running"}']
             status = self.answer or 504
-            start_response(f"{status} Stand-in", [("Content-Type", "application/json")])
+            start_response(f"{status} Stand-in", [("Content-Type", "application/json"), *self.answer_headers.items()])
             return [json.dumps({"id": len(self.posts)}).encode()]
 
         return serve

@@ -60,8 +60,15 @@ def deliver(delivery: Delivery) -> None:
             "commitId"
         )
         target = {"target_commitish": commit} if commit else {}  # where GitHub makes the tag if it does not exist
-        release = releases.create({"tag_name": tag, **fields, **target})
-        delivery.log(f"Created the release {fields['name']} ({tag}) in {repository}")
+        try:
+            release = releases.create({"tag_name": tag, **fields, **target})
+            delivery.log(f"Created the release {fields['name']} ({tag}) in {repository}")
+        except DeployFailed:  # another job of the build (a matrix deploys from each) may have made it meanwhile
+            made = releases.find(tag)
+            if made is None or not delivery.flag("force_update"):
+                raise
+            release = releases.update(made, fields)
+            delivery.log(f"Updated the release {fields['name']} ({tag}) in {repository}, made meanwhile")
     else:
         release = releases.update(release, fields)
         delivery.log(f"Updated the release {fields['name']} ({tag}) in {repository}")

@@ -223,6 +223,10 @@ def _pull_refs(provider: str, pull_request_id: int) -> tuple[str, str | None]:
     (GitHub's and Gitea's refs/pull/N/merge, GitLab's refs/merge-requests/N/merge): built first, as AppVeyor does."""
     if provider == "gitLab":
         return f"refs/merge-requests/{pull_request_id}/head", f"refs/merge-requests/{pull_request_id}/merge"
+    if provider == "stash":  # Bitbucket Server's
+        return f"refs/pull-requests/{pull_request_id}/from", f"refs/pull-requests/{pull_request_id}/merge"
+    if provider == "bitBucket":
+        raise Invalid("Bitbucket Cloud keeps no pull request refs: build the pull request's branch instead.")
     merge = f"refs/pull/{pull_request_id}/merge" if provider in ("gitHub", "gitea", "git") else None
     return f"refs/pull/{pull_request_id}/head", merge
 
@@ -234,12 +238,16 @@ def resolve_revision(
     return _resolve(project, branch, commit_id, pull_request_id, ref=ref)
 
 
-def merged_configuration(project: Project, revision: git.Revision) -> tuple[dict[str, Any], str]:
-    """The configuration and version format a build of ``revision`` runs with: the project's, with appveyor.yml."""
+def merged_configuration(
+    project: Project, revision: git.Revision, branch: str | None = None
+) -> tuple[dict[str, Any], str]:
+    """The configuration and version format a build of ``revision`` runs with: the project's, with appveyor.yml.
+    ``branch`` picks appveyor.yml's for: item or list entry when it is not the revision's own (a pull request built
+    from its branch is picked by its target, as its filters are)."""
     configuration, version_format = project.configuration, project.version_format
     if revision.service_yml is not None and not project.ignore_service_yml:
         configuration, version_format = merge_repository_file(
-            configuration, version_format, revision.service_yml, branch=revision.branch
+            configuration, version_format, revision.service_yml, branch=branch or revision.branch
         )
     return configuration, version_format
 
@@ -389,7 +397,7 @@ def _pull_request_fields(
         return None
     fields = {
         "pullRequestId": str(pull_request_id),
-        "pullRequestName": (event.title if event else "") or revision.commit.message,
+        "pullRequestName": (event.title if event else "") or revision.pushed.message,
         "pullRequestHeadCommitId": revision.pull_head or revision.commit.sha,
     }
     if event and event.head_repository:

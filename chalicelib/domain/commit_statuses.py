@@ -66,7 +66,11 @@ def announce_change(before: Build, after: Build) -> None:
     queued by its announcement (announce_final)."""
     state = _STATE.get(Status(after.status))
     if state in ("pending", "running") and _STATE.get(Status(before.status)) != state:
-        project = project_store.get_project_by_id(after.account_id, after.project_id)
+        try:
+            project = project_store.get_project_by_id(after.account_id, after.project_id)
+        except Exception:  # the build's state is written: a status is never worth failing what follows it
+            log.exception("build %s: its commit status was not queued", after.build_id)
+            return
         if project is not None:
             announce(project, after)
 

@@ -29,6 +29,8 @@ _NAMES = {  # the fields that take names, and the number of each
 _NAME = re.compile(r"(?<![a-z])[a-z]{3}(?![a-z])", re.IGNORECASE)
 _PLAIN = re.compile(r"[0-9*,/-]+")
 _RANGE = re.compile(r"(\d+)-(\d+)")
+_VALUE = re.compile(r"(?<![/\d])\d+")  # a number that is a value, not a step
+_DAY_OF_WEEK = 4
 
 
 def valid_expression(text: str) -> str:
@@ -70,6 +72,8 @@ def _check_field(position: int, field: str) -> None:
     for start, end in _RANGE.findall(numeric):
         if int(start) > int(end):
             raise invalid(FIELD, f"{FIELD}: the range in '{field}' runs backwards; write it from {end} to {start}.")
+    if position == _DAY_OF_WEEK and any(int(day) > 6 for day in _VALUE.findall(numeric)):
+        raise invalid(FIELD, f"{FIELD}: '{field}' is not a day of week: days run 0 to 6, Sunday = 0 (7 is no day).")
 
 
 def next_run(expression: str, after: datetime) -> datetime | None:
@@ -88,7 +92,8 @@ def with_schedule(project: Project, sent: str | None, now: datetime) -> Project:
     if sent is None:
         return project
     expression = valid_expression(sent) if sent.strip() else None
-    if expression == project.schedule_crontab_expression:
+    ran_out = expression is not None and project.schedule_next_run is None  # no run was left: set again, it runs
+    if expression == project.schedule_crontab_expression and not ran_out:
         return project  # unchanged: its next run stays as the scheduler moved it
     return replace(
         project,

@@ -52,7 +52,6 @@ MAX_ACCESS_KEY_FIELD_LENGTH = 1024  # environmentAccessKey in an update: a new k
 MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
 HOST_SETTINGS = ("url", "server", "host", "endpoint", "symbol_server")  # provider settings the service connects to
 # where the secrets go: the hosts, and the GitHub repository a token publishes to
-DESTINATION_SETTINGS = (*HOST_SETTINGS, "repository")
 ACCESS_KEY_FIELD = "accessKey"  # the field an access key's token is bound to
 MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
 
@@ -257,7 +256,9 @@ def _secrets_stay_put(before: Environment, after: Environment) -> None:
     """Refuse an update that sends stored secrets somewhere else (another server, URL or endpoint)
     without sending them again: who may update an environment sees its secrets' tokens only, and must not get the
     plain values by pointing the deployment at a host of their own."""
-    if _destinations(after.settings) == _destinations(before.settings):
+    if secrets.destinations(after.settings.get("providerSettings", [])) == secrets.destinations(
+        before.settings.get("providerSettings", [])
+    ):
         return
     stored = {holder[key] for holder, key, _ in secrets.secret_fields(before.settings)}
     if any(holder[key] in stored for holder, key, _ in secrets.secret_fields(after.settings)):
@@ -266,14 +267,6 @@ def _secrets_stay_put(before: Environment, after: Environment) -> None:
             "The deployment's destination changed: send its secure values again (a stored one goes only to the "
             "destination it was set for).",
         )
-
-
-def _destinations(settings: dict[str, Any]) -> dict[str, str]:
-    return {
-        entry["name"].lower(): str(entry["value"].get("value"))
-        for entry in settings.get("providerSettings", [])
-        if entry["name"].lower() in DESTINATION_SETTINGS
-    }
 
 
 def _check_hosts(settings: dict[str, Any]) -> None:

@@ -20,7 +20,7 @@ from chalicelib.core.projects import Project
 from chalicelib.domain import secrets
 from chalicelib.domain.delivery_inputs import DeploymentInputs, job_artifacts, substitute
 from chalicelib.domain.inline_deployments import job_entry
-from chalicelib.domain.job_environment import job_environment
+from chalicelib.domain.job_environment import appveyor_variables, job_environment
 from chalicelib.errors import Invalid
 from chalicelib.store import jobs as job_store
 
@@ -41,9 +41,22 @@ def inline_inputs(project: Project, build: Build, deployment: Deployment, folder
             raise _Refused("The build job this deployment delivers from no longer exists.")
         entry = _entry(build, jobs[0], deployment.inline)
         environment = job_environment(project, build, jobs[0], notes.append)
-        variables = {**environment.variables, "APPVEYOR_BUILD_FOLDER": str(folder)}
+        # the service's own variables win over a start request's: who starts a build does not choose the
+        # repository, commit or tag a release is made of
+        built_in = appveyor_variables(project, build, jobs[0], folder)
+        variables = {**environment.variables, **built_in}
+        # where it delivers takes no start request's variable: who starts a build does not choose where its
+        # secrets (secure settings, or secure variables a setting names) go
+        unrequested = {name: value for name, value in variables.items() if name not in build.request_variables}
+        unrequested |= built_in
         settings, secret_values = _settings(project, entry)
-        settings = {name: substitute(value, variables) for name, value in settings.items()}
+        settings = {
+            name: substitute(value, unrequested if name.lower() in secrets.DESTINATION_SETTINGS else variables)
+            for name, value in settings.items()
+        }
+        for name, value in settings.items():
+            if name.lower() in secrets.DESTINATION_SETTINGS and "$(" in value:
+                raise _Refused(f"The deploy: entry's {name} '{value}' names a variable this deployment does not have.")
         if deployment.inline.provider == "S3" and not (
             settings.get("access_key_id") and settings.get("secret_access_key")
         ):
@@ -80,8 +93,12 @@ def _settings(project: Project, entry: dict[str, Any]) -> tuple[dict[str, str], 
     destination = secrets.deploy_destination(entry)
     settings: dict[str, str] = {}
     secret_values: list[str] = []
-    for setting in entry.get("providerSettings") or []:
-        if not isinstance(setting, dict) or not isinstance(setting.get("name"), str):
+    named = [setting for setting in entry.get("providerSettings") or [] if isinstance(setting, dict)]
+    names = [str(setting.get("name", "")).lower() for setting in named]
+    if twice := sorted({name for name in names if names.count(name) > 1}):  # a provider reads one of them
+        raise _Refused(f"The deploy: entry sets {', '.join(twice)} twice (its name written in two ways): set it once.")
+    for setting in named:
+        if not isinstance(setting.get("name"), str):
             continue
         name, value = setting["name"], setting.get("value") or {}
         text = str(value.get("value") or "")
@@ -93,7 +110,8 @@ def _settings(project: Project, entry: dict[str, Any]) -> tuple[dict[str, str], 
                 raise _Refused(
                     f"The secure setting {name} cannot be used here: a secure value of a deploy: entry works only in "
                     "this project, with the provider and destination (host, server, url, repository, bucket...) it was "
-                    f"set with. Set the entry, {name} included, in this project's settings and use the token shown."
+                    f"set with. Set the entry in this project's settings with {name}'s plain value (a token stored "
+                    "before tokens were bound to their destination will not do), and use the token shown."
                 ) from None
             secret_values.append(text)
         settings[name] = text

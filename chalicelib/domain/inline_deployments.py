@@ -29,11 +29,11 @@ from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
+from chalicelib.domain import secrets
 from chalicelib.domain.commit_statuses import MAX_BUILD_MESSAGES
 from chalicelib.domain.delivery_inputs import substitute
 from chalicelib.domain.deploy_conditions import JobVariables, conditions_hold, job_variables
 from chalicelib.domain.deployments import Target, environment_named, queue_deployment
-from chalicelib.domain.environments import DESTINATION_SETTINGS
 from chalicelib.domain.job_overrides import job_configuration
 from chalicelib.errors import Conflict, Invalid
 from chalicelib.shapes.time import timestamp
@@ -80,7 +80,7 @@ def start_inline_deployments(project_id: int, build_id: int, revision: int) -> i
             planned += 1
             if planned > MAX_INLINE_DEPLOYMENTS:
                 _say(build, "warning", f"Only the first {MAX_INLINE_DEPLOYMENTS} inline deployments of a build run.")
-                return started
+                break
             started += _start(project, build, job, number, entry, variables)
     for number, provider in sorted(unsupported):
         _say(build, "warning", _unsupported(number, provider))
@@ -210,7 +210,7 @@ def _passable(
         if isinstance(variable, dict) and isinstance(variable.get("name"), str):
             taken.add(variable["name"].lower())
     for setting in settings.get("providerSettings") or []:
-        if isinstance(setting, dict) and str(setting.get("name", "")).lower() in DESTINATION_SETTINGS:
+        if isinstance(setting, dict) and str(setting.get("name", "")).lower() in secrets.DESTINATION_SETTINGS:
             written = str((setting.get("value") or {}).get("value") or "")
             taken.update(found.lower() for found in re.findall(r"\$\(([^)]*)\)", written))
     passed = {name: value for name, value in values.items() if name.lower() not in taken}

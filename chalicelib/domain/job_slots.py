@@ -7,7 +7,8 @@ no longer run are freed, and as many waiting jobs as there are free slots are se
 first. Should a wake-up be lost, the sweeper sends a waiting job's message again five minutes on (domain/outbox.py),
 and its dispatcher frees what stale slots it finds. Jobs for build agents take slots alike: one that finds none
 free is held back, out of its agents' sight (so a project's many waiting jobs keep no other project's job from
-them), until a settle wakes it, or HELD_SECONDS pass.
+them), until a settle wakes it, or HELD_SECONDS pass. The slots' item notes at most store.MAX_WAITERS waiting jobs
+(DynamoDB's item size): a job past that is woken only by its resend, or the end of its hold-back.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from chalicelib.errors import Conflict, NotFound, Unauthorized
 from chalicelib.store import blobs, counters
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
+from chalicelib.store import job_slots as job_slot_store
 from chalicelib.store import projects as store
 
 MAX_SLUG_SUFFIX = 1000
@@ -118,6 +119,7 @@ def delete_project(caller: Caller, account_name: str, slug: str) -> None:
     store.delete_project(project)
     build_store.delete_project_builds(project.project_id)
     deployment_store.delete_project_deployments(project.project_id)
+    job_slot_store.forget(project.project_id)
     for prefix in blobs.project_prefixes(project.account_id, project.project_id):
         blobs.delete_prefix(prefix)
 

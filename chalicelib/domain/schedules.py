@@ -38,11 +38,12 @@ SEND_BATCH = 10  # claimed runs whose messages go in one SQS call (its limit)
 class Tick:
     """What one tick did: the runs it claimed and queued, the runs it could not (no minute matches their schedule
     again, or their message did not go), the due runs it left for the next tick because their account had claimed
-    its share, and whether it stopped for want of time (the projects still due are the next tick's)."""
+    its share (counted by account id), and whether it stopped for want of time (the projects still due are the next
+    tick's)."""
 
     queued: list[StartScheduledBuild] = field(default_factory=list)
     failed: int = 0
-    deferred: int = 0
+    deferred: Counter[int] = field(default_factory=Counter)
     out_of_time: bool = False
 
 
@@ -61,7 +62,7 @@ def claim_due_runs(now: datetime, has_time: Callable[[], bool], per_account: int
     claimed: list[_Claimed] = []
     for account_id, slug in store.due_projects(now):
         if taken[account_id] >= per_account:
-            tick.deferred += 1
+            tick.deferred[account_id] += 1
             continue
         if not has_time():
             tick.out_of_time = True
@@ -120,7 +121,10 @@ def start_scheduled_build(run: StartScheduledBuild) -> int | None:
     project = project_store.get_project(run.account_id, run.slug)
     if project is None or project.project_id != run.project_id:
         return None  # deleted since the claim
-    if not store.claim_start(run.account_id, run.slug, run.project_id, run.run_at):
+    # the start is taken before the repository is read: should the handler stop on the way (a fetch past its time),
+    # no delivery takes it again, so the project says so until the build has started
+    stopped = _error_text(run, "the service stopped while starting it.")
+    if not store.claim_start(run.account_id, run.slug, run.project_id, run.run_at, stopped):
         log.info("project %s/%s: the run of %s was started already", project.account_name, project.slug, run.run_at)
         return None
     try:
@@ -131,6 +135,7 @@ def start_scheduled_build(run: StartScheduledBuild) -> int | None:
         log.exception("project %s/%s: the scheduled build did not start", project.account_name, project.slug)
         reason = "the service failed to start it (the error is logged)."
     else:
+        store.forget_error(run.account_id, run.slug, run.run_at)
         log.info("project %s/%s: scheduled build %s", project.account_name, project.slug, build.version)
         return build.build_id
     _note_error(run, reason)
@@ -139,12 +144,18 @@ def start_scheduled_build(run: StartScheduledBuild) -> int | None:
 
 def abandon_scheduled_build(run: StartScheduledBuild) -> None:
     """A run whose message failed every delivery: its build did not start, which the project says, unless it did."""
-    if store.claim_start(run.account_id, run.slug, run.project_id, run.run_at):
-        _note_error(run, "its message failed every delivery.")
+    abandoned = _error_text(run, "its message failed every delivery.")
+    if store.claim_start(run.account_id, run.slug, run.project_id, run.run_at, abandoned):
+        log.warning("project %s/%s: %s", run.account_id, run.slug, abandoned)
+
+
+def _error_text(run: StartScheduledBuild, reason: str) -> str:
+    """What the project says of a run whose build did not start."""
+    due = datetime.fromtimestamp(run.run_at, UTC)
+    return f"The build scheduled for {timestamp(due)} did not start: {reason}"
 
 
 def _note_error(run: StartScheduledBuild, reason: str) -> None:
-    due = datetime.fromtimestamp(run.run_at, UTC)
-    message = f"The build scheduled for {timestamp(due)} did not start: {reason}"
+    message = _error_text(run, reason)
     log.warning("project %s/%s: %s", run.account_id, run.slug, message)
     store.note_error(run.account_id, run.slug, run.run_at, message)

@@ -135,14 +135,19 @@ def secret_fields(document: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
 def deploy_destination(entry: dict[str, Any]) -> str:
     """Where a deploy: entry delivers, as its secure settings are bound to it: the provider and each destination
     setting's value as written (lower-cased: host names are not case-sensitive)."""
-    written = {}
-    for setting in entry.get("providerSettings") or []:
+    return f"@{entry.get('provider') or ''}:{destinations(entry.get('providerSettings') or [])}"
+
+
+def destinations(provider_settings: list[Any]) -> str:
+    """Where provider settings deliver, as one text: every destination setting's value, each name however it is
+    written (``host`` and ``HOST`` both: a provider reads one, and either may be the one), sorted."""
+    written = []
+    for setting in provider_settings:
         if isinstance(setting, dict) and str(setting.get("name", "")).lower() in DESTINATION_SETTINGS:
             value = setting.get("value") or {}
             if not value.get("isEncrypted"):
-                written[str(setting["name"]).lower()] = str(value.get("value") or "").strip().lower()
-    places = ";".join(f"{name}={written[name]}" for name in sorted(written))
-    return f"@{entry.get('provider') or ''}:{places}"
+                written.append(f"{str(setting['name']).lower()}={str(value.get('value') or '').strip().lower()}")
+    return ";".join(sorted(written))
 
 
 def _walk(node: Any, within: str, field: str, bound: str = "") -> Iterator[tuple[dict[str, Any], str, str]]:

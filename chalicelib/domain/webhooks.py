@@ -19,8 +19,9 @@ from typing import Any
 from chalicelib.core.builds import Build
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
-from chalicelib.domain import builds, filters, progress
+from chalicelib.domain import builds, filters, job_overrides, progress
 from chalicelib.domain.hook_events import HookEvent, delivery_id, read_event
+from chalicelib.domain.matrix import job_specs
 from chalicelib.domain.secrets import decrypt, project_owner
 from chalicelib.errors import Invalid, NotFound, Unauthorized
 from chalicelib.store import builds as build_store
@@ -126,10 +127,10 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
             revision = builds.resolve_revision(project, event.branch, event.commit_id, event.pull_request_id, event.ref)
         if project.skip_branches_without_service_yml and revision.service_yml is None:
             return Outcome(message=f"Skipped: no appveyor.yml or .appveyor.yml on '{event.branch}'.")
-        configuration, version_format = builds.merged_configuration(project, revision)
+        configuration, version_format = builds.merged_configuration(project, revision, branch=event.branch)
     except (Invalid, NotFound) as error:
         return Outcome(message=f"Not built: {error.message}")
-    commit = revision.commit
+    commit = revision.pushed  # a pull request's head, not the forge's merge commit: its [skip ci], its author
     pushed = filters.PushedCommit(
         branch=event.branch,
         title=commit.message,
@@ -149,6 +150,12 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
         return Outcome(message=f"Not built: {error.message}")
     if reason:
         return Outcome(message=reason)
+    try:  # a push whose for: items skip every job builds nothing, so it rolls no build away either
+        specs = job_specs(configuration)
+        if specs:
+            job_overrides.unskipped(configuration, specs, pushed)
+    except Invalid as error:
+        return Outcome(message=f"Not built: {error.message}")
     if project.rolling_builds and not event.is_tag:
         cancel_open_builds(project, revision.branch, event.pull_request_id)
     try:

@@ -106,8 +106,13 @@ def post(provider: str, repository: str, status: CommitStatus, username: str | N
     with response:
         if 200 <= response.status_code < 300:
             return
-        retry = response.status_code == 429 or response.status_code >= 500
-        hint = _HINTS.get(response.status_code, "")
+        if provider == "gitLab" and response.status_code == 400 and b"Cannot transition status" in response.content:
+            return  # GitLab refuses a state the commit has already (a message posted twice): it is posted
+        limited = response.status_code == 403 and (
+            response.headers.get("retry-after") or response.headers.get("x-ratelimit-remaining") == "0"
+        )  # GitHub's rate limit, which passes
+        retry = response.status_code == 429 or response.status_code >= 500 or bool(limited)
+        hint = "" if limited else _HINTS.get(response.status_code, "")
         raise StatusFailed(f"{name} answered {response.status_code} {response.reason}.{hint}", retry=retry)
 
 

@@ -42,7 +42,7 @@ _WHOLE_HISTORY = 2**31 - 1  # what `git fetch --unshallow` asks for: deepening a
 _DEEPER = (50, _WHOLE_HISTORY)
 _SERVICE_FILES = (b"appveyor.yml", b".appveyor.yml")
 _HEX = re.compile(r"^[0-9a-f]{4,40}$")
-_PULL_NUMBER = re.compile(r"^refs/(?:pull|merge-requests)/(\d+)/")
+_PULL_NUMBER = re.compile(r"^refs/(?:pull|merge-requests|pull-requests)/(\d+)/")
 _SCHEMES = {"http", "https", "git", "ssh", "file"}
 Credentials = tuple[str, str] | None  # a user name and a password (a token, usually), for HTTP(S) remotes
 
@@ -78,6 +78,13 @@ class Revision:
     ref: str  # the full ref fetched: "refs/heads/master", "refs/pull/7/head", "refs/pull/7/merge"
     service_yml: str | None  # appveyor.yml in the commit's root, else .appveyor.yml, else None
     pull_head: str | None = None  # a pull request's head commit (its merge commit is the one built, when there is one)
+    head_commit: Commit | None = None  # that head, where it is not the commit built: what the developer wrote
+
+    @property
+    def pushed(self) -> Commit:
+        """The commit the developer pushed: a pull request's head, else the commit built (what commit filters,
+        [skip ci] included, and a pull request's default title read; never the forge's merge commit)."""
+        return self.head_commit or self.commit
 
 
 def resolve(
@@ -151,9 +158,19 @@ def _merge_revision(
         if not isinstance(commit, GitCommit) or head not in commit.parents:
             return None  # a merge the forge has not made again since the head moved
         service_yml = _service_yml(repo, commit, remote)
+        if head not in repo.object_store:
+            remote.fetch_object(repo, head)  # its message and author: what filters and the title read
+        head_commit = repo[head]
         branch = branch or _default_branch(fetched, url)
-    pull_head = head.decode()
-    return Revision(commit=_commit(commit), branch=branch, ref=merge_ref, service_yml=service_yml, pull_head=pull_head)
+    pushed = _commit(head_commit) if isinstance(head_commit, GitCommit) else None
+    return Revision(
+        commit=_commit(commit),
+        branch=branch,
+        ref=merge_ref,
+        service_yml=service_yml,
+        pull_head=head.decode(),
+        head_commit=pushed,
+    )
 
 
 def checkout(

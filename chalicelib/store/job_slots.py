@@ -13,6 +13,9 @@ from pynamodb.expressions.update import Action
 from chalicelib.store.models import CounterModel
 from chalicelib.store.transactions import is_condition_failure
 
+# Waiters one item holds: their ids stay well under DynamoDB's 400 KB an item (some 20,000 would pass it).
+MAX_WAITERS = 5000
+
 
 @dataclass(frozen=True)
 class Slots:
@@ -52,9 +55,22 @@ def take_slot(project_id: int, job_id: str, limit: int) -> bool:
     return True
 
 
-def wait_for_slot(project_id: int, job_id: str) -> None:
-    """Note a queued job that found no slot free: a job that ends frees one for it."""
-    CounterModel(_key(project_id)).update(actions=[CounterModel.waiters.add({job_id})])
+def wait_for_slot(project_id: int, job_id: str) -> bool:
+    """Note a queued job that found no slot free, so that a job that ends wakes it; False (nothing written) when
+    MAX_WAITERS wait already: that job is woken by its message's resend, or its hold-back's end, instead."""
+    room = CounterModel.waiters.does_not_exist() | (size(CounterModel.waiters) < MAX_WAITERS)
+    try:
+        CounterModel(_key(project_id)).update(actions=[CounterModel.waiters.add({job_id})], condition=room)
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
+def forget(project_id: int) -> None:
+    """Drop the project's slots and waiters: the project is deleted."""
+    CounterModel(_key(project_id)).delete()
 
 
 def release(project_id: int, holders: set[str], waiters: set[str] | None = None) -> None:

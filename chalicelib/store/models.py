@@ -232,7 +232,7 @@ class ProjectModel(Model):
     repository_scm = UnicodeAttribute()
     repository_name = UnicodeAttribute()
     repository_branch = UnicodeAttribute(null=True)
-    is_private = BooleanAttribute(default=False)  # what versions before `public` wrote; no longer read
+    is_private = BooleanAttribute(default=False)  # no longer read; still written, so a rollback reads it right
     # True only where this version's API was told isPrivate: false. Items from before lack it: they were never
     # readable without a key, whatever is_private said, so they stay private.
     public = BooleanAttribute(null=True)

@@ -75,14 +75,20 @@ def release_run(project: Project, next_run: datetime) -> bool:
     return _update(project.account_id, project.slug, actions, _read_as(project, next_run))
 
 
-def claim_start(account_id: int, slug: str, project_id: int, run_at: int) -> bool:
+def claim_start(account_id: int, slug: str, project_id: int, run_at: int, unfinished: str) -> bool:
     """Take the start of the build of the run due at ``run_at`` (epoch seconds) of the project, if it still has a
-    schedule and no start of this run or a later one was taken: True for the one delivery that starts it. It
-    forgets the last run's error."""
+    schedule and no start of this run or a later one was taken: True for the one delivery that starts it. The last
+    run's error gives way to ``unfinished``, which stays should the start never finish (no delivery takes it again)."""
     not_started = ProjectModel.schedule_started.does_not_exist() | (ProjectModel.schedule_started < run_at)
     condition = (ProjectModel.project_id == project_id) & ProjectModel.schedule_expression.exists() & not_started
-    actions = [ProjectModel.schedule_started.set(run_at), ProjectModel.schedule_error.remove()]
+    actions = [ProjectModel.schedule_started.set(run_at), ProjectModel.schedule_error.set(unfinished)]
     return _update(account_id, slug, actions, condition)
+
+
+def forget_error(account_id: int, slug: str, run_at: int) -> bool:
+    """The build of the run due at ``run_at`` started: no error stays, unless a later run's start was taken since."""
+    condition = (ProjectModel.schedule_started == run_at) & ProjectModel.schedule_expression.exists()
+    return _update(account_id, slug, [ProjectModel.schedule_error.remove()], condition)
 
 
 def note_error(account_id: int, slug: str, run_at: int, error: str) -> bool:

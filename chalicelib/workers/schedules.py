@@ -27,6 +27,7 @@ def start_scheduled_builds(event: CloudWatchEvent | None = None, now: datetime |
     if tick.queued or tick.failed:
         log.info("scheduled builds: %s queued to start, %s not", len(tick.queued), tick.failed)
     if tick.deferred:
-        log.warning("scheduled builds: %s due runs wait for the next tick: their account had its share", tick.deferred)
+        waiting = tick.deferred.total()
+        log.warning("scheduled builds: %s due runs wait for the next tick: their account had its share", waiting)
     if tick.out_of_time:
         log.warning("scheduled builds: the tick's time ran out; the projects still due are claimed on the next tick")

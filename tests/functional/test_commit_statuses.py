@@ -135,6 +135,8 @@ def test_a_private_repositorys_build_posts_pending_then_its_result_to_its_forge(
             assert posts[0].headers["x-github-api-version"] == "2022-11-28"
         if forge.provider in ("gitLab", "bitBucket"):
             assert final.get("ref", final.get("refname")) == "master"
+        # a state posted twice (GitLab refuses the second) leaves no warning: the commit shows it
+        assert project.build(build["version"])["messages"] == []
         # the token went to the forge only: no answer of the service, and no log, shows it
         shown = [account.api.get(p).body for p in ("/projects", project.path, project.path + "/settings")]
         shown.append(account.api.get(f"{project_path(project.project)}/build/{build['version']}").body)
@@ -243,3 +245,33 @@ def test_a_pull_requests_merge_build_posts_on_the_head_commit_in_the_pr_context(
         posts = posts_until(server, f"/api/v3/repos/{repository}/statuses/{head}", "success")
         assert {post.json["context"] for post in posts} == {"continuous-integration/conveyor/pr"}
         assert not [post for post in server.posts if merge in post.path]  # GitHub shows the head's statuses
+
+
+def test_githubs_rate_limit_is_waited_out_not_taken_for_a_bad_token(
+    account: Account, pump: SqsPump, base_url: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("chalicelib.domain.commit_statuses.RETRY_DELAYS", (1,))
+    forge = FORGES[0]
+    with stand_in(forge, tmp_path, monkeypatch) as server:
+        server.answer, server.answer_headers = 403, {"x-ratelimit-remaining": "0"}
+        project = private_project(account, server, forge)
+
+        build = project.run()
+
+        deadline = time.monotonic() + WAIT_SECONDS
+        while len([post for post in server.posts if post.json["state"] == "success"]) < 2:  # tried again 1 s later
+            assert time.monotonic() < deadline, [post.json for post in server.posts]
+            time.sleep(0.1)
+        [warning] = build_messages(project, build["version"], 1)
+        assert warning["message"].endswith("GitHub answered 403 Stand-in.")  # no word of a bad token
+
+
+def test_a_bitbucket_cloud_pull_request_cannot_be_started_by_number(account: Account) -> None:
+    reply = account.api.post("/projects", {"repositoryProvider": "bitBucket", "repositoryName": f"octo/{unique('b')}"})
+    assert reply.status == 200, reply.body
+
+    started = account.api.post(
+        "/builds", {"accountName": reply.json["accountName"], "projectSlug": reply.json["slug"], "pullRequestId": 4}
+    )
+
+    assert started.status == 400 and "keeps no pull request refs" in started.json["message"]

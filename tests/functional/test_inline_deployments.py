@@ -296,13 +296,25 @@ def test_a_secure_setting_goes_only_where_its_entry_delivered_when_it_was_set(
         own, their = f"{ftp.host}:{ftp.port}", f"{theirs.host}:{theirs.port}"
         elsewhere = [line.replace(own, their) for line in ftp_entry(ftp, token)]
         variable = [line.replace(own, "$(DEPLOY_HOST)") for line in ftp_entry(ftp, token)]
-        yml = ARTIFACTS_YML + appveyor_yml("deploy:", *elsewhere, *variable)
+        twice = [*elsewhere, f"    HOST: {own}"]  # the binding would read one, the provider the other
+        # a secure variable the entry names, sent where a start request's variable says
+        project_variables = [{"name": "FTP_PASSWORD", "value": {"isEncrypted": True, "value": ftp.password}}]
+        assert account.api.put(f"{project.path}/settings/environment-variables", project_variables).status == 204
+        by_variable = [
+            "  - provider: FTP",
+            "    host: $(DEPLOY_HOST)",
+            f"    username: {ftp.username}",
+            "    password: $(FTP_PASSWORD)",
+        ]
+        yml = ARTIFACTS_YML + appveyor_yml("deploy:", *elsewhere, *variable, *twice, *by_variable)
         project.repository.commit({"appveyor.yml": yml})
-        build = project.run(environmentVariables={"DEPLOY_HOST": f"{theirs.host}:{theirs.port}"})
-        redirected, through_variable = build_deployments(project, build, 2)
+        build = project.run(environmentVariables={"DEPLOY_HOST": their})
+        redirected, through_variable, named_twice, secret_variable = build_deployments(project, build, 4)
 
-    assert (redirected["status"], through_variable["status"]) == ("failed", "failed")
+    assert [entry["status"] for entry in (redirected, through_variable, named_twice, secret_variable)] == ["failed"] * 4
     assert "The secure setting password cannot be used here" in job_log(project, redirected)
     assert "must name its destination as it is, without a $(VARIABLE)" in job_log(project, through_variable)
+    assert "The deploy: entry sets host twice" in job_log(project, named_twice)
+    assert "host '$(DEPLOY_HOST)' names a variable this deployment does not have" in job_log(project, secret_variable)
     assert list((tmp_path / "theirs").rglob("*.*")) == []  # their server never heard from the service
     assert theirs.connections == 0

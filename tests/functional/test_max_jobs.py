@@ -10,9 +10,12 @@ from __future__ import annotations
 import time
 from typing import Any
 
+import pytest
+
 from chalicelib.local.pump import SqsPump
+from chalicelib.store import job_slots as slot_store
 from chalicelib.store import jobs as job_store
-from chalicelib.store.models import JobModel
+from chalicelib.store.models import CounterModel, JobModel
 from tests.builds import POLL_SECONDS, WAIT_SECONDS, BuildProject, appveyor_yml
 from tests.functional.test_build_agents import register
 from tests.gitserver import GitServer
@@ -132,3 +135,38 @@ def test_a_projects_waiting_jobs_keep_no_other_projects_job_from_a_build_agent(
     again = agent.post("/agent/builds/next")  # the hog's slot is free again: its oldest waiting job goes
     assert again.status == 200, again.body
     assert again.json["jobId"] == next_in_line["jobId"]
+
+
+def test_waiting_jobs_past_the_slots_items_cap_are_not_noted_and_nothing_fails(
+    account: Account, git_server: GitServer, pump: SqsPump, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(slot_store, "MAX_WAITERS", 2)  # as 5,000 would keep the item under DynamoDB's 400 KB
+    image = unique("Team Box")
+    agent = Caller(account.client, register(account, image)["key"])
+    rows = ["environment:", "  matrix:", *(f"    - N: {number}" for number in range(4))]
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(f"image: {image}", "max_jobs: 1", *rows)})
+    version = project.start()["version"]
+
+    held = agent.post("/agent/builds/next")
+    over = agent.post("/agent/builds/next")  # three jobs wait: two are noted, the third is held back all the same
+
+    assert (held.status, over.status) == (200, 204)
+    assert len(slot_store.slots(project.project["projectId"]).waiters) == 2
+    waiting = [job for job in project.build(version)["jobs"] if job["jobId"] != held.json["jobId"]]
+    assert [WAITING in job["message"] for job in waiting] == [True, True, True]
+
+
+def test_deleting_a_project_drops_its_job_slots(account: Account, git_server: GitServer, pump: SqsPump) -> None:
+    image = unique("Team Box")
+    agent = Caller(account.client, register(account, image)["key"])
+    rows = ["environment:", "  matrix:", "    - N: 1", "    - N: 2"]
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(f"image: {image}", "max_jobs: 1", *rows)})
+    project.start()
+    assert agent.post("/agent/builds/next").status == 200  # one job holds the slot, the other waits for it
+    project_id = project.project["projectId"]
+    assert slot_store.slots(project_id) != slot_store.Slots(frozenset(), frozenset())
+
+    assert account.api.delete(project.path).status == 204
+
+    with pytest.raises(CounterModel.DoesNotExist):
+        CounterModel.get(f"job-slots#{project_id}", consistent_read=True)

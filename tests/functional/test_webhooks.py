@@ -252,6 +252,15 @@ def test_github_pull_request_builds_its_merge_commit_while_github_keeps_one_of_i
     synced = started(github.post(github_pull_request("synchronize", 8, newer), github_headers("pull_request")))
     assert (synced["commitId"], synced["pullRequestHeadCommitId"]) == (newer, newer)
 
+    # the filters read the commit the developer pushed, not the forge's merge: its [skip ci] skips the build
+    wip = github.repository.commit({"appveyor.yml": YML, "f.txt": "wip"}, branch="wip", message="WIP [skip ci]")
+    github.repository.set_ref("refs/pull/10/head", wip)
+    merged_wip = github.repository.commit(
+        {"appveyor.yml": YML, "f.txt": "wip"}, branch="merge-10", parent_from="master", merged=wip, message="Merge"
+    )
+    github.repository.set_ref("refs/pull/10/merge", merged_wip)
+    assert "skip ci" in skipped(github.post(github_pull_request("opened", 10, wip), github_headers("pull_request")))
+
     # a pull request that does not merge cleanly has no merge ref: its head is built
     github.repository.set_ref("refs/pull/9/head", newer)
     conflicted = started(github.post(github_pull_request("opened", 9, newer), github_headers("pull_request")))
@@ -447,6 +456,33 @@ def test_bitbucket_push_and_pull_request(account: Account, git_server: GitServer
     assert (pulled["pullRequestId"], pulled["commitId"]) == ("12", sha)
 
 
+def test_a_bitbucket_pull_request_builds_with_its_target_branchs_configuration(
+    account: Account, git_server: GitServer
+) -> None:
+    for_master_only = appveyor_yml("- branches:", "    only: [master]", "  build_script:", "    - echo for master")
+    bitbucket = HookProject(account, git_server, provider="bitBucket")
+    sha = bitbucket.repository.commit({"appveyor.yml": for_master_only}, branch="fix", message="Fix it")
+    repo = {"full_name": "owner/app", "type": "repository"}
+    pull = {
+        "actor": {"nickname": "ada"},
+        "repository": repo,
+        "pullrequest": {
+            "id": 13,
+            "title": "Fix it",
+            "state": "OPEN",
+            "source": {"branch": {"name": "fix"}, "commit": {"hash": sha[:12]}, "repository": repo},
+            "destination": {"branch": {"name": "master"}, "commit": {"hash": bitbucket.head[:12]}, "repository": repo},
+        },
+    }
+
+    # built from its own branch (Bitbucket keeps no pull request refs), picked as its filters pick it: by target
+    pulled = started(bitbucket.post(pull, {"X-Event-Key": "pullrequest:created", "X-Request-UUID": unique("u")}))
+
+    stored = build_store.get_build(pulled["projectId"], pulled["buildId"])
+    assert (pulled["pullRequestId"], pulled["commitId"]) == ("13", sha)
+    assert stored is not None and "echo for master" in json.dumps(stored.configuration)
+
+
 def test_generic_git_hook_builds_the_refs_head_or_the_commit_named(account: Account, git_server: GitServer) -> None:
     generic = HookProject(account, git_server, provider="git")
     second = generic.repository.commit({"appveyor.yml": YML, "c.txt": "1"}, message="Second")
@@ -600,6 +636,30 @@ def test_rolling_builds_cancel_the_branchs_queued_build_on_a_new_push(github: Ho
     statuses = {build["buildId"]: build["status"] for build in github.builds()}
     assert github.settings()["rollingBuilds"] is True
     assert statuses == {first["buildId"]: "cancelled", elsewhere["buildId"]: "queued", second["buildId"]: "queued"}
+
+
+def test_rolling_builds_cancel_nothing_for_a_push_whose_for_items_skip_every_job(github: HookProject) -> None:
+    github.configure(rollingBuilds=True)
+    first = started(github.post(github_push("refs/heads/master", github.head), github_headers("push")))
+    not_on_master = appveyor_yml(
+        "environment:",
+        "  matrix:",
+        "    - FLAVOR: only",
+        "build_script:",
+        "  - echo hi",
+        "for:",
+        "  - matrix:",
+        "      only:",
+        "        - FLAVOR: only",
+        "    branches:",
+        "      except: [master]",
+    )
+    sha = github.repository.commit({"appveyor.yml": not_on_master}, message="Not for master")
+
+    message = skipped(github.post(github_push("refs/heads/master", sha), github_headers("push")))
+
+    assert message.startswith("Not built: every job is skipped")
+    assert [(build["buildId"], build["status"]) for build in github.builds()] == [(first["buildId"], "queued")]
 
 
 def test_without_rolling_builds_a_new_push_leaves_the_queued_build(github: HookProject) -> None:

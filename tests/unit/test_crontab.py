@@ -110,6 +110,15 @@ def test_a_range_written_backwards_is_refused_as_ncrontab_and_croniter_read_it_d
     assert "runs backwards" in refusal(expression)
 
 
+@pytest.mark.parametrize("expression", ["0 0 * * 7", "0 0 * * 0-7", "0 0 * * 1,7", "0 0 * * 5-7/2"])
+def test_a_day_of_week_past_6_is_refused_as_ncrontab_counts_sunday_as_0_only(expression: str) -> None:
+    assert "Sunday = 0" in refusal(expression)
+
+
+def test_a_step_in_the_day_of_week_field_is_no_day() -> None:
+    assert valid_expression("0 0 * * */7") == "0 0 * * */7"
+
+
 def test_a_schedule_that_never_comes_due_is_refused() -> None:
     assert "never comes due" in refusal("0 0 30 2 *")
 
@@ -128,6 +137,18 @@ def test_a_settings_change_keeps_removes_or_replaces_the_schedule() -> None:
     )
     replaced = with_schedule(scheduled, "0 3 * * *", NOON)
     assert (replaced.schedule_crontab_expression, replaced.schedule_next_run, replaced.schedule_last_error) == (
+        "0 3 * * *",
+        datetime(2026, 3, 5, 3, 0, tzinfo=UTC),
+        None,
+    )
+
+
+def test_setting_again_a_schedule_that_ran_out_of_runs_schedules_it_again() -> None:
+    ran_out = project(schedule_crontab_expression="0 3 * * *", schedule_next_run=None, schedule_last_error="no run")
+
+    again = with_schedule(ran_out, "0 3 * * *", NOON)
+
+    assert (again.schedule_crontab_expression, again.schedule_next_run, again.schedule_last_error) == (
         "0 3 * * *",
         datetime(2026, 3, 5, 3, 0, tzinfo=UTC),
         None,

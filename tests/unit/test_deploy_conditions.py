@@ -38,7 +38,7 @@ def entry(conditions: str) -> dict[str, object]:
         ("      empty: ''\n", "any", True),
         ("      target: ''\n", "any", False),
         ("      missing: something\n", "any", False),
-        ("      token: anything\n", "any", False),  # a secure variable is not decrypted to be compared
+        ("      token: ''\n", "any", False),  # a secure variable is set, though its value is not decrypted to compare
         ("      branch: main\n      target: arm\n", "main", True),
         ("      branch: main\n      target: x86\n", "main", False),  # every condition must hold
     ],
@@ -53,5 +53,5 @@ def test_an_entry_without_conditions_deploys_from_every_branch() -> None:
 
 
 def test_a_secure_condition_never_holds() -> None:
-    secure = entry("      target:\n        secure: cvy2:AAAA\n")
+    secure = entry("      target:\n        secure: arm\n")  # the very value TARGET has: never compared
     assert not conditions_hold(secure, "main", VARIABLES)
