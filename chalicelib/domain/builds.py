@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from chalicelib.scm import git
 
 BUILD_NOT_FOUND = "Build not found or access denied."
+EMPTY_MATRIX = "The build matrix is empty: every job is excluded."
 _JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
 
 
@@ -295,7 +296,7 @@ def _queue(
 ) -> tuple[Build, list[Job]]:
     specs = job_specs(configuration)
     if not specs:
-        raise Invalid("The build matrix is empty: every job is excluded.")
+        raise Invalid(EMPTY_MATRIX)
     if pushed is not None:  # a webhook's build: for: items may skip some of its jobs, as filters skip builds
         specs = job_overrides.unskipped(configuration, specs, pushed)
     configuration = job_overrides.with_job_notifications(configuration, specs)

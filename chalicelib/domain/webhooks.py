@@ -150,10 +150,11 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
         return Outcome(message=f"Not built: {error.message}")
     if reason:
         return Outcome(message=reason)
-    try:  # a push whose for: items skip every job builds nothing, so it rolls no build away either
+    try:  # a push whose matrix is empty, or whose for: items skip every job, builds nothing: it rolls nothing away
         specs = job_specs(configuration)
-        if specs:
-            job_overrides.unskipped(configuration, specs, pushed)
+        if not specs:
+            raise Invalid(builds.EMPTY_MATRIX)
+        job_overrides.unskipped(configuration, specs, pushed)
     except Invalid as error:
         return Outcome(message=f"Not built: {error.message}")
     if project.rolling_builds and not event.is_tag:

@@ -657,8 +657,12 @@ def test_rolling_builds_cancel_nothing_for_a_push_whose_for_items_skip_every_job
     sha = github.repository.commit({"appveyor.yml": not_on_master}, message="Not for master")
 
     message = skipped(github.post(github_push("refs/heads/master", sha), github_headers("push")))
+    excluded = appveyor_yml(*not_on_master.splitlines()[:5], "matrix:", "  exclude:", "    - FLAVOR: only")
+    empty = github.repository.commit({"appveyor.yml": excluded}, message="Every job excluded")
+    nothing = skipped(github.post(github_push("refs/heads/master", empty), github_headers("push")))
 
     assert message.startswith("Not built: every job is skipped")
+    assert nothing == "Not built: The build matrix is empty: every job is excluded."
     assert [(build["buildId"], build["status"]) for build in github.builds()] == [(first["buildId"], "queued")]
 
 
