@@ -140,6 +140,7 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
     pull_request = build.pull_request is not None
     notices: list[Notice] = []
     event: dict[str, Any] | None = None  # made once, and only if an entry needs it (artifact URLs cost calls)
+    data: dict[str, Any] = {}  # the event's data, as templates see it
     for index, entry in enumerate(build.configuration.get("notifications") or []):
         if not isinstance(entry, dict) or not entry_fires(entry, status, changed):
             continue
@@ -159,18 +160,15 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
             continue
         if event is None:
             event = messages.build_event(project, build, job_store.get_jobs(build.job_ids))
-        data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
-        try:
-            if provider == "email":
-                notices += _entry_emails(values, event, project, build, members if pull_request else None)
-            elif provider == "webhook":
-                notices.append(_entry_webhook(values, event))
-            elif provider == "slack":
-                notices.append(Notice("Slack", *chat_notices.slack_notice(values, data)))
-            else:
-                notices.append(Notice("Microsoft Teams", *chat_notices.teams_notice(values, data)))
-        except chat_notices.Unsendable as error:
-            _unsent(build, index, written, str(error), "warning")
+            data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
+        if provider == "email":
+            notices += _entry_emails(values, data, project, build, members if pull_request else None)
+        elif provider == "webhook":
+            notices.append(_entry_webhook(values, event))
+        elif provider == "slack":
+            notices.append(Notice("Slack", *chat_notices.slack_notice(values, data)))
+        else:
+            notices.append(Notice("Microsoft Teams", *chat_notices.teams_notice(values, data)))
     return notices
 
 
@@ -183,10 +181,10 @@ def _unsent(build: Build, index: int, provider: str, reason: str, category: str 
 
 
 def _entry_emails(
-    values: dict[str, Any], event: dict[str, Any], project: Project, build: Build, only: set[str] | None
+    values: dict[str, Any], data: dict[str, Any], project: Project, build: Build, only: set[str] | None
 ) -> list[Notice]:
-    """An Email entry's e-mails; with ``only``, to those of its addresses only (a pull request's: members')."""
-    data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
+    """An Email entry's e-mails, its templates rendered over the event's ``data``; with ``only``, to those of its
+    addresses only (a pull request's: members')."""
     subject = render(str(values["subject"]), data) if values.get("subject") else messages.build_subject(project, build)
     body = render(str(values["message"]), data) if values.get("message") else messages.build_body(project, build)
     addresses = _addresses(values)
