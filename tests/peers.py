@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 from pyftpdlib.authorizers import DummyAuthorizer
 from pyftpdlib.handlers import FTPHandler
+from pyftpdlib.ioloop import IOLoop
 from pyftpdlib.servers import FTPServer
 
 REPOSITORY = Path(__file__).resolve().parent.parent
@@ -95,7 +96,9 @@ class FtpServer(_Peer):
                 "on_connect": on_connect,
             },
         )
-        self._server = FTPServer((self.host, 0), handler)
+        # an IOLoop of its own: pyftpdlib's shared one would be closed by whichever server stops first, under the
+        # sockets of any other serving in this process (two in one test, or the next test's)
+        self._server = FTPServer((self.host, 0), handler, ioloop=IOLoop())
         self.port = self._server.address[1]
         self._thread = threading.Thread(target=self._serve, name="ftp-server", daemon=True)
         self._thread.start()
