@@ -104,16 +104,16 @@ def resolve(
     refs/pull/N/merge): built instead of ``pull_ref``, the head, when it exists and merges that head (the one
     ``commit_id`` names, when given); a pull request that does not merge cleanly has none, and its head is built.
     """
-    if merge_ref and pull_ref:
-        merged = _merge_revision(url, branch, commit_id, pull_ref, merge_ref, timeout, credentials, ssh)
-        if merged is not None:
-            return merged
     fetch_ref = pull_ref or (f"refs/heads/{branch}" if branch else "HEAD")
     # HEAD names the default branch, or the branches do when a server reports no symref; a build of a named branch
     # needs one ref listed, however many the server has (GitHub's refs/pull/* run to thousands)
     wanted_refs = list(dict.fromkeys([fetch_ref] if branch else [fetch_ref, "HEAD", "refs/heads/"]))
     repo = MemoryRepo()
     with _remote(url, timeout, checked=True, credentials=credentials, ssh=ssh) as remote:
+        if merge_ref and pull_ref:  # on the same connection: a pull request without a usable merge costs no other
+            merged = _merge_revision(remote, url, branch, commit_id, pull_ref, merge_ref)
+            if merged is not None:
+                return merged
         fetched = remote.fetch_ref(repo, fetch_ref, 1, wanted_refs, blobs=False)
         head = _head_of(fetched, fetch_ref, url)
         branch = branch or _default_branch(fetched, url)
@@ -137,31 +137,23 @@ def resolve(
 
 
 def _merge_revision(
-    url: str,
-    branch: str | None,
-    commit_id: str | None,
-    pull_ref: str,
-    merge_ref: str,
-    timeout: float,
-    credentials: Credentials,
-    ssh: SshAccess | None,
+    remote: _Remote, url: str, branch: str | None, commit_id: str | None, pull_ref: str, merge_ref: str
 ) -> Revision | None:
     """The pull request's merge commit as a Revision, when the forge has one of its head; else None."""
-    repo = MemoryRepo()
-    with _remote(url, timeout, checked=True, credentials=credentials, ssh=ssh) as remote:
-        listed = [merge_ref, pull_ref] if branch else [merge_ref, pull_ref, "HEAD", "refs/heads/"]
-        fetched = remote.fetch_ref(repo, merge_ref, 1, listed, blobs=False)
-        merge, head = fetched.refs.get(Ref(merge_ref.encode())), fetched.refs.get(Ref(pull_ref.encode()))
-        if not merge or not head or (commit_id and not head.decode().startswith(commit_id.strip().lower())):
-            return None  # no merge (a conflict), or the head moved on from the commit asked for: build that one
-        commit = repo[merge]
-        if not isinstance(commit, GitCommit) or head not in commit.parents:
-            return None  # a merge the forge has not made again since the head moved
-        service_yml = _service_yml(repo, commit, remote)
-        if head not in repo.object_store:
-            remote.fetch_object(repo, head)  # its message and author: what filters and the title read
-        head_commit = repo[head]
-        branch = branch or _default_branch(fetched, url)
+    repo = MemoryRepo()  # its own: what resolve fetches next, if not this, starts from nothing fetched here
+    listed = [merge_ref, pull_ref] if branch else [merge_ref, pull_ref, "HEAD", "refs/heads/"]
+    fetched = remote.fetch_ref(repo, merge_ref, 1, listed, blobs=False)
+    merge, head = fetched.refs.get(Ref(merge_ref.encode())), fetched.refs.get(Ref(pull_ref.encode()))
+    if not merge or not head or (commit_id and not head.decode().startswith(commit_id.strip().lower())):
+        return None  # no merge (a conflict), or the head moved on from the commit asked for: build that one
+    commit = repo[merge]
+    if not isinstance(commit, GitCommit) or head not in commit.parents:
+        return None  # a merge the forge has not made again since the head moved
+    service_yml = _service_yml(repo, commit, remote)
+    if head not in repo.object_store:
+        remote.fetch_object(repo, head)  # its message and author: what filters and the title read
+    head_commit = repo[head]
+    branch = branch or _default_branch(fetched, url)
     pushed = _commit(head_commit) if isinstance(head_commit, GitCommit) else None
     return Revision(
         commit=_commit(commit),
