@@ -82,10 +82,12 @@ def clone_credentials(jobId: str) -> Response:
 
 @blueprint.route(f"{_PREFIX}/heartbeat", methods=["POST"], content_types=_ANY)
 def runner_heartbeat(jobId: str) -> Response:  # named apart from the agents' views: view names are operationIds
-    return _runner_call(
-        jobId,
-        lambda job: {"status": job_tokens.heartbeat(job, blueprint.current_request.headers.get("authorization"))},
-    )
+    request = blueprint.current_request
+    try:
+        check_parameters(request, {"jobId": jobId})
+        return respond({"status": job_tokens.heartbeat(jobId, request.headers.get("authorization"))})
+    except ConveyorError as error:
+        return error_response(error)
 
 
 @blueprint.route(f"{_PREFIX}/log/{{index}}", methods=["PUT"], content_types=_ANY)

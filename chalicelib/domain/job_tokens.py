@@ -40,10 +40,7 @@ def _hash(token: str) -> str:
 
 def runner_job(job_id: str, authorization: str | None) -> Job:
     """The job a request's token was minted for; Unauthorized for any other job, or once the job has ended."""
-    scheme, _, token = (authorization or "").partition(" ")
-    token = token.strip()
-    if scheme.lower() != "bearer" or not token.startswith(TOKEN_PREFIX):
-        raise Unauthorized("A job token is required (Authorization: Bearer <token>).")
+    token = _bearer(authorization)
     stored, job = job_store.job_token_hash(job_id) if job_id else (None, None)
     if job is None or stored is None or not hmac.compare_digest(stored, _hash(token)):
         raise Unauthorized("The job token is not valid for this job.")
@@ -54,10 +51,23 @@ def runner_job(job_id: str, authorization: str | None) -> Job:
     return job
 
 
-def heartbeat(job: Job, authorization: str | None) -> str:
-    """Extend the lease, while the token is still the job's; its status says go on ("running") or stop."""
-    token = (authorization or "").partition(" ")[2].strip()
-    status = job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds, _hash(token))
+def heartbeat(job_id: str, authorization: str | None) -> str:
+    """Extend the lease, while the token is the job's and the job runs; its status says go on ("running") or stop.
+
+    One conditional write, no read first: the write's condition is the token check (a heartbeat comes every few
+    seconds from every running job, the most frequent call there is)."""
+    token = _bearer(authorization)
+    status = (
+        job_store.renew_lease(job_id, int(time.time()) + settings().lease_seconds, _hash(token)) if job_id else None
+    )
     if status is None:
-        raise Unauthorized("The job has ended: its token no longer works.")
+        raise Unauthorized("The job token is not valid for this job, or the job has ended.")
     return status
+
+
+def _bearer(authorization: str | None) -> str:
+    scheme, _, token = (authorization or "").partition(" ")
+    token = token.strip()
+    if scheme.lower() != "bearer" or not token.startswith(TOKEN_PREFIX):
+        raise Unauthorized("A job token is required (Authorization: Bearer <token>).")
+    return token

@@ -6,10 +6,7 @@ The tests before the first that asks for ``pump`` run with no queue handler, so 
 from __future__ import annotations
 
 import re
-import threading
 import xml.etree.ElementTree as ElementTree
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
@@ -17,7 +14,8 @@ from chalice.test import Client
 
 from chalicelib.domain.accounts import create_account
 from chalicelib.local.pump import SqsPump
-from chalicelib.store.models import ALL_MODELS, ProjectModel
+from chalicelib.store.models import ProjectModel
+from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.functional.test_openapi import assert_conforms
 from tests.gitserver import GitServer
@@ -56,28 +54,6 @@ def message(reply: Reply) -> str:
 def color(reply: Reply) -> str:
     rects = ElementTree.fromstring(reply.body).findall(f"{SVG}g/{SVG}rect")
     return str(rects[1].get("fill"))
-
-
-@contextmanager
-def dynamodb_calls() -> Iterator[list[str]]:
-    """The DynamoDB operations made meanwhile by this thread (the test client's requests run in it; the queue
-    pump's workers, finishing an earlier build's notifications, statuses or deployments, do not count), seen
-    through botocore's hooks on each model's client."""
-    seen: list[str] = []
-    mine = threading.get_ident()
-
-    def count(model: Any, **_: Any) -> None:
-        if threading.get_ident() == mine:
-            seen.append(model.name)
-
-    clients = {id(client): client for client in (m._get_connection().connection.client for m in ALL_MODELS)}
-    for client in clients.values():
-        client.meta.events.register("before-call.dynamodb", count)
-    try:
-        yield seen
-    finally:
-        for client in clients.values():
-            client.meta.events.unregister("before-call.dynamodb", count)
 
 
 def test_a_new_project_badge_says_no_builds_without_a_key(account: Account, client: Client) -> None:

@@ -27,6 +27,7 @@ from chalicelib.domain.job_tokens import NewToken, mint_token
 from chalicelib.store import blobs, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
+from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer, Repository
 from tests.support import Account, Caller, Reply
@@ -319,6 +320,26 @@ def test_a_job_cancelled_through_the_api_hears_cancelling_at_its_heartbeat_then_
     assert job_as_the_api_shows_it(project, queued["version"], job_a.job_id)["job"]["status"] == "cancelled"
     assert as_a.post(f"/{job_a.job_id}/heartbeat").status == 401
     assert runner(account, job_b.token.token).post(f"/{job_b.job_id}/heartbeat").json == {"status": "cancelling"}
+
+
+def test_a_heartbeat_renews_the_lease_in_one_conditional_write_and_reads_nothing(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    _, _, job_a, job_b = matrix_build
+    before, b_before = (JobModel.get(job.job_id, consistent_read=True).lease_expires for job in (job_a, job_b))
+    time.sleep(1.1)  # the lease is kept in whole seconds: a renewal must move it
+
+    with dynamodb_calls() as calls:
+        renewed = runner(account, job_a.token.token).post(f"/{job_a.job_id}/heartbeat")
+    with dynamodb_calls() as refused_calls:
+        refused = runner(account, job_a.token.token).post(f"/{job_b.job_id}/heartbeat")
+
+    assert (renewed.status, renewed.json) == (200, {"status": "running"})
+    assert calls == ["UpdateItem"]  # every running job's most frequent call costs one write
+    assert JobModel.get(job_a.job_id, consistent_read=True).lease_expires > before
+    assert refused.status == 401  # job A's token renews nothing of job B's ...
+    assert refused_calls == ["UpdateItem"]  # ... whose lease stays as it was: the write's condition refused it
+    assert JobModel.get(job_b.job_id, consistent_read=True).lease_expires == b_before
 
 
 # Racing the API as the local stack serves it (chalice local: one thread per request) over loopback HTTP.

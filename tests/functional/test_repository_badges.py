@@ -11,8 +11,9 @@ from urllib.parse import quote
 from chalice.test import Client
 
 from chalicelib.local.pump import SqsPump
+from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
-from tests.functional.test_badges import badge_id, dynamodb_calls, get_badge, message
+from tests.functional.test_badges import badge_id, get_badge, message
 from tests.functional.test_openapi import assert_conforms
 from tests.gitserver import GitServer
 from tests.support import Account, Caller, Reply, new_account, project_path, unique
