@@ -37,6 +37,16 @@ def project_prefixes(account_id: int, project_id: int) -> list[str]:
     return [project_cache_prefix(account_id, project_id), f"builds/{account_id}/{project_id}/"]
 
 
+def delete_keys(keys: list[str]) -> None:
+    """Delete these objects, a thousand (delete_objects' limit) per call: for keys just listed, without listing
+    them again."""
+    s3 = aws.client("s3")
+    bucket = settings().bucket
+    for start in range(0, len(keys), 1000):
+        batch = [{"Key": key} for key in keys[start : start + 1000]]
+        s3.delete_objects(Bucket=bucket, Delete={"Objects": batch, "Quiet": True})
+
+
 def delete_prefix(prefix: str) -> int:
     """Delete every object under ``prefix``; returns how many there were."""
     s3 = aws.client("s3")

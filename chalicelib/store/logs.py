@@ -22,7 +22,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.store.blobs import delete_prefix
+from chalicelib.store.blobs import delete_keys, delete_prefix
 
 MIN_PART_BYTES = 5 * 1024 * 1024  # S3's smallest multipart part, except the last
 CONTENT_TYPE = "text/plain; charset=utf-8"
@@ -123,7 +123,8 @@ def seal_log(job_prefix: str, chunk_count: int) -> None:
     s3 = aws.client("s3")
     bucket = settings().bucket
     key = job_log_key(job_prefix)
-    chunks = list_chunks(job_prefix)[:chunk_count]
+    listed = list_chunks(job_prefix)
+    chunks = listed[:chunk_count]
     expected = [f"{_chunks_prefix(job_prefix)}{index:06d}" for index in range(chunk_count)]
     if [chunk.key for chunk in chunks] != expected:
         raise LogIncomplete(f"{len(chunks)} of the {chunk_count} chunks of {key} are in S3")
@@ -143,7 +144,7 @@ def seal_log(job_prefix: str, chunk_count: int) -> None:
     else:
         _compose_multipart(key, chunks)
     try:
-        delete_prefix(_chunks_prefix(job_prefix))
+        delete_keys([chunk.key for chunk in listed])  # listed once: the chunks are the service's to write
     except ClientError as error:  # the log is whole; leftover chunks go with the build's prefix
         logger.warning("Could not delete the chunks of %s: %s", key, error)
 
