@@ -33,6 +33,10 @@ MAX_DYNAMODB_CALLS = 3
 QUERY_PAGE_BYTES = 1024 * 1024
 DEPLOYMENTS = 25  # more than a page of a deployments list
 HEARTBEAT_SECONDS = 0.25  # of the job whose heartbeats are counted (5 s by default)
+HEARTBEAT = "POST /api/runner/jobs/{jobId}/heartbeat"
+LOG_FLUSH = "PUT /api/runner/jobs/{jobId}/log/{index}"
+BUILD_DYNAMODB_CALLS = 8  # issue 24's targets for a one-job build: about 4 writes is the floor
+BUILD_S3_CALLS = 3
 
 
 @dataclass
@@ -64,38 +68,99 @@ def run() -> Section:
 
 
 def _build_lifecycle(client: Any, counter: CallCounter, server: Any) -> list[Figure]:
-    """What one build of one one-line job costs: its start request, its dispatch (the jobs queue's handler, called
-    as the pump calls it), and each job protocol call of its runner, which the service answers; then what a
-    heartbeat costs, from a longer job."""
+    """What one build of one one-line job costs, phase by phase: its start request (queue), its dispatch (the jobs
+    queue's handler, called as the pump calls it: claim, token, executor), and each job protocol call of its
+    runner, which the service answers (its spec, each log flush, its finish and the build's summary); then what
+    the build's announcement costs once it has succeeded, and what a heartbeat costs, from a longer job."""
     from tests.builds import BuildProject
     from tests.support import new_account
 
     built = BuildProject(new_account(client), server, {"appveyor.yml": "build_script:\n  - echo hello\n"})
     built.start()  # the first start of a project reads its repository's refs afresh; count a later one
+    _drain_notifications()
     with counter.counting() as start_calls:
         version = built.start()["version"]
     run_calls, seconds = _run_job(counter, built.build(version)["jobs"][0]["jobId"])
     status = built.build(version)["status"]
+    announcement = _receive_notifications()  # received apart: Lambda's poller, not the function, receives them
+    with counter.counting() as announced:
+        _handle_notifications(announcement)
+    if os.environ.get("BENCH_TRACE"):
+        print("bench: POST /builds:", *start_calls.trace, sep="\n  ", flush=True)
+        print("bench: running the job:", *run_calls.trace, sep="\n  ", flush=True)
+        print("bench: its announcement:", *announced.trace, sep="\n  ", flush=True)
     figures = [
-        Figure("POST /builds (one job)", start_calls.everything()),
+        Figure("Queue: POST /builds (one job)", start_calls.everything()),
         Figure(
-            "Dispatching that job: the jobs queue's handler (claim, token, executor), runner calls aside",
+            "Claim: the jobs queue's handler (claim, token, executor), runner calls aside",
             run_calls.unlabelled().everything(),
         ),
     ]
     for label, times in run_calls.labelled.items():  # in the order the runner first called each
         calls = run_calls.labels.get(label, Calls()).everything()
         figures.append(Figure(f"Its runner's {label} ({_times(times)})", calls))
-    figures.append(Figure(f"Running that job in all (echo hello, {status}, {seconds:.1f} s)", run_calls.everything()))
+    flushes = run_calls.labelled[LOG_FLUSH]
+    beats = run_calls.labels.get(HEARTBEAT, Calls())
+    dynamodb = start_calls.of("dynamodb") + run_calls.of("dynamodb") - beats.of("dynamodb")
+    s3 = start_calls.of("s3") + run_calls.of("s3") - beats.of("s3") - flushes
+    figures += [
+        Figure(
+            f"The build in all, POST to {status} (echo hello, {seconds:.1f} s), heartbeats aside: DynamoDB",
+            f"{dynamodb}",
+            f"≤ {BUILD_DYNAMODB_CALLS}",
+            dynamodb <= BUILD_DYNAMODB_CALLS,
+        ),
+        Figure(
+            f"… S3, beside one put per log flush ({_times(flushes)})",
+            f"{s3}",
+            f"≤ {BUILD_S3_CALLS}",
+            s3 <= BUILD_S3_CALLS,
+        ),
+        Figure("After success: its announcement (notifications, statuses, inline deployments)", announced.everything()),
+    ]
 
     sleeper = BuildProject(built.account, server, {"appveyor.yml": "build_script:\n  - sleep 1\n"})
     sleeper_job = sleeper.build(sleeper.start()["version"])["jobs"][0]["jobId"]
-    beats, _ = _run_job(counter, sleeper_job, heartbeat_seconds=HEARTBEAT_SECONDS)
-    label = "POST /api/runner/jobs/{jobId}/heartbeat"
-    times = beats.labelled[label]
+    slept, _ = _run_job(counter, sleeper_job, heartbeat_seconds=HEARTBEAT_SECONDS)
+    times = slept.labelled[HEARTBEAT]
+    beats = slept.labels.get(HEARTBEAT, Calls())
+    writes = beats.operations["dynamodb.UpdateItem"] + beats.operations["dynamodb.PutItem"]
     measure = f"Heartbeats of a job sleeping 1 s, renewing its lease every {HEARTBEAT_SECONDS} s ({_times(times)})"
-    figures.append(Figure(measure, beats.labels.get(label, Calls()).everything()))
+    per_beat = times > 0 and beats.of("dynamodb") == writes <= times and beats.of("s3") == 0
+    figures.append(Figure(measure, beats.everything(), "one write each, nothing else", per_beat))
     return figures
+
+
+def _drain_notifications() -> None:
+    """Empty the notifications queue of earlier builds' messages, so that only the counted build's are handled."""
+    while _receive_notifications():
+        pass
+
+
+def _handle_notifications(messages: list[dict[str, Any]]) -> None:
+    """The notifications queue's handler, called as the pump calls it, for these messages."""
+    from chalice.app import SQSEvent
+    from chalice.local import LambdaContext
+
+    from chalicelib.local.pump import sqs_event
+    from chalicelib.workers.notifications import send_notifications
+
+    arn = "arn:aws:sqs:us-east-1:123456789012:notifications"
+    context = LambdaContext("send_notifications", memory_size=128, max_runtime_ms=60_000)
+    send_notifications(SQSEvent(sqs_event(arn, messages), context))
+
+
+def _receive_notifications() -> list[dict[str, Any]]:
+    """The messages waiting on the notifications queue (up to ten), received and deleted."""
+    from chalicelib import aws
+    from chalicelib.config import settings
+
+    sqs = aws.client("sqs")
+    url = sqs.get_queue_url(QueueName=settings().notifications_queue)["QueueUrl"]
+    messages: list[dict[str, Any]] = sqs.receive_message(QueueUrl=url, MaxNumberOfMessages=10).get("Messages", [])
+    for message in messages:
+        sqs.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    return messages
 
 
 def _run_job(counter: CallCounter, job_id: str, heartbeat_seconds: float | None = None) -> tuple[Calls, float]:

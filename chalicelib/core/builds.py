@@ -29,6 +29,7 @@ class Build:
     finished: datetime | None = None
     updated: datetime | None = None
     revision: int = 1
+    project_slug: str | None = None  # its project's key, with account_id (builds stored before lack it)
 
 
 @dataclass(frozen=True)

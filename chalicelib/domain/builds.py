@@ -321,7 +321,8 @@ def _queue(
         created=now,
         pull_request=pull_request,
         request_variables=variables,
-        flags=flags,
+        flags={**flags, "postsStatuses": commit_statuses.reports_statuses(project)},  # said once, not looked up again
+        project_slug=project.slug,
     )
     new_jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
     jobs, refused = routing.place(new_jobs, build.pull_request is not None)
@@ -330,7 +331,6 @@ def _queue(
     said = [{"category": "warning", "message": text, "created": timestamp(now)} for text in warned]
     build = replace(build, messages=said)
     store.add_build(build, jobs)
-    store.show_as_last_build(build, project.slug)
     for job in jobs:
         if job.job_id in refused:
             routing.refuse(job, refused[job.job_id])

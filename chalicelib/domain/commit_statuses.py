@@ -65,6 +65,8 @@ def announce_change(before: Build, after: Build) -> None:
     """Queue a post when a build starts running, or is queued again (a re-run of its failed jobs); its result is
     queued by its announcement (announce_final)."""
     state = _STATE.get(Status(after.status))
+    if after.flags.get("postsStatuses") is False:  # its project posted none when it was queued (older builds: ask)
+        return
     if state in ("pending", "running") and _STATE.get(Status(before.status)) != state:
         try:
             project = project_store.get_project_by_id(after.account_id, after.project_id)
@@ -75,13 +77,11 @@ def announce_change(before: Build, after: Build) -> None:
             announce(project, after)
 
 
-def announce_final(project_id: int, build_id: int) -> None:
-    """Queue the post of a finished build's result (its announcement's handler calls this first: when the queue
-    does not take it, the error makes the announcement come again, so a result is never left unposted)."""
-    build = build_store.get_build(project_id, build_id)
-    project = None if build is None else project_store.get_project_by_id(build.account_id, project_id)
-    if project is not None and reports_statuses(project) and not outbox.send([ReportStatus(project_id, build_id)]):
-        raise RuntimeError(f"build {build_id}: its commit status was not queued; its announcement comes again")
+def announce_final(project: Project, build: Build) -> None:
+    """Queue the post of a finished build's result (its announcement calls this first: when the queue does not
+    take it, the error makes the announcement come again, so a result is never left unposted)."""
+    if reports_statuses(project) and not outbox.send([ReportStatus(build.project_id, build.build_id)]):
+        raise RuntimeError(f"build {build.build_id}: its commit status was not queued; its announcement comes again")
 
 
 def report(message: ReportStatus) -> None:

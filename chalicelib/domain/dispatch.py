@@ -19,7 +19,6 @@ from chalicelib.executors import codebuild
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
-from chalicelib.store import projects as project_store
 
 log = logging.getLogger(__name__)
 
@@ -47,18 +46,17 @@ def dispatch_job(job_id: str) -> None:
     if not job_slots.admit(job):  # max_jobs: it waits, queued, until a job of its project ends
         return
     token = mint_token()
-    if not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds, token.token_hash):
+    build = build_store.get_build(job.project_id, job.build_id)  # read before the claim: see refresh_build
+    claimed = job_store.claim_job(job_id, int(time.time()) + config.lease_seconds, token.token_hash)
+    if claimed is None:
         return
-    build = build_store.get_build(job.project_id, job.build_id)
-    project = project_store.get_project_by_id(job.account_id, job.project_id)
-    fresh = job_store.get_job(job_id) or job
-    if build is None or project is None:  # deleted meanwhile
-        progress.move(fresh, Event.FAIL, "The build was deleted.")
+    moved = (build, claimed) if build is not None else None
+    if progress.refresh_build(claimed.project_id, claimed.build_id, moved) is None:  # deleted meanwhile
+        progress.move(claimed, Event.FAIL, "The build was deleted.")
         return
-    progress.refresh_build(build.project_id, build.build_id)
     ticket = Ticket(api_url, job_id, token.token)
     if job.executor == Executor.CODEBUILD:
-        _start_on_codebuild(fresh, ticket)
+        _start_on_codebuild(claimed, ticket)
         return
     executors.run(ticket)
     if config.executor == "local":

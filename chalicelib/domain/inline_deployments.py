@@ -40,22 +40,17 @@ from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
-from chalicelib.store import projects as project_store
 
 log = logging.getLogger(__name__)
 ENVIRONMENT = "Environment"  # the inline provider that starts a deployment to an environment of the account
 MAX_INLINE_DEPLOYMENTS = 10  # per build (jobs times entries): each may hold a deployment function for 15 minutes
 
 
-def start_inline_deployments(project_id: int, build_id: int, revision: int) -> int:
+def start_inline_deployments(project: Project, build: Build, revision: int) -> int:
     """Start the deployments of the build's ``deploy:`` entries, if it finished successfully at ``revision``;
     how many this call started (a redelivered message finds them started and starts none)."""
-    build = build_store.get_build(project_id, build_id, consistent=True)
-    if build is None or build.revision != revision or not Status(build.status).finished:
-        return 0  # deleted, or moved on (a re-run): a newer message speaks for it
-    project = project_store.get_project_by_id(build.account_id, project_id)
-    if project is None:
-        return 0
+    if build.revision != revision or not Status(build.status).finished:
+        return 0  # moved on (a re-run): a newer message speaks for it
     started, planned = 0, 0
     unsupported: set[tuple[int, str]] = set()
     for job in job_store.get_jobs(build.job_ids):

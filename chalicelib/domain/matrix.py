@@ -37,7 +37,7 @@ from chalicelib.domain.yamlconfig.for_items import JOB_ITEMS
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]
-MAX_JOBS = 90  # a build and its jobs are written in one DynamoDB transaction (at most 100 items)
+MAX_JOBS = 90  # a build, its jobs, its version claim and its project's summary: one transaction (≤ 100 items)
 # The product before exclusions: each of its cells is matched against every exclusion, so it is bounded before
 # any cell is made (3,000 configurations x 3,000 platforms would be 9,000,000 of them).
 MAX_COMBINATIONS = 1000

@@ -73,16 +73,13 @@ class _Unrevealed(Exception):
     """A notification entry's secure setting cannot be used for this build."""
 
 
-def notify_build(project_id: int, build_id: int, revision: int, deadline: float) -> int:
-    """Send the notifications of a finished build once, by ``deadline`` (monotonic); returns how many went out."""
-    build = build_store.get_build(project_id, build_id, consistent=True)  # the message was sent after its last write
-    if build is None or build.revision != revision or not Status(build.status).finished:
-        return 0  # deleted, or moved on (a re-run): a newer message speaks for it
-    project = project_store.get_project_by_id(build.account_id, project_id)
-    if project is None:
-        return 0
+def notify_build(project: Project, build: Build, revision: int, deadline: float) -> int:
+    """Send the notifications of a build finished at ``revision`` once, by ``deadline`` (monotonic); returns how
+    many went out."""
+    if build.revision != revision or not Status(build.status).finished:
+        return 0  # moved on (a re-run): a newer message speaks for it
     status = Status(build.status)
-    older = build_store.list_builds(project_id, build_id, PREVIOUS_WINDOW, build.branch)
+    older = build_store.list_builds(build.project_id, build.build_id, PREVIOUS_WINDOW, build.branch)
     previous = next((older_build.status for older_build in older if older_build.status in DECIDED), None)
     changed = status_changed(status, previous)
     subject, body = messages.build_subject(project, build), messages.build_body(project, build)
@@ -95,7 +92,7 @@ def notify_build(project_id: int, build_id: int, revision: int, deadline: float)
     notices += _configured(project, build, status, changed, {member.email.strip().lower() for member in audience})
     if not notices or not store.claim_build_notifications(build):
         return 0
-    return _deliver(notices, deadline, f"build {build_id}")
+    return _deliver(notices, deadline, f"build {build.build_id}")
 
 
 def notify_deployment(project_id: int, deployment_id: int, revision: int, deadline: float) -> int:

@@ -41,6 +41,18 @@ def move(
     A write that loses to another reads the job again and applies the event to its new status (a cancel that
     meets a job which has just started still cancels it).
     """
+    moved = _move(job, event, message, counts, artifacts)
+    return Status(moved.status) if moved is not None else None
+
+
+def _move(
+    job: Job,
+    event: Event,
+    message: str | None = None,
+    counts: JobCounts | None = None,
+    artifacts: list[JobArtifact] | None = None,
+) -> Job | None:
+    """``move``, answering the job as the move left it (the write returns it)."""
     for _ in range(3):
         moved = job_store.transition(
             job.job_id, Status(job.status), event, message=message, counts=counts, artifacts=artifacts
@@ -62,11 +74,14 @@ def finish_job(
     artifacts: list[JobArtifact] | None = None,
 ) -> Status | None:
     """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled)."""
-    status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts)
     if job.deployment_id is not None:
+        status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts)
         refresh_deployment(job.project_id, job.deployment_id)
         return status
-    build = refresh_build(job.project_id, job.build_id)
+    before = store.get_build(job.project_id, job.build_id)  # read before the job moves: see refresh_build
+    moved = _move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts)
+    status = Status(moved.status) if moved is not None else None
+    build = refresh_build(job.project_id, job.build_id, (before, moved) if before and moved else None)
     if status is Status.FAILED and build is not None:
         state = JobState(Status.FAILED, job.allow_failure)
         if counts_as_failure(state) and build.configuration.get("matrixFastFinish"):
@@ -116,10 +131,15 @@ def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]
     return status, started, finished
 
 
-def refresh_build(project_id: int, build_id: int) -> Build | None:
+def refresh_build(project_id: int, build_id: int, moved: tuple[Build, Job] | None = None) -> Build | None:
     """Derive the build's status, start and finish from its jobs, and write them if they changed; under max_jobs,
-    a job that ended lets a waiting one go (domain/job_slots.py)."""
-    build = _derive_build(project_id, build_id)
+    a job that ended lets a waiting one go (domain/job_slots.py).
+
+    ``moved``: the build as read before one of its jobs moved, and that job as its move left it. The first try
+    derives from them (and reads only the build's other jobs): the job's state is then later than the build's
+    revision, as a read of it would be, and a write of the build since fails that revision's condition.
+    """
+    build = _derive_build(project_id, build_id, moved)
     if build is not None and build.configuration.get("maxJobs"):
         try:
             job_slots.settle(project_id, int(build.configuration["maxJobs"]))
@@ -128,21 +148,26 @@ def refresh_build(project_id: int, build_id: int) -> Build | None:
     return build
 
 
-def _derive_build(project_id: int, build_id: int) -> Build | None:
+def _derive_build(project_id: int, build_id: int, moved: tuple[Build, Job] | None) -> Build | None:
     for _ in range(_REFRESH_ATTEMPTS):
-        build = store.get_build(project_id, build_id)
-        if build is None:
-            return None
-        status, started, finished = _derived(job_store.get_jobs(build.job_ids))
+        if moved is not None:
+            build, job = moved
+            others = [job_id for job_id in build.job_ids if job_id != job.job_id]
+            jobs = [job, *job_store.get_jobs(others)] if others else [job]
+            moved = None  # a second try reads everything again
+        else:
+            found = store.get_build(project_id, build_id)
+            if found is None:
+                return None
+            build, jobs = found, job_store.get_jobs(found.job_ids)
+        status, started, finished = _derived(jobs)
         if (build.status, build.started, build.finished) == (status, started, finished):
             return build
         after = replace(build, status=str(status), started=started, finished=finished)
-        latest = store.latest_build(project_id)
-        newest = latest is not None and latest.build_id == build_id  # the project list shows it
         owed = None
         if status.finished and not Status(build.status).finished:  # this write finishes it: its notifications
             owed = outbox_store.owe(Announce(build.project_id, build.revision + 1, build_id=build_id))
-        if store.save_build_state(build, after, shown_as_last=newest, owed=owed):
+        if store.save_build_state(build, after, owed=owed):
             if owed is not None:
                 outbox.send_owed(owed)
             commit_statuses.announce_change(build, after)

@@ -223,12 +223,12 @@ def finish(job: Job, result: str, message: str | None, log_chunks: int, artifact
     if result == "failed" and message:
         reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": message, "category": "error"})])
     counts = job_counts(job.job_id, len(stored))
-    fresh = job_store.get_job(job.job_id) or job
-    if result == "cancelled" or Status(fresh.status) is Status.CANCELLING:
-        progress.move(fresh, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=stored)
-        progress.refresh(fresh)
+    # the job as its token was checked (a consistent read): a cancel since makes the move below cancel it too
+    if result == "cancelled" or Status(job.status) is Status.CANCELLING:
+        progress.move(job, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=stored)
+        progress.refresh(job)
     else:
-        progress.finish_job(fresh, result == "success", message, counts=counts, artifacts=stored)
+        progress.finish_job(job, result == "success", message, counts=counts, artifacts=stored)
 
 
 def job_counts(job_id: str, artifacts: int) -> JobCounts:

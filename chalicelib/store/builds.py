@@ -17,7 +17,7 @@ from chalicelib.store.jobs import job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
 from chalicelib.store.outbox import Owed
 from chalicelib.store.projects import summary_item
-from chalicelib.store.transactions import atomically, claim, is_condition_failure, release
+from chalicelib.store.transactions import atomically, claim, is_condition_failure, refused_updates, release
 
 
 def version_claim(project_id: int, version: str) -> str:
@@ -46,6 +46,7 @@ def build_from_model(model: BuildModel) -> Build:
         finished=model.finished,
         updated=model.updated,
         revision=int(model.revision),
+        project_slug=model.project_slug,
     )
 
 
@@ -69,17 +70,32 @@ def _build_model(build: Build) -> BuildModel:
         status=build.status,
         created=build.created,
         revision=1,
+        project_slug=build.project_slug,
     )
 
 
-def add_build(build: Build, jobs: list[Job], project: ProjectModel | None = None) -> None:
-    """Store a new build and its jobs at once; Conflict when its version exists in the project already."""
+def add_build(build: Build, jobs: list[Job]) -> None:
+    """Store a new build and its jobs at once, shown as its project's last build in the same step unless the
+    project shows a newer one (then a second call stores it alone); Conflict when its version exists in the
+    project already."""
+    project = _project_key(build)
+    try:
+        _add_build(build, jobs, project)
+    except Conflict as error:
+        if project is None or refused_updates(error, 1) != {0}:
+            raise
+        _add_build(build, jobs, None)
+
+
+def _add_build(build: Build, jobs: list[Job], project: ProjectModel | None) -> None:
     _new_job = JobModel.job_id.does_not_exist()
     with atomically(f"Build version '{build.version}' already exists in this project.") as transaction:
         claim(transaction, version_claim(build.project_id, build.version))
         transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
         for job in jobs:
             transaction.save(job_model(job, pull_request=build.pull_request is not None), condition=_new_job)
+        if project is not None:
+            transaction.update(project, actions=_last_build_actions(build), condition=_not_newer(build))
 
 
 def change_version(build: Build, version: str) -> None:
@@ -180,13 +196,13 @@ def add_message(project_id: int, build_id: int, message: dict[str, Any], limit: 
     return False
 
 
-def save_build_state(build: Build, after: Build, shown_as_last: bool, owed: Owed | None = None) -> bool:
+def save_build_state(build: Build, after: Build, owed: Owed | None = None) -> bool:
     """Write the status, start and finish a build derives from its jobs (as in ``after``), if nobody did since
-    ``build`` was read.
+    ``build`` was read; False (nothing written) when somebody did.
 
-    With ``shown_as_last`` (the project's newest build), the project's last-build summary changes in the same step;
-    if a newer build started meanwhile, nothing is written and False returned. A message ``owed`` (its
-    notifications) is recorded in the outbox in the same step.
+    The project's last-build summary changes in the same step unless the project shows a newer build (then the
+    build alone is written, a second call); a message ``owed`` (its notifications) is recorded in the outbox in
+    the same step too.
     """
     status, started, finished = after.status, after.started, after.finished
     actions: list[Any] = [
@@ -196,29 +212,41 @@ def save_build_state(build: Build, after: Build, shown_as_last: bool, owed: Owed
         BuildModel.started.set(started) if started else BuildModel.started.remove(),
         BuildModel.finished.set(finished) if finished else BuildModel.finished.remove(),
     ]
+    item = BuildModel(build.project_id, build.build_id)
     condition = BuildModel.revision == build.revision
-    if not shown_as_last and owed is None:
+    project = _project_key(build)
+    try:
+        with atomically("The build changed meanwhile.") as transaction:
+            transaction.update(item, actions=actions, condition=condition)
+            if project is not None:
+                transaction.update(project, actions=_last_build_actions(after), condition=_not_newer(build))
+            if owed is not None:
+                outbox.record(transaction, owed)
+        return True
+    except Conflict as error:
+        if project is None or refused_updates(error, 2) != {1}:  # the build changed meanwhile
+            return False
+    if owed is None:  # the project shows a newer build: the build alone changes
         try:
-            BuildModel(build.project_id, build.build_id).update(actions=actions, condition=condition)
+            item.update(actions=actions, condition=condition)
         except UpdateError as error:
             if is_condition_failure(error):
                 return False
             raise
         return True
-    project = _project_key(build) if shown_as_last else None
     try:
         with atomically("The build changed meanwhile.") as transaction:
-            transaction.update(BuildModel(build.project_id, build.build_id), actions=actions, condition=condition)
-            if project is not None:
-                transaction.update(project, actions=_last_build_actions(after), condition=_not_newer(build))
-            if owed is not None:
-                outbox.record(transaction, owed)
+            transaction.update(item, actions=actions, condition=condition)
+            outbox.record(transaction, owed)
     except Conflict:
         return False
     return True
 
 
 def _project_key(build: Build) -> ProjectModel | None:
+    """The key of the build's project: stored on the build since it was (an older build's is looked up)."""
+    if build.project_slug is not None:
+        return ProjectModel(build.account_id, build.project_slug)
     for model in ProjectModel.by_id.query(build.project_id, limit=1):
         return ProjectModel(model.account_id, model.slug)
     return None
@@ -232,19 +260,11 @@ def _last_build_actions(build: Build) -> list[Any]:
 
 
 def _not_newer(build: Build) -> Any:
-    """The project exists and shows no build newer than ``build``."""
-    return ProjectModel.slug.exists() & (
+    """The project is still the build's (not deleted, nor another of the same name made since) and shows no build
+    newer than ``build``."""
+    return (ProjectModel.project_id == build.project_id) & (
         ProjectModel.last_build_id.does_not_exist() | (ProjectModel.last_build_id <= build.build_id)
     )
-
-
-def show_as_last_build(build: Build, slug: str) -> None:
-    """Make ``build`` the project's last build, unless a newer one is shown already."""
-    try:
-        ProjectModel(build.account_id, slug).update(actions=_last_build_actions(build), condition=_not_newer(build))
-    except UpdateError as error:
-        if not is_condition_failure(error):
-            raise
 
 
 def replace_last_build(account_id: int, slug: str, build: Build | None) -> None:

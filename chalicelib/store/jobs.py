@@ -132,10 +132,10 @@ def transition(
     message: str | None = None,
     counts: JobCounts | None = None,
     artifacts: list[JobArtifact] | None = None,
-) -> Status | None:
+) -> Job | None:
     """Apply ``event`` to a job that is in ``current``, as the transition table says: the one write of a job's status
-    after it is created. The status it moved to; None when the event does not apply to ``current`` or the job is not
-    in ``current`` any more (a lost race, a duplicate delivery: nothing is written).
+    after it is created. The job as it is after the move (the write returns it); None when the event does not apply
+    to ``current`` or the job is not in ``current`` any more (a lost race, a duplicate delivery: nothing is written).
 
     What comes with the move follows from it: a claim leases the job (until ``lease_expires``, for the runner whose
     token hashes to ``token_hash``, the only credential it gets); a move to a final status drops the lease and the
@@ -152,13 +152,14 @@ def transition(
         actions += _queued_again()
     if after.finished:
         actions += _finished(now, message, counts, artifacts)
+    model = JobModel(job_id)
     try:
-        JobModel(job_id).update(actions=actions, condition=JobModel.status == str(current))
+        model.update(actions=actions, condition=JobModel.status == str(current))
     except UpdateError as error:
         if is_condition_failure(error):
             return None
         raise
-    return after
+    return job_from_model(model)
 
 
 def _claimed(now: datetime, lease_expires: int | None, token_hash: str | None) -> list[Any]:
@@ -217,11 +218,10 @@ def _queued_again() -> list[Any]:
     ]
 
 
-def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) -> bool:
-    """queued -> running for the dispatcher or agent that wins; a duplicate delivery loses and gets False."""
-    return (
-        transition(job_id, Status.QUEUED, Event.CLAIM, lease_expires=lease_expires, token_hash=token_hash) is not None
-    )
+def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) -> Job | None:
+    """queued -> running for the dispatcher or agent that wins: the job as claimed (the claim's write returns it);
+    a duplicate delivery loses and gets None."""
+    return transition(job_id, Status.QUEUED, Event.CLAIM, lease_expires=lease_expires, token_hash=token_hash)
 
 
 def unclaimed_jobs(partition: str, sent_before: int, limit: int = 100) -> list[str]:

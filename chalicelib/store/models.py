@@ -325,7 +325,7 @@ class BuildModel(Model):
     pull_request = JSONAttribute(null=True)  # pullRequestId, pullRequestName
     configuration = JSONAttribute()  # as merged at start: secrets still encrypted
     request_variables = JSONAttribute(null=True)  # the start request's environmentVariables
-    flags = JSONAttribute(null=True)  # forced, scheduled, reBuild, reRunIncomplete
+    flags = JSONAttribute(null=True)  # forced, scheduled, reBuild, reRunIncomplete, postsStatuses
     job_ids = JSONAttribute()
     messages = JSONAttribute(null=True)
     status = UnicodeAttribute()
@@ -335,6 +335,7 @@ class BuildModel(Model):
     updated = UTCDateTimeAttribute(null=True)
     revision = NumberAttribute(default=1)
     notified_revision = NumberAttribute(null=True)  # the finished revision its notifications went out for
+    project_slug = UnicodeAttribute(null=True)  # the project's range key: its summary is written without a lookup
     by_id = BuildByIdIndex()
     by_version = BuildByVersionIndex()
     by_branch = BuildByBranchIndex()

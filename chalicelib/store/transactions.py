@@ -39,6 +39,22 @@ def atomically(conflict_message: str) -> Iterator[TransactWrite]:
         raise
 
 
+def refused_updates(conflict: Conflict, updates: int) -> set[int] | None:
+    """Which of the last ``updates`` updates of the transaction ``atomically`` turned into ``conflict`` failed their
+    condition, numbered in the order they were added; None when anything else failed (another item's condition, or
+    the transaction for another reason). PynamoDB sends a transaction's updates last, in the order added, and
+    DynamoDB gives one reason per item sent."""
+    cause = conflict.__cause__
+    if not isinstance(cause, TransactWriteError) or not cause.cancellation_reasons:
+        return None
+    reasons = cause.cancellation_reasons
+    first = len(reasons) - updates
+    refused = {n for n, reason in enumerate(reasons) if reason is not None}
+    if any(n < first or reasons[n].code != "ConditionalCheckFailed" for n in refused):  # type: ignore[union-attr]
+        return None
+    return {n - first for n in refused}
+
+
 def is_condition_failure(error: PutError | UpdateError | DeleteError) -> bool:
     """True when a single-item write failed only because its condition did not hold."""
     return error.cause_response_code == "ConditionalCheckFailedException"

@@ -11,7 +11,7 @@ from typing import Any
 from chalice.app import SQSEvent
 
 from chalicelib.core.messages import ReportStatus, StartScheduledBuild, notification_message
-from chalicelib.domain import commit_statuses, inline_deployments, notifications, schedules
+from chalicelib.domain import announcements, commit_statuses, notifications, schedules
 
 log = logging.getLogger(__name__)
 HANDLER_SECONDS = 50.0  # the sends' bound without a Lambda context; the function's timeout is 60 s
@@ -43,10 +43,7 @@ def send_notifications(event: SQSEvent) -> None:
         elif isinstance(message, StartScheduledBuild):
             schedules.start_scheduled_build(message)
         elif message.build_id is not None:
-            commit_statuses.announce_final(message.project_id, message.build_id)
-            notifications.notify_build(message.project_id, message.build_id, message.revision, deadline)
-            # last: a failure here has the message delivered again, which finds the notifications sent
-            inline_deployments.start_inline_deployments(message.project_id, message.build_id, message.revision)
+            announcements.announce_build(message.project_id, message.build_id, message.revision, deadline)
         elif message.deployment_id is not None:
             notifications.notify_deployment(message.project_id, message.deployment_id, message.revision, deadline)
 

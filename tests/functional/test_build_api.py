@@ -14,6 +14,8 @@ from chalicelib.domain.dispatch import dispatch_job
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
+from chalicelib.store.models import BuildModel
+from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account, in_parallel, member_of_role
@@ -176,6 +178,55 @@ def test_reads_show_the_last_build_by_branch_and_version(project: BuildProject) 
     listed = project.account.api.get("/projects").json
     (mine,) = [p for p in listed if p["projectId"] == project.project["projectId"]]
     assert [build["buildId"] for build in mine["builds"]] == [dev["buildId"]]
+
+
+def test_an_older_build_that_moves_on_leaves_the_newer_one_shown_as_the_projects_last(project: BuildProject) -> None:
+    older, newer = project.start(), project.start()
+    claimed = job_store.claim_job(project.build(older["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
+    assert claimed is not None
+
+    with dynamodb_calls() as calls:
+        progress.refresh_build(claimed.project_id, claimed.build_id)
+
+    listed = project.account.api.get("/projects").json
+    (mine,) = [p for p in listed if p["projectId"] == project.project["projectId"]]
+    assert [(build["buildId"], build["status"]) for build in mine["builds"]] == [(newer["buildId"], "queued")]
+    assert project.build(older["version"])["status"] == "running"
+    # the build, its jobs, then the build and its project's summary in one step, refused for the summary only,
+    # then the build alone: no lookup of the project (its key is on the build) nor of the newest build
+    assert calls == ["GetItem", "BatchGetItem", "TransactWriteItems", "UpdateItem"]
+
+
+def test_a_build_stored_before_builds_kept_their_projects_key_still_shows_as_its_last_and_asks_about_statuses(
+    project: BuildProject,
+) -> None:
+    queued = project.start()
+    BuildModel(project.project["projectId"], queued["buildId"]).update(
+        actions=[BuildModel.project_slug.remove(), BuildModel.flags.set({"forced": True})]
+    )
+    claimed = job_store.claim_job(project.build(queued["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
+    assert claimed is not None
+
+    with dynamodb_calls() as calls:
+        progress.refresh_build(claimed.project_id, claimed.build_id)
+
+    shown = project.account.api.get(project.path).json["build"]
+    assert (shown["buildId"], shown["status"]) == (queued["buildId"], "running")
+    # its project found by id, and asked again whether it posts commit statuses
+    assert calls == ["GetItem", "BatchGetItem", "Query", "TransactWriteItems", "Query"]
+
+
+def test_a_new_build_shows_as_its_projects_last_in_the_step_that_starts_it(project: BuildProject) -> None:
+    queued = project.start()
+    claimed = job_store.claim_job(project.build(queued["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
+    assert claimed is not None
+
+    with dynamodb_calls() as calls:
+        progress.refresh_build(claimed.project_id, claimed.build_id)
+
+    shown = project.account.api.get(project.path).json["build"]
+    assert (shown["buildId"], shown["status"]) == (queued["buildId"], "running")
+    assert calls == ["GetItem", "BatchGetItem", "TransactWriteItems"]
 
 
 def test_history_pages_newest_first_with_exclusive_start(project: BuildProject) -> None:

@@ -13,6 +13,7 @@ import yaml
 
 from chalicelib.domain.inline_deployments import start_inline_deployments
 from chalicelib.store import builds as build_store
+from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import ARTIFACTS_YML, add_environment, wait_for_deployment
 from tests.gitserver import GitServer
@@ -274,8 +275,9 @@ def test_a_secure_setting_of_another_project_is_not_decrypted_and_a_second_messa
         build = project.run()
         (deployment,) = build_deployments(project, build, 1)
         stored = build_store.get_build(build["projectId"], build["buildId"])
-        assert stored is not None
-        again = start_inline_deployments(stored.project_id, stored.build_id, stored.revision)
+        owner = project_store.get_project_by_id(stored.account_id, stored.project_id) if stored else None
+        assert stored is not None and owner is not None
+        again = start_inline_deployments(owner, stored, stored.revision)
 
     assert deployment["status"] == "failed"
     log = job_log(project, deployment)

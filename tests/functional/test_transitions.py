@@ -14,6 +14,7 @@ import chalicelib
 from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store import jobs as job_store
+from chalicelib.store.jobs import job_from_model
 from chalicelib.store.models import JobModel
 
 CODE = Path(chalicelib.__file__).parent
@@ -78,11 +79,13 @@ def stored_in(status: Status) -> str:
 def test_each_event_moves_a_stored_job_exactly_as_the_table_says(status: Status, event: Event) -> None:
     job_id = stored_in(status)
 
-    moved = job_store.transition(job_id, status, event, lease_expires=2_000_000_000)
+    job = job_store.transition(job_id, status, event, lease_expires=2_000_000_000)
 
     after = JobModel.get(job_id, consistent_read=True)
+    moved = Status(job.status) if job is not None else None
     assert moved == next_status(status, event)
     assert after.status == str(moved or status)
+    assert job is None or job == job_from_model(after)  # the write returns the job as it left it
     if moved is not None and moved.finished:
         assert after.finished is not None and after.lease_expires is None
     if event is Event.CLAIM and moved is not None:
