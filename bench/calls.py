@@ -275,7 +275,7 @@ def _seed(client: Any, server: Any, size: int) -> Seeded:
         built = BuildProject(account, server, {"appveyor.yml": "build_script:\n  - echo hello\n"})
         account.add_user(f"{unique('user')}@example.com")
         environment = add_environment(account, "Webhook", {"url": "http://127.0.0.1:9/hook"})
-        pump = SqsPump(app, workers=1)  # the first build runs, to have a successful build to deploy
+        pump = SqsPump(app, max_concurrency=1)  # the first build runs, to have a successful build to deploy
         pump.start()
         succeeded = built.run(branch="master")
         pump.stop()

@@ -5,9 +5,10 @@ each started once the one before has finished (after one build not counted, whic
 command, an ``init`` script, prints the time it runs. Queue to running is measured twice: to the job's ``started``
 as the API shows it (the jobs queue's handler has claimed the job; its sandbox is not started yet), and to that
 first command (the sandbox, the runner's Python and imports, its fetch of the job's spec, the script's shell),
-both from the build's ``created``. Then the parts of the second, timed alone on this machine, 10 times each: the
-local executor's sandbox running ``/bin/true``, and the runner's interpreter started in it, bare and importing
-the runner.
+both from the build's ``created``. Issue 24's targets hold for both, the first command being what "running" means
+with the sandboxed runner: median ≤ 0.5 s, 95th percentile ≤ 1 s. Then the parts of the second, timed alone on
+this machine, 10 times each: the local executor's sandbox running ``/bin/true``, and the runner's interpreter
+started in it, bare and importing the runner.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from bench.stacks import stack_with_project
 
 BUILDS = 20
 SAMPLES = 10
-TARGET_SECONDS = 0.5
+MEDIAN_TARGET_SECONDS = 0.5  # issue 24's targets, for single builds on an idle stack with the sandboxed runner
+P95_TARGET_SECONDS = 1.0
 FINISHED = {"success", "failed", "cancelled"}
 MARKER = "conveyor-first-command"
 YML = f"init:\n  - echo {MARKER} $(date +%s.%N)\nbuild_script:\n  - echo one line\n"
@@ -49,10 +51,10 @@ def run() -> Section:
     succeeded = sum(run["status"] == "success" for run in runs)
     parts = _parts()
     section.figures += [
-        _target_figure("Queue to running as the API shows it (job `started` − build `created`), median", claimed),
-        Figure("… 95th percentile", _seconds(_p95(claimed))),
-        _target_figure("Queue to the job's first command (its `init` script), median", first_command),
-        Figure("… 95th percentile", _seconds(_p95(first_command))),
+        _median_figure("Queue to running as the API shows it (job `started` − build `created`), median", claimed),
+        _p95_figure(claimed),
+        _median_figure("Queue to the job's first command (its `init` script), median", first_command),
+        _p95_figure(first_command),
         Figure(
             "Claimed to the first command (sandbox, runner start, spec, shell), median",
             _seconds(statistics.median(run["first_command"] - run["claimed"] for run in runs)),
@@ -85,17 +87,22 @@ def _one_build(api: requests.Session, base_url: str, project: dict[str, Any]) ->
             raise RuntimeError(f"{url} did not finish in 60 s: {build['status']}")
         time.sleep(0.1)
     job = build["jobs"][0]
-    log = api.get(f"{base_url}/api/buildjobs/{job['jobId']}/log").text
-    stamp = _STAMP.search(log)
-    if stamp is None:
-        raise RuntimeError(f"no '{MARKER}' line in the job's log:\n{log[-2000:]}")
-    created = _moment(build["created"]).timestamp()
+    created = moment(build["created"]).timestamp()
     return {
         "status": build["status"],
-        "claimed": _moment(job["started"]).timestamp() - created,
-        "first_command": float(stamp.group(1)) - created,
-        "finished": _moment(build["finished"]).timestamp() - created,
+        "claimed": moment(job["started"]).timestamp() - created,
+        "first_command": first_command_at(api, base_url, job["jobId"]) - created,
+        "finished": moment(build["finished"]).timestamp() - created,
     }
+
+
+def first_command_at(api: requests.Session, base_url: str, job_id: str) -> float:
+    """When a job of ``YML`` ran its first command, as that command printed it (seconds since the epoch)."""
+    log = api.get(f"{base_url}/api/buildjobs/{job_id}/log").text
+    stamp = _STAMP.search(log)
+    if stamp is None:
+        raise RuntimeError(f"no '{MARKER}' line in job {job_id}'s log:\n{log[-2000:]}")
+    return float(stamp.group(1))
 
 
 def _parts() -> dict[str, float]:
@@ -121,12 +128,18 @@ def _parts() -> dict[str, float]:
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def _target_figure(measure: str, values: list[float]) -> Figure:
+def _median_figure(measure: str, values: list[float]) -> Figure:
     median = statistics.median(values)
-    return Figure(measure, _seconds(median), f"≤ {TARGET_SECONDS} s", median <= TARGET_SECONDS)
+    return Figure(measure, _seconds(median), f"≤ {MEDIAN_TARGET_SECONDS} s", median <= MEDIAN_TARGET_SECONDS)
 
 
-def _p95(ordered: list[float]) -> float:
+def _p95_figure(values: list[float]) -> Figure:
+    value = p95(values)
+    return Figure("… 95th percentile", _seconds(value), f"≤ {P95_TARGET_SECONDS} s", value <= P95_TARGET_SECONDS)
+
+
+def p95(ordered: list[float]) -> float:
+    """The 95th percentile of sorted values, by nearest rank (of 20: the 19th; of 50: the 48th)."""
     return ordered[max(0, -(-len(ordered) * 95 // 100) - 1)]
 
 
@@ -134,6 +147,7 @@ def _seconds(value: float) -> str:
     return f"{value:.2f} s"
 
 
-def _moment(text: str) -> datetime:
+def moment(text: str) -> datetime:
+    """A timestamp as the API writes it."""
     # 2014-08-14T05:41:49.1061831+00:00: seven digits of fraction, which fromisoformat takes from Python 3.11
     return datetime.fromisoformat(text)

@@ -19,7 +19,7 @@ from chalicelib.core.jobs import Executor
 from chalicelib.domain.accounts import ensure_account
 from chalicelib.domain.migrations import migrate
 from chalicelib.local.emulator import Emulator, use_fake_credentials
-from chalicelib.local.pump import SqsPump
+from chalicelib.local.pump import DEFAULT_MAX_CONCURRENCY, SqsPump
 from chalicelib.local.resources import ensure_resources
 from chalicelib.runner import sandbox as local_executor
 
@@ -49,7 +49,7 @@ class LocalOptions:
     account: str
     admin_email: str
     api_key: str | None
-    workers: int = 4
+    max_concurrency: int = DEFAULT_MAX_CONCURRENCY
 
     @classmethod
     def from_environment(cls) -> LocalOptions:
@@ -59,8 +59,15 @@ class LocalOptions:
             account=os.environ.get("CONVEYOR_ACCOUNT", "local"),
             admin_email=os.environ.get("CONVEYOR_ADMIN_EMAIL", "admin@localhost"),
             api_key=os.environ.get("CONVEYOR_API_KEY") or None,
-            workers=int(os.environ.get("CONVEYOR_WORKERS", "4")),
+            max_concurrency=_max_concurrency(),
         )
+
+
+def _max_concurrency() -> int:
+    """Each queue's most batches at once: ``CONVEYOR_MAX_CONCURRENCY``, else ``CONVEYOR_WORKERS``, its older name
+    (from when every queue kept that many workers, so at most that many jobs ran at once: they still do)."""
+    configured = os.environ.get("CONVEYOR_MAX_CONCURRENCY") or os.environ.get("CONVEYOR_WORKERS")
+    return int(configured) if configured else DEFAULT_MAX_CONCURRENCY
 
 
 class _RequestPerThread:
@@ -109,7 +116,7 @@ def run_local(options: LocalOptions) -> None:
     os.environ.setdefault("CONVEYOR_RUNNER_API_URL", f"http://127.0.0.1:{options.port}")
 
     server = serve_api(app, config, options.port)
-    pump = SqsPump(app, workers=options.workers)
+    pump = SqsPump(app, max_concurrency=options.max_concurrency)
     pump.start()
 
     print(f"Conveyor is serving on http://127.0.0.1:{options.port}/api", flush=True)

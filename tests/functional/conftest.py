@@ -35,7 +35,7 @@ def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
         patch.setenv("CONVEYOR_RUNNER_API_URL", api_url)
-        running = SqsPump(app, workers=4, wait_seconds=1)
+        running = SqsPump(app, max_concurrency=4, wait_seconds=1)
         running.start()
         yield running
         running.stop()

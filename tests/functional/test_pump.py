@@ -21,6 +21,8 @@ ECHO_QUEUE = unique("pump-echo")
 FAILING_QUEUE = unique("pump-failing")
 PARTIAL_QUEUE = unique("pump-partial")
 CONCURRENT_QUEUE = unique("pump-concurrent")
+SCALING_QUEUE = unique("pump-scaling")
+CAPPED_QUEUE = unique("pump-capped")
 WAIT_SECONDS = 15
 
 app = Chalice("pump-test")
@@ -70,8 +72,32 @@ class Concurrency:
                 self.running -= 1
 
 
+class HeldHandlers:
+    """Handlers that stay running until released, and how many ran at once."""
+
+    def __init__(self) -> None:
+        self.concurrency = Concurrency()
+        self.released = threading.Event()
+
+    def handle(self, queue: str, event: SQSEvent) -> None:
+        deliveries.record(queue, event)
+        with self.concurrency.one_more():
+            self.released.wait(WAIT_SECONDS * 2)  # bounded: a failed test's handlers still end
+
+    @contextmanager
+    def held(self) -> Iterator[HeldHandlers]:
+        """Hold every handler until the block ends."""
+        self.released.clear()
+        try:
+            yield self
+        finally:
+            self.released.set()
+
+
 deliveries = Deliveries()
 concurrency = Concurrency()
+scaling = HeldHandlers()
+capped = HeldHandlers()
 barrier = threading.Barrier(4, timeout=10)
 passed_barrier: list[str] = []
 
@@ -104,15 +130,26 @@ def waits_for_three_others(event: SQSEvent) -> None:
     passed_barrier.extend(record.body for record in event)
 
 
+@app.on_sqs_message(queue=SCALING_QUEUE, batch_size=1)
+def held_while_scaling(event: SQSEvent) -> None:
+    scaling.handle(SCALING_QUEUE, event)
+
+
+@app.on_sqs_message(queue=CAPPED_QUEUE, batch_size=1)
+def held_at_the_maximum(event: SQSEvent) -> None:
+    capped.handle(CAPPED_QUEUE, event)
+
+
 @pytest.fixture(scope="module")
 def queue_urls(aws_endpoint: str, fresh_resources: None) -> dict[str, str]:
     """Every queue of the test app, made as the local stack makes them."""
-    return {name: ensure_queue(name) for name in (ECHO_QUEUE, FAILING_QUEUE, PARTIAL_QUEUE, CONCURRENT_QUEUE)}
+    queues = (ECHO_QUEUE, FAILING_QUEUE, PARTIAL_QUEUE, CONCURRENT_QUEUE, SCALING_QUEUE, CAPPED_QUEUE)
+    return {name: ensure_queue(name) for name in queues}
 
 
 @contextmanager
-def running_pump(workers: int = 4) -> Iterator[SqsPump]:
-    pump = SqsPump(app, workers=workers, wait_seconds=1)
+def running_pump(max_concurrency: int = 4) -> Iterator[SqsPump]:
+    pump = SqsPump(app, max_concurrency=max_concurrency, wait_seconds=1)
     pump.start()
     try:
         yield pump
@@ -134,6 +171,17 @@ def messages_on(url: str) -> int:
         QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
     )["Attributes"]
     return int(attributes["ApproximateNumberOfMessages"]) + int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+
+def waiting_on(url: str) -> int:
+    """Messages on the queue that nobody has received."""
+    attributes = aws.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+    return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+
+def workers_of(queue: str) -> int:
+    """The pump's worker threads handling a batch of ``queue`` now."""
+    return sum(thread.name == f"sqs-worker-{queue}" for thread in threading.enumerate())
 
 
 def send(url: str, *bodies: str) -> list[str]:
@@ -212,14 +260,53 @@ def test_only_the_records_a_handler_reports_as_failed_are_delivered_again(queue_
     assert sorted(deliveries.bodies(PARTIAL_QUEUE)) == ["keep-me", "retry-me", "retry-me"]
 
 
-def test_four_workers_handle_four_messages_at_the_same_time(queue_urls: dict[str, str]) -> None:
+def test_four_messages_waiting_are_handled_at_the_same_time(queue_urls: dict[str, str]) -> None:
     url = queue_urls[CONCURRENT_QUEUE]
     bodies = [f"concurrent-{number}" for number in range(4)]
     send(url, *bodies)
 
-    with running_pump(workers=4):
+    with running_pump():
         wait_until(lambda: len(passed_barrier) == 4 or barrier.broken, "four handlers to meet at the barrier")
         assert not barrier.broken, f"at most {concurrency.most} handlers ran at the same time"
         wait_until(lambda: messages_on(url) == 0, "the four messages to be deleted")
 
     assert sorted(passed_barrier) == bodies
+
+
+def test_a_queues_workers_grow_with_the_messages_waiting_and_end_once_they_are_handled(
+    queue_urls: dict[str, str],
+) -> None:
+    url = queue_urls[SCALING_QUEUE]
+    bodies = [f"scaling-{number}" for number in range(12)]
+    send(url, *bodies)
+
+    with running_pump(max_concurrency=20):
+        with scaling.held():
+            wait_until(lambda: scaling.concurrency.running == 12, "twelve handlers to run at once")
+            assert workers_of(SCALING_QUEUE) == 12
+        wait_until(lambda: messages_on(url) == 0, "the twelve messages to be deleted")
+        wait_until(lambda: workers_of(SCALING_QUEUE) == 0, "the queue's workers to end")
+
+    assert scaling.concurrency.most == 12
+    assert sorted(deliveries.bodies(SCALING_QUEUE)) == sorted(bodies)
+
+
+def test_a_queue_runs_no_more_handlers_at_once_than_its_maximum_and_leaves_the_rest_waiting(
+    queue_urls: dict[str, str],
+) -> None:
+    url = queue_urls[CAPPED_QUEUE]
+    bodies = [f"capped-{number}" for number in range(8)]
+    send(url, *bodies)
+
+    with running_pump(max_concurrency=3):
+        with capped.held():
+            wait_until(lambda: capped.concurrency.running == 3, "three handlers to run at once")
+            wait_until(lambda: waiting_on(url) == 5, "five messages left for later")
+            echo_body = unique("not held up")
+            send(queue_urls[ECHO_QUEUE], echo_body)
+            wait_until(lambda: echo_body in deliveries.bodies(ECHO_QUEUE), "another queue's message to be handled")
+            assert capped.concurrency.running == 3
+        wait_until(lambda: messages_on(url) == 0, "the eight messages to be deleted")
+
+    assert capped.concurrency.most == 3
+    assert sorted(deliveries.bodies(CAPPED_QUEUE)) == sorted(bodies)
