@@ -11,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chalice import Blueprint, Response
+from chalice import Response
+from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.environments import Environment
@@ -21,12 +22,8 @@ from chalicelib.errors import ConveyorError, Invalid
 from chalicelib.wire.deployments import agent_job_json
 from chalicelib.wire.fields import Fields
 
-blueprint = Blueprint(__name__)
-_ANY = ["*/*"]
 
-
-def _agent_call(view: Callable[[Environment, Fields], Any], **params: str) -> Response:
-    request = blueprint.current_request
+def _agent_call(request: Request, view: Callable[[Environment, Fields], Any], **params: str) -> Response:
     try:
         check_parameters(request, dict(params))
         environment = agents.agent_environment(request.headers.get("authorization"))
@@ -35,35 +32,31 @@ def _agent_call(view: Callable[[Environment, Fields], Any], **params: str) -> Re
         return error_response(error)
 
 
-@blueprint.route("/api/agent/jobs/next", methods=["POST"], content_types=_ANY)
-def next_job() -> Response:
+def next_job(request: Request) -> Response:
     def view(environment: Environment, fields: Fields) -> Any:
         job = agents.next_job(environment, (fields.optional_text("name") or "agent").strip()[:100] or "agent")
         return None if job is None else agent_job_json(job)
 
-    return _agent_call(view)
+    return _agent_call(request, view)
 
 
-@blueprint.route("/api/agent/jobs/{jobId}/heartbeat", methods=["POST"], content_types=_ANY)
-def heartbeat(jobId: str) -> Response:
-    return _agent_call(lambda environment, _: {"status": agents.heartbeat(environment, jobId)})
+def heartbeat(request: Request, jobId: str) -> Response:
+    return _agent_call(request, lambda environment, _: {"status": agents.heartbeat(environment, jobId)})
 
 
-@blueprint.route("/api/agent/jobs/{jobId}/log", methods=["POST"], content_types=_ANY)
-def append_log(jobId: str) -> Response:
+def append_log(request: Request, jobId: str) -> Response:
     def view(environment: Environment, fields: Fields) -> None:
         lines = fields.array("lines")
         if not all(isinstance(line, str) for line in lines):
             raise Invalid("lines must be an array of strings.")
         agents.append_log(environment, jobId, lines)
 
-    return _agent_call(view)
+    return _agent_call(request, view)
 
 
-@blueprint.route("/api/agent/jobs/{jobId}/result", methods=["POST"], content_types=_ANY)
-def finish(jobId: str) -> Response:
+def finish(request: Request, jobId: str) -> Response:
     def view(environment: Environment, fields: Fields) -> None:
         message = fields.optional_text("message", MAX_MESSAGE_LENGTH)
         agents.finish(environment, jobId, fields.boolean("success"), message)
 
-    return _agent_call(view)
+    return _agent_call(request, view)

@@ -17,21 +17,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from urllib.parse import unquote
 
-from chalice import Blueprint, Response
+from chalice import Response
+from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, etag_of, not_modified
 from chalicelib.domain import badges
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.badges import badge_svg, parse_badge_query
 
-blueprint = Blueprint(__name__)
-_ANY = ["*/*"]
 CACHE_CONTROL = "public, max-age=30"
 
 
-def _badge(params: dict[str, str | None], status_of: Callable[[], str | None]) -> Response:
+def _badge(request: Request, params: dict[str, str | None], status_of: Callable[[], str | None]) -> Response:
     """The badge of the status ``status_of()`` finds (None: no build), the path's ``params`` checked first."""
-    request = blueprint.current_request
     try:
         check_parameters(request, params)
         query = parse_badge_query(request.query_params)
@@ -47,30 +45,25 @@ def _badge(params: dict[str, str | None], status_of: Callable[[], str | None]) -
     return Response(body=svg, status_code=200, headers=headers)
 
 
-@blueprint.route("/api/projects/status/{badgeId}", methods=["GET"], content_types=_ANY)
-def get_status_badge(badgeId: str) -> Response:
-    return _badge({"badgeId": badgeId}, lambda: badges.build_status(badgeId))
+def get_status_badge(request: Request, badgeId: str) -> Response:
+    return _badge(request, {"badgeId": badgeId}, lambda: badges.build_status(badgeId))
 
 
-@blueprint.route("/api/projects/status/{badgeId}/branch/{buildBranch}", methods=["GET"], content_types=_ANY)
-def get_branch_status_badge(badgeId: str, buildBranch: str) -> Response:
+def get_branch_status_badge(request: Request, badgeId: str, buildBranch: str) -> Response:
     if badges.is_repository_provider(badgeId):  # /status/github/branch/{repo}: the repository form
-        return get_repository_status_badge(badgeId, "branch", buildBranch)
+        return get_repository_status_badge(request, badgeId, "branch", buildBranch)
     params: dict[str, str | None] = {"badgeId": badgeId, "buildBranch": buildBranch}
-    return _badge(params, lambda: badges.build_status(badgeId, unquote(buildBranch)))
+    return _badge(request, params, lambda: badges.build_status(badgeId, unquote(buildBranch)))
 
 
-@blueprint.route(
-    "/api/projects/status/{badgeId}/{repositoryOwner}/{repositoryName}", methods=["GET"], content_types=_ANY
-)
-def get_repository_status_badge(badgeId: str, repositoryOwner: str, repositoryName: str) -> Response:
+def get_repository_status_badge(request: Request, badgeId: str, repositoryOwner: str, repositoryName: str) -> Response:
     """``badgeId`` is the provider here: ``github`` or ``bitbucket``, in any case."""
     params: dict[str, str | None] = {
         "badgeId": badgeId,
         "repositoryOwner": repositoryOwner,
         "repositoryName": repositoryName,
     }
-    query = blueprint.current_request.query_params
+    query = request.query_params
     branch = (query.get("branch") if query else None) or None
     repository = f"{unquote(repositoryOwner)}/{unquote(repositoryName)}"
-    return _badge(params, lambda: badges.repository_build_status(badgeId, repository, branch))
+    return _badge(request, params, lambda: badges.repository_build_status(badgeId, repository, branch))

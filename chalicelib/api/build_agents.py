@@ -15,39 +15,32 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chalice import Blueprint, Response
+from chalice import Response
+from chalice.app import Request
 
-from chalicelib.api.http import ApiBlueprint, Call, check_parameters, error_response, json_body, respond
+from chalicelib.api.calls import Call
+from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.build_agents import BuildAgent
 from chalicelib.domain import build_agents
-from chalicelib.domain.permissions import Permission
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.build_agents import agent_json, new_agent_json, parse_registration, ticket_json
 from chalicelib.wire.fields import Fields, path_id
 
-api = ApiBlueprint(__name__)
-blueprint = Blueprint(__name__)  # the agents' own calls, outside the users' API and its keys
-_ANY = ["*/*"]
 
-
-@api.route("/build-agents")
 def list_build_agents(call: Call) -> list[dict[str, Any]]:
     return [agent_json(agent) for agent in build_agents.list_agents(call.caller)]
 
 
-@api.route("/build-agents", "POST", Permission.UPDATE_ACCOUNT_DETAILS)
 def register_build_agent(call: Call) -> dict[str, Any]:
     name, images, pull_requests = parse_registration(call.json())
     return new_agent_json(build_agents.register(call.caller, name, images, pull_requests))
 
 
-@api.route("/build-agents/{agentId}", "DELETE", Permission.UPDATE_ACCOUNT_DETAILS)
 def delete_build_agent(call: Call, agentId: str) -> None:
     build_agents.delete(call.caller, path_id(agentId, "Build agent"))
 
 
-def _agent_call(view: Callable[[BuildAgent], Any]) -> Response:
-    request = blueprint.current_request
+def _agent_call(request: Request, view: Callable[[BuildAgent], Any]) -> Response:
     try:
         check_parameters(request, {})
         return respond(view(build_agents.agent_of(request.headers.get("authorization"))))
@@ -55,16 +48,14 @@ def _agent_call(view: Callable[[BuildAgent], Any]) -> Response:
         return error_response(error)
 
 
-@blueprint.route("/api/agent/builds/next", methods=["POST"], content_types=_ANY)
-def next_build_job() -> Response:
+def next_build_job(request: Request) -> Response:
     def view(agent: BuildAgent) -> Any:
-        sandboxed = Fields(json_body(blueprint.current_request, required=False)).boolean("sandboxed", default=True)
+        sandboxed = Fields(json_body(request, required=False)).boolean("sandboxed", default=True)
         ticket = build_agents.next_job(agent, sandboxed)
         return None if ticket is None else ticket_json(ticket)
 
-    return _agent_call(view)
+    return _agent_call(request, view)
 
 
-@blueprint.route("/api/agent/builds/busy", methods=["POST"], content_types=_ANY)
-def build_agent_busy() -> Response:
-    return _agent_call(build_agents.busy)
+def build_agent_busy(request: Request) -> Response:
+    return _agent_call(request, build_agents.busy)

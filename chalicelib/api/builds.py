@@ -5,26 +5,20 @@ need no key (its jobs' messages and tests do, as every other route)."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import unquote
 
 from chalice import Response
 
-from chalicelib.api.http import ApiBlueprint, Call, VisitorOf, job_visitor, project_visitor
+from chalicelib.api.calls import Call
 from chalicelib.core.logs import ByteRange
 from chalicelib.domain import builds, job_files, job_reports
-from chalicelib.domain.permissions import Permission
 from chalicelib.shapes.builds import build_json
 from chalicelib.wire.builds import artifact_json, form_body, parse_artifact_query, parse_start_request
 from chalicelib.wire.fields import Fields, path_id
 from chalicelib.wire.reports import message_json, reported_test_json
 
-api = ApiBlueprint(__name__)
-_ARTIFACT_DEPTH = 4  # fileName may hold "/" unencoded: routes for up to this many segments
 
-
-@api.route("/builds", "POST", Permission.RUN_PROJECT_BUILD)
 def start_build(call: Call) -> dict[str, Any]:
     content_type = call.request.headers.get("content-type", "")
     body = form_body(call.text()) if "form-urlencoded" in content_type else call.json()
@@ -32,7 +26,6 @@ def start_build(call: Call) -> dict[str, Any]:
     return build_json(build)
 
 
-@api.route("/builds", "PUT", Permission.RUN_PROJECT_BUILD)
 def rerun_build(call: Call) -> dict[str, Any]:
     fields = Fields(call.json())
     incomplete = fields.body.get("reRunIncomplete")
@@ -42,17 +35,14 @@ def rerun_build(call: Call) -> dict[str, Any]:
     return build_json(build, jobs)
 
 
-@api.route("/builds/{accountName}/{projectSlug}/{buildVersion}", "DELETE", Permission.RUN_PROJECT_BUILD)
 def cancel_build(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> None:
     builds.cancel_build(call.caller, accountName, projectSlug, buildVersion)
 
 
-@api.route("/builds/{buildId}", "DELETE", Permission.DELETE_PROJECT_BUILDS)
 def delete_build(call: Call, buildId: str) -> None:
     builds.delete_build(call.caller, path_id(buildId, "Build"))
 
 
-@api.route("/buildjobs/{jobId}/log", visitor=job_visitor)
 def get_job_log(call: Call, jobId: str) -> Response:
     reply = job_files.job_log(call.caller, jobId, _byte_range(call.request.headers.get("range", "")))
     if reply.redirect_url:
@@ -81,50 +71,35 @@ def _byte_range(header: str) -> ByteRange | None:
     return ByteRange(first, last)
 
 
-@api.route("/buildjobs/{jobId}/artifacts", visitor=job_visitor)
 def list_job_artifacts(call: Call, jobId: str) -> list[dict[str, Any]]:
     job, _ = builds.find_job(call.caller, jobId)
     return [artifact_json(artifact) for artifact in job.artifacts]
 
 
-@api.route("/buildjobs/{jobId}/messages")
 def list_job_messages(call: Call, jobId: str) -> list[dict[str, Any]]:
     return [message_json(report) for report in job_reports.job_messages(call.caller, jobId)]
 
 
-@api.route("/buildjobs/{jobId}/tests")
 def list_job_tests(call: Call, jobId: str) -> list[dict[str, Any]]:
     return [reported_test_json(report) for report in job_reports.job_tests(call.caller, jobId)]
 
 
-def _file_route(prefix: str, name: str, depth: int, url_of: Callable[..., str], visitor: VisitorOf) -> None:
-    """A route for files named by ``depth`` path segments below ``prefix`` (fileName may hold "/" unencoded): it
-    answers 302 to ``url_of(call, file_name, **the route's other parameters)``, to ``visitor`` too."""
-    parts = [f"part{index}" for index in range(1, depth + 1)]
-
-    def download(call: Call, **params: str) -> Response:
-        file_name = "/".join(unquote(params.pop(part)) for part in parts)
-        return Response(body="", status_code=302, headers={"Location": url_of(call, file_name, **params)})
-
-    download.__name__ = f"{name}_{depth}"
-    api.route(prefix + "/".join("{" + part + "}" for part in parts), visitor=visitor)(download)
+def download_artifact(call: Call, jobId: str, **parts: str) -> Response:
+    """302 to a job's artifact, named by the path's segments after ``artifacts/`` (``part1``, ``part2``, ...: a
+    file name may hold "/" unencoded)."""
+    return _redirect(job_files.artifact_url(call.caller, jobId, _file_name(parts)))
 
 
-def _job_artifact_url(call: Call, file_name: str, jobId: str) -> str:
-    return job_files.artifact_url(call.caller, jobId, file_name)
-
-
-def _last_artifact_url(call: Call, file_name: str, accountName: str, projectSlug: str) -> str:
+def download_last_artifact(call: Call, accountName: str, projectSlug: str, **parts: str) -> Response:
+    """302 to an artifact of the project's last build (that the query selects), named as download_artifact's."""
     query = parse_artifact_query(dict(call.request.query_params or {}))
-    return job_files.last_artifact_url(call.caller, accountName, projectSlug, file_name, query)
+    file_name = _file_name(parts)
+    return _redirect(job_files.last_artifact_url(call.caller, accountName, projectSlug, file_name, query))
 
 
-for _depth in range(1, _ARTIFACT_DEPTH + 1):
-    _file_route("/buildjobs/{jobId}/artifacts/", "download_artifact", _depth, _job_artifact_url, job_visitor)
-    _file_route(
-        "/projects/{accountName}/{projectSlug}/artifacts/",
-        "download_last_artifact",
-        _depth,
-        _last_artifact_url,
-        project_visitor,
-    )
+def _file_name(parts: dict[str, str]) -> str:
+    return "/".join(unquote(parts[f"part{index}"]) for index in range(1, len(parts) + 1))
+
+
+def _redirect(url: str) -> Response:
+    return Response(body="", status_code=302, headers={"Location": url})

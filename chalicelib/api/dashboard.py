@@ -16,7 +16,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from chalice import Blueprint, Response
+from chalice import Response
+from chalice.app import Request
 
 from chalicelib.api.http import error_response, etag_of, mount_prefix, not_modified
 from chalicelib.errors import NotFound
@@ -50,8 +51,6 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-cache",  # names carry no version: revalidate each time (an ETag makes that cheap)
 }
 
-blueprint = Blueprint(__name__)
-
 
 @dataclass(frozen=True)
 class Asset:
@@ -72,11 +71,11 @@ def assets() -> dict[str, Asset]:
     return found
 
 
-def _serve(name: str, asset: Asset | None) -> Response:
+def _serve(request: Request, name: str, asset: Asset | None) -> Response:
     if asset is None:
         return error_response(NotFound(f"The dashboard has no file named '{name[:100]}'."))
     headers: dict[str, str | list[str]] = {**SECURITY_HEADERS, "Content-Type": asset.media_type, "ETag": asset.etag}
-    if not_modified(blueprint.current_request, asset.etag):
+    if not_modified(request, asset.etag):
         return Response(body="", status_code=304, headers=headers)
     return Response(body=asset.body, status_code=200, headers=headers)
 
@@ -88,14 +87,12 @@ def page(prefix: str) -> Asset:
     return replace(template, body=body, etag=etag_of(body))
 
 
-@blueprint.route("/", methods=["GET"])
-def dashboard_page() -> Response:
-    return _serve(PAGE, page(mount_prefix(blueprint.current_request.context)))
+def dashboard_page(request: Request) -> Response:
+    return _serve(request, PAGE, page(mount_prefix(request.context)))
 
 
-@blueprint.route("/dashboard/{asset}", methods=["GET"])
-def dashboard_asset(asset: str) -> Response:
-    return _serve(asset, assets().get(asset))
+def dashboard_asset(request: Request, asset: str) -> Response:
+    return _serve(request, asset, assets().get(asset))
 
 
 ROUTES = frozenset({("GET", "/"), ("GET", "/dashboard/{asset}")})  # not /api: outside the API's document

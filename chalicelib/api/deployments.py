@@ -4,36 +4,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.api.http import ApiBlueprint, Call
+from chalicelib.api.calls import Call
 from chalicelib.domain import deployments
-from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import list_roles
 from chalicelib.wire.deployments import deployment_json, parse_start_request
 from chalicelib.wire.environments import environment_summary
 from chalicelib.wire.fields import Fields, path_id, query_integer
 from chalicelib.wire.projects import project_json
 
-api = ApiBlueprint(__name__)
 
-
-@api.route("/deployments", "POST", Permission.DEPLOY_TO_ENVIRONMENT)
 def start_deployment(call: Call) -> dict[str, Any]:
     deployment, jobs, build, _ = deployments.start_deployment(call.caller, parse_start_request(call.json()))
     return deployment_json(deployment, build, jobs)
 
 
-@api.route("/deployments/stop", "PUT", Permission.DEPLOY_TO_ENVIRONMENT)
 def stop_deployment(call: Call) -> None:
     deployments.stop_deployment(call.caller, Fields(call.json()).identifier("deploymentId"))
 
 
-@api.route("/deployments/{deploymentId}")
 def get_deployment(call: Call, deploymentId: str) -> dict[str, Any]:
     project, shown = deployments.deployment_details(call.caller, path_id(deploymentId, "Deployment"))
     return {"project": project_json(project, list_roles(call.caller)), "deployment": _deployment_json(shown)}
 
 
-@api.route("/projects/{accountName}/{projectSlug}/deployments")
 def get_project_deployments(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     query: dict[str, str] = dict(call.request.query_params or {})
     records = query_integer(query, "recordsNumber", minimum=1, maximum=deployments.MAX_PAGE) or deployments.MAX_PAGE
@@ -48,7 +41,6 @@ def get_project_deployments(call: Call, accountName: str, projectSlug: str) -> d
     }
 
 
-@api.route("/environments/{deploymentEnvironmentId}/deployments")
 def get_environment_deployments(call: Call, deploymentEnvironmentId: str) -> dict[str, Any]:
     environment, page = deployments.environment_deployments(
         call.caller, path_id(deploymentEnvironmentId, "Environment")

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.api.http import ApiBlueprint, Call
+from chalicelib.api.calls import Call
 from chalicelib.domain import environments
-from chalicelib.domain.permissions import Permission
 from chalicelib.wire.environments import (
     environment_details,
     environment_summary,
@@ -15,31 +14,24 @@ from chalicelib.wire.environments import (
 )
 from chalicelib.wire.fields import path_id
 
-api = ApiBlueprint(__name__)
 
-
-@api.route("/environments")
 def list_environments(call: Call) -> list[dict[str, Any]]:
     return [environment_summary(environment) for environment in environments.list_environments(call.caller)]
 
 
-@api.route("/environments/{deploymentEnvironmentId}/settings")
 def get_environment_settings(call: Call, deploymentEnvironmentId: str) -> dict[str, Any]:
     environment_id = path_id(deploymentEnvironmentId, "Environment")
     return {"environment": environment_details(environments.environment_settings(call.caller, environment_id))}
 
 
-@api.route("/environments", "POST", Permission.MANAGE_ENVIRONMENTS)
 def add_environment(call: Call) -> dict[str, Any]:
     return environment_details(environments.add_environment(call.caller, parse_environment_add(call.json())))
 
 
-@api.route("/environments", "PUT", Permission.UPDATE_ENVIRONMENT_SETTINGS)
 def update_environment(call: Call) -> dict[str, Any]:
     environment_id, change = parse_environment_update(call.json())
     return environment_details(environments.update_environment(call.caller, environment_id, change))
 
 
-@api.route("/environments/{deploymentEnvironmentId}", "DELETE", Permission.MANAGE_ENVIRONMENTS)
 def delete_environment(call: Call, deploymentEnvironmentId: str) -> None:
     environments.delete_environment(call.caller, path_id(deploymentEnvironmentId, "Environment"))

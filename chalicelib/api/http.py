@@ -1,11 +1,12 @@
-"""What every endpoint shares: the account prefix, authentication, JSON bodies, and error bodies.
+"""What every endpoint shares: the account prefix, JSON bodies, the limits every request is held to, and error
+bodies.
 
-Each route is served at ``/api/...`` and at ``/api/account/{accountName}/...`` (the form user-level
-``v2.`` keys need). Domain errors become ``{"message": ...}`` here, and Chalice's own error bodies
-(``Code``/``Message``) are rewritten to that shape by :func:`error_bodies`, so clients read one form.
+Each API route is served at ``/api/...`` and at ``/api/account/{accountName}/...`` (the form user-level ``v2.``
+keys need); calls.py authenticates its caller. Domain errors become ``{"message": ...}`` here, and Chalice's own
+error bodies (``Code``/``Message``) are rewritten to that shape by :func:`error_bodies`, so clients read one form.
 The limits every request shares are checked here too: the body's size and nesting, and the length of path
-segments and query parameters (docs/api.md, "Limits"). The few reads a public project allows without a key say so
-with ``visitor``: such a request, when it carries neither key nor session, is a visitor's (domain/visitors.py).
+segments and query parameters (docs/api.md, "Limits"). Nothing here reads a table: app.py imports this module
+(for :func:`error_bodies`) with the route table, before any request.
 """
 
 from __future__ import annotations
@@ -13,54 +14,19 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from enum import Enum
 from typing import Any
 
-from chalice import Blueprint, Response
+from chalice import Response
 from chalice.app import Request
 
-from chalicelib.api.cookies import require_csrf_header, session_token
-from chalicelib.config import settings
-from chalicelib.domain import visitors
-from chalicelib.domain.auth import Caller, authenticate
-from chalicelib.domain.permissions import Permission
 from chalicelib.domain.validation import MAX_NESTING_DEPTH, MAX_TEXT_LENGTH, nesting_depth, too_long
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 
 ACCOUNT_PREFIX = "/api/account/{prefixAccountName}"
-_ANY_CONTENT_TYPE = ["*/*"]  # bodies are parsed here, whatever Content-Type a client sends
 # API Gateway takes up to 10 MB and Lambda 6 MB, but nothing the API stores may exceed a DynamoDB item (400 KB):
 # a body bigger than this is a mistake, refused before it is parsed.
 MAX_BODY_BYTES = 1024 * 1024
-
-
-@dataclass(frozen=True)
-class Call:
-    """One authenticated request, as a view sees it."""
-
-    caller: Caller
-    request: Request
-
-    @property
-    def base_url(self) -> str:
-        """The URL clients reach the service at: CONVEYOR_BASE_URL, else what this request was sent to."""
-        configured = settings().base_url
-        if configured:
-            return configured.rstrip("/")
-        headers = self.request.headers
-        return f"{headers.get('x-forwarded-proto', 'http')}://{headers.get('host', 'localhost')}"
-
-    def text(self) -> str:
-        """The request body as text (UTF-8); a 400 when it is not, or is bigger than MAX_BODY_BYTES."""
-        raw = raw_body(self.request)
-        try:
-            return raw if isinstance(raw, str) else raw.decode("utf-8")
-        except UnicodeDecodeError as error:
-            raise Invalid("The request body is not UTF-8 text.") from error
-
-    def json(self) -> Any:
-        """The request body parsed as JSON; a 400 when it is missing or malformed."""
-        return json_body(self.request)
 
 
 def mount_prefix(context: Mapping[str, Any]) -> str:
@@ -135,67 +101,17 @@ def check_parameters(request: Request, path_params: dict[str, str | None]) -> No
             raise too_long(name[:MAX_TEXT_LENGTH], MAX_TEXT_LENGTH)
 
 
-View = Callable[..., Any]
-# Who a request without a key is, from the account the prefix names (if any) and the route's parameters.
-VisitorOf = Callable[[str | None, dict[str, str]], Caller]
+class Visitor(Enum):
+    """Who an API route's request without a key (nor a session) may be, when the route says: a visitor of a public
+    project (``/projects/{accountName}/{projectSlug}/...``), or of one of its build jobs (``/buildjobs/{jobId}/...``).
+    Anywhere else such a request is a 401 (calls.py)."""
 
-
-def project_visitor(prefix_account: str | None, params: dict[str, str]) -> Caller:
-    """A visitor of ``/projects/{accountName}/{projectSlug}/...``, if that project is public."""
-    return visitors.of_project(params["accountName"], params["projectSlug"], prefix_account)
-
-
-def job_visitor(prefix_account: str | None, params: dict[str, str]) -> Caller:
-    """A visitor of ``/buildjobs/{jobId}/...``, if it is a build job of a public project."""
-    return visitors.of_job(params["jobId"], prefix_account)
-
-
-class ApiBlueprint:
-    """A Chalice Blueprint whose routes authenticate (an API key, or the dashboard's session cookie), check a
-    permission and translate errors."""
-
-    def __init__(self, import_name: str) -> None:
-        self.blueprint = Blueprint(import_name)
-
-    def route(
-        self, path: str, method: str = "GET", permission: Permission | None = None, visitor: VisitorOf | None = None
-    ) -> Callable[[View], View]:
-        """Serve ``view(call, **path_params)`` at ``/api{path}`` and under the account prefix; without a key too,
-        to the callers ``visitor`` finds, when it is given (a public project's reads)."""
-
-        def register(view: View) -> View:
-            def handle(**params: str) -> Response:
-                return self._dispatch(view, permission, params, visitor)
-
-            for prefix in ("/api", ACCOUNT_PREFIX):
-                self.blueprint.route(
-                    prefix + path, methods=[method], content_types=_ANY_CONTENT_TYPE, name=view.__name__
-                )(handle)
-            return view
-
-        return register
-
-    def _dispatch(
-        self, view: View, permission: Permission | None, params: dict[str, str], visitor: VisitorOf | None
-    ) -> Response:
-        request = self.blueprint.current_request
-        prefix_account = params.pop("prefixAccountName", None)
-        try:
-            check_parameters(request, {**params, "account": prefix_account})
-            require_csrf_header(request.method, request.headers)
-            authorization, session = request.headers.get("authorization"), session_token(request.headers)
-            if visitor is not None and not (authorization or "").strip() and session is None:
-                caller = visitor(prefix_account, params)  # no key: what a public project shows everyone, else 401
-            else:  # a request that carries a key (or a session) is what that key may do, public project or not
-                caller = authenticate(authorization, prefix_account, params.get("accountName"), session)
-            if permission is not None:
-                caller.require(permission)
-            return respond(view(Call(caller, request), **params))
-        except ConveyorError as error:
-            return error_response(error)
+    PROJECT = "project"
+    JOB = "job"
 
 
 def plain_text(text: str) -> Response:
+    """``text`` as a 200 of ``text/plain``."""
     return Response(body=text, status_code=200, headers={"Content-Type": "text/plain; charset=utf-8"})
 
 

@@ -8,12 +8,12 @@ from urllib.parse import unquote
 
 from chalice import Response
 
-from chalicelib.api.http import ApiBlueprint, Call, plain_text, project_visitor
+from chalicelib.api.calls import Call
+from chalicelib.api.http import plain_text
 from chalicelib.core.builds import Build
 from chalicelib.core.projects import Project
 from chalicelib.domain import badges, builds, project_settings, projects
 from chalicelib.domain.access import Right, has_right
-from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.roles import list_roles
@@ -21,12 +21,9 @@ from chalicelib.shapes.builds import build_json
 from chalicelib.wire.fields import Fields, query_integer
 from chalicelib.wire.projects import parse_credentials, parse_settings_change, project_json, settings_json
 
-api = ApiBlueprint(__name__)
-PROJECT = "/projects/{accountName}/{projectSlug}"
 MAX_HISTORY = 100
 
 
-@api.route("/projects")
 def list_projects(call: Call) -> list[dict[str, Any]]:
     roles = list_roles(call.caller)
     return [
@@ -35,7 +32,6 @@ def list_projects(call: Call) -> list[dict[str, Any]]:
     ]
 
 
-@api.route("/projects", "POST", Permission.MANAGE_PROJECTS)
 def add_project(call: Call) -> dict[str, Any]:
     fields = Fields(call.json())
     repository_name = fields.text("repositoryName", MAX_REPOSITORY_NAME_LENGTH)
@@ -46,50 +42,41 @@ def add_project(call: Call) -> dict[str, Any]:
     return project_json(project, list_roles(call.caller))
 
 
-@api.route("/projects", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
 def update_project(call: Call) -> None:
     project_settings.update_settings(call.caller, parse_settings_change(call.json(), list_roles(call.caller)))
 
 
-@api.route(PROJECT, "DELETE", Permission.MANAGE_PROJECTS)
 def delete_project(call: Call, accountName: str, projectSlug: str) -> None:
     projects.delete_project(call.caller, accountName, projectSlug)
 
 
-@api.route(PROJECT + "/settings")
 def get_settings(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     project = badges.with_badge_id(projects.find_project(call.caller, accountName, projectSlug))
     may_update = has_right(call.caller, project, Right.UPDATE)
     return settings_json(project, list_roles(call.caller), call.base_url, may_update)
 
 
-@api.route(PROJECT + "/settings/yaml")
 def get_settings_yaml(call: Call, accountName: str, projectSlug: str) -> Response:
     return plain_text(project_settings.settings_yaml(call.caller, accountName, projectSlug))
 
 
-@api.route(PROJECT + "/settings/yaml", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
 def update_settings_yaml(call: Call, accountName: str, projectSlug: str) -> None:
     project_settings.update_settings_yaml(call.caller, accountName, projectSlug, call.text())
 
 
-@api.route(PROJECT + "/settings/environment-variables")
 def get_environment_variables(call: Call, accountName: str, projectSlug: str) -> list[dict[str, Any]]:
     return project_settings.environment_variables(call.caller, accountName, projectSlug)
 
 
-@api.route(PROJECT + "/settings/environment-variables", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
 def update_environment_variables(call: Call, accountName: str, projectSlug: str) -> None:
     project_settings.update_environment_variables(call.caller, accountName, projectSlug, call.json())
 
 
-@api.route(PROJECT + "/settings/build-number", "PUT", Permission.UPDATE_PROJECT_SETTINGS)
 def update_build_number(call: Call, accountName: str, projectSlug: str) -> None:
     number = Fields(call.json()).integer("nextBuildNumber", 1, MAX_BUILD_NUMBER)
     project_settings.set_next_build_number(call.caller, accountName, projectSlug, number)
 
 
-@api.route(PROJECT + "/buildcache", "DELETE", Permission.UPDATE_PROJECT_SETTINGS)
 def delete_build_cache(call: Call, accountName: str, projectSlug: str) -> None:
     projects.delete_build_cache(call.caller, accountName, projectSlug)
 
@@ -104,22 +91,18 @@ def _with_build(call: Call, project: Project, build: Build | None) -> dict[str, 
     return shape
 
 
-@api.route(PROJECT, visitor=project_visitor)
 def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug))
 
 
-@api.route(PROJECT + "/branch/{buildBranch}", visitor=project_visitor)
 def get_project_branch_build(call: Call, accountName: str, projectSlug: str, buildBranch: str) -> dict[str, Any]:
     return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
 
 
-@api.route(PROJECT + "/build/{buildVersion}", visitor=project_visitor)
 def get_project_build_by_version(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> dict[str, Any]:
     return _with_build(call, *builds.build_by_version(call.caller, accountName, projectSlug, unquote(buildVersion)))
 
 
-@api.route(PROJECT + "/history", visitor=project_visitor)
 def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     query: dict[str, str] = dict(call.request.query_params or {})
     records = query_integer(query, "recordsNumber", required=True, minimum=1, maximum=MAX_HISTORY) or MAX_HISTORY

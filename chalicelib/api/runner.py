@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chalice import Blueprint, Response
+from chalice import Response
+from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.jobs import Job
@@ -30,13 +31,8 @@ from chalicelib.domain import job_tokens, runner_cache, runner_jobs
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 from chalicelib.wire.fields import Fields
 
-blueprint = Blueprint(__name__)
-_ANY = ["*/*"]
-_PREFIX = "/api/runner/jobs/{jobId}"
 
-
-def _runner_call(job_id: str, view: Callable[[Job], Any], **params: str) -> Response:
-    request = blueprint.current_request
+def _runner_call(request: Request, job_id: str, view: Callable[[Job], Any], **params: str) -> Response:
     try:
         check_parameters(request, {"jobId": job_id, **params})
         job = job_tokens.runner_job(job_id, request.headers.get("authorization"))
@@ -45,8 +41,8 @@ def _runner_call(job_id: str, view: Callable[[Job], Any], **params: str) -> Resp
         return error_response(error)
 
 
-def _fields() -> Fields:
-    return Fields(json_body(blueprint.current_request))
+def _fields(request: Request) -> Fields:
+    return Fields(json_body(request))
 
 
 def _texts(values: list[Any], name: str) -> list[str]:
@@ -61,28 +57,24 @@ def _objects(values: list[Any], name: str) -> list[dict[str, Any]]:
     return values
 
 
-@blueprint.route(_PREFIX, methods=["GET"], content_types=_ANY)
-def spec(jobId: str) -> Response:
-    return _runner_call(jobId, runner_jobs.job_spec)
+def spec(request: Request, jobId: str) -> Response:
+    return _runner_call(request, jobId, runner_jobs.job_spec)
 
 
-@blueprint.route(f"{_PREFIX}/runner", methods=["GET"], content_types=_ANY)
-def runner_package(jobId: str) -> Response:
+def runner_package(request: Request, jobId: str) -> Response:
     def view(job: Job) -> Response:
         headers: dict[str, str | list[str]] = {"Content-Type": "application/zip", "Cache-Control": "no-store"}
         return Response(body=runner_jobs.runner_package(job), status_code=200, headers=headers)
 
-    return _runner_call(jobId, view)
+    return _runner_call(request, jobId, view)
 
 
-@blueprint.route(f"{_PREFIX}/clone-credentials", methods=["POST"], content_types=_ANY)
-def clone_credentials(jobId: str) -> Response:
-    return _runner_call(jobId, runner_jobs.clone_credentials)
+def clone_credentials(request: Request, jobId: str) -> Response:
+    return _runner_call(request, jobId, runner_jobs.clone_credentials)
 
 
-@blueprint.route(f"{_PREFIX}/heartbeat", methods=["POST"], content_types=_ANY)
-def runner_heartbeat(jobId: str) -> Response:  # named apart from the agents' views: view names are operationIds
-    request = blueprint.current_request
+# named apart from the agents' heartbeat: view names are operationIds
+def runner_heartbeat(request: Request, jobId: str) -> Response:
     try:
         check_parameters(request, {"jobId": jobId})
         return respond({"status": job_tokens.heartbeat(jobId, request.headers.get("authorization"))})
@@ -90,80 +82,80 @@ def runner_heartbeat(jobId: str) -> Response:  # named apart from the agents' vi
         return error_response(error)
 
 
-@blueprint.route(f"{_PREFIX}/log/{{index}}", methods=["PUT"], content_types=_ANY)
-def put_log_chunk(jobId: str, index: str) -> Response:
+def put_log_chunk(request: Request, jobId: str, index: str) -> Response:
     def view(job: Job) -> None:
         if not index.isascii() or not index.isdigit():
             raise NotFound("A log chunk is named by its number.")
-        body = blueprint.current_request.raw_body or b""
+        body = request.raw_body or b""
         runner_jobs.put_log_chunk(job, int(index), body if isinstance(body, bytes) else body.encode())
 
-    return _runner_call(jobId, view, index=index)
+    return _runner_call(request, jobId, view, index=index)
 
 
-@blueprint.route(f"{_PREFIX}/artifacts", methods=["POST"], content_types=_ANY)
-def artifact_upload(jobId: str) -> Response:
+def artifact_upload(request: Request, jobId: str) -> Response:
     def view(job: Job) -> Any:
-        fields = _fields()
+        fields = _fields(request)
         return runner_jobs.artifact_upload(job, fields.text("fileName", 1024), fields.integer("size", minimum=0))
 
-    return _runner_call(jobId, view)
+    return _runner_call(request, jobId, view)
 
 
-@blueprint.route(f"{_PREFIX}/cache/entries", methods=["POST"], content_types=_ANY)
-def cache_entries(jobId: str) -> Response:
-    return _runner_call(jobId, lambda job: runner_cache.cache_entries(job, _texts(_fields().array("ids"), "ids")))
+def cache_entries(request: Request, jobId: str) -> Response:
+    return _runner_call(
+        request, jobId, lambda job: runner_cache.cache_entries(job, _texts(_fields(request).array("ids"), "ids"))
+    )
 
 
-@blueprint.route(f"{_PREFIX}/cache/uploads", methods=["POST"], content_types=_ANY)
-def cache_upload(jobId: str) -> Response:
+def cache_upload(request: Request, jobId: str) -> Response:
     def view(job: Job) -> Any:
-        fields = _fields()
+        fields = _fields(request)
         metadata = fields.body.get("metadata") or {}
         if not isinstance(metadata, dict):
             raise Invalid("metadata must be an object.")
         return runner_cache.cache_upload(job, fields.text("id", 16), fields.integer("size", minimum=0), metadata)
 
-    return _runner_call(jobId, view)
+    return _runner_call(request, jobId, view)
 
 
-@blueprint.route(f"{_PREFIX}/cache/prune", methods=["POST"], content_types=_ANY)
-def cache_prune(jobId: str) -> Response:
+def cache_prune(request: Request, jobId: str) -> Response:
     return _runner_call(
-        jobId, lambda job: {"deleted": runner_cache.cache_prune(job, _texts(_fields().array("keep"), "keep"))}
+        request,
+        jobId,
+        lambda job: {"deleted": runner_cache.cache_prune(job, _texts(_fields(request).array("keep"), "keep"))},
     )
 
 
-@blueprint.route(f"{_PREFIX}/messages", methods=["POST"], content_types=_ANY)
-def add_messages(jobId: str) -> Response:
+def add_messages(request: Request, jobId: str) -> Response:
     return _runner_call(
-        jobId, lambda job: runner_jobs.add_messages(job, _objects(_fields().array("messages"), "messages"))
+        request,
+        jobId,
+        lambda job: runner_jobs.add_messages(job, _objects(_fields(request).array("messages"), "messages")),
     )
 
 
-@blueprint.route(f"{_PREFIX}/tests", methods=["POST"], content_types=_ANY)
-def add_tests(jobId: str) -> Response:
+def add_tests(request: Request, jobId: str) -> Response:
     return _runner_call(
-        jobId, lambda job: runner_jobs.add_tests(job, _objects(_fields().array("tests"), "tests"), False)
+        request,
+        jobId,
+        lambda job: runner_jobs.add_tests(job, _objects(_fields(request).array("tests"), "tests"), False),
     )
 
 
-@blueprint.route(f"{_PREFIX}/tests", methods=["PUT"], content_types=_ANY)
-def update_tests(jobId: str) -> Response:
+def update_tests(request: Request, jobId: str) -> Response:
     return _runner_call(
-        jobId, lambda job: runner_jobs.add_tests(job, _objects(_fields().array("tests"), "tests"), True)
+        request, jobId, lambda job: runner_jobs.add_tests(job, _objects(_fields(request).array("tests"), "tests"), True)
     )
 
 
-@blueprint.route(f"{_PREFIX}/build", methods=["PUT"], content_types=_ANY)
-def update_build(jobId: str) -> Response:
-    return _runner_call(jobId, lambda job: runner_jobs.update_version(job, _fields().text("version", 256)))
+def update_build(request: Request, jobId: str) -> Response:
+    return _runner_call(
+        request, jobId, lambda job: runner_jobs.update_version(job, _fields(request).text("version", 256))
+    )
 
 
-@blueprint.route(f"{_PREFIX}/finish", methods=["POST"], content_types=_ANY)
-def runner_finish(jobId: str) -> Response:
+def runner_finish(request: Request, jobId: str) -> Response:
     def view(job: Job) -> None:
-        fields = _fields()
+        fields = _fields(request)
         runner_jobs.finish(
             job,
             fields.text("result", 20),
@@ -172,4 +164,4 @@ def runner_finish(jobId: str) -> Response:
             _objects(fields.array("artifacts"), "artifacts"),
         )
 
-    return _runner_call(jobId, view)
+    return _runner_call(request, jobId, view)

@@ -13,22 +13,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from chalice import Blueprint, Response
+from chalice import Response
+from chalice.app import Request
 
+from chalicelib.api.calls import Call
 from chalicelib.api.cookies import cleared_cookie, require_header, session_cookie, session_token
-from chalicelib.api.http import ApiBlueprint, Call, check_parameters, error_response, json_body, mount_prefix
+from chalicelib.api.http import check_parameters, error_response, json_body, mount_prefix
 from chalicelib.domain import sessions
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.sessions import caller_json, parse_sign_in
 
-blueprint = Blueprint(__name__)
-api = ApiBlueprint(__name__)
-_ANY = ["*/*"]
 
-
-def _session_call(answer: Callable[[], str]) -> Response:
+def _session_call(request: Request, answer: Callable[[], str]) -> Response:
     """204 with the ``Set-Cookie`` that ``answer`` returns, or the error it raised."""
-    request = blueprint.current_request
     try:
         check_parameters(request, {})
         require_header(request.headers)
@@ -37,29 +34,24 @@ def _session_call(answer: Callable[[], str]) -> Response:
         return error_response(error)
 
 
-@blueprint.route("/api/session", methods=["POST"], content_types=_ANY)
-def sign_in() -> Response:
+def sign_in(request: Request) -> Response:
     def answer() -> str:
-        email, password, account_name = parse_sign_in(json_body(blueprint.current_request))
+        email, password, account_name = parse_sign_in(json_body(request))
         token, session = sessions.sign_in(email, password, account_name)
-        return session_cookie(
-            token, session.expires, sessions.SESSION_SECONDS, mount_prefix(blueprint.current_request.context)
-        )
+        return session_cookie(token, session.expires, sessions.SESSION_SECONDS, mount_prefix(request.context))
 
-    return _session_call(answer)
+    return _session_call(request, answer)
 
 
-@blueprint.route("/api/session", methods=["DELETE"], content_types=_ANY)
-def sign_out() -> Response:
+def sign_out(request: Request) -> Response:
     def answer() -> str:
-        token = session_token(blueprint.current_request.headers)
+        token = session_token(request.headers)
         if token is not None:
             sessions.sign_out(token)
-        return cleared_cookie(mount_prefix(blueprint.current_request.context))
+        return cleared_cookie(mount_prefix(request.context))
 
-    return _session_call(answer)
+    return _session_call(request, answer)
 
 
-@api.route("/caller")
 def get_caller(call: Call) -> dict[str, Any]:
     return caller_json(call.caller, sessions.whoami(call.caller))

@@ -5,23 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.api.http import ApiBlueprint, Call
+from chalicelib.api.calls import Call
 from chalicelib.domain import users
-from chalicelib.domain.permissions import BUILT_IN_ROLES, Permission
+from chalicelib.domain.permissions import BUILT_IN_ROLES
 from chalicelib.domain.roles import list_roles
 from chalicelib.wire.fields import path_id
 from chalicelib.wire.roles import role_details
 from chalicelib.wire.users import parse_new_user, parse_user_change, user_summary, user_with_roles
 
-api = ApiBlueprint(__name__)
 
-
-@api.route("/users")
 def list_users(call: Call) -> list[dict[str, Any]]:
     return [user_summary(entry) for entry in users.team(call.caller, collaborators=False)]
 
 
-@api.route("/users/{userId}")
 def get_user_or_role(call: Call, userId: str) -> dict[str, Any]:
     found = users.user_or_role(call.caller, path_id(userId, "User"))
     if isinstance(found, users.TeamMember):
@@ -30,16 +26,13 @@ def get_user_or_role(call: Call, userId: str) -> dict[str, Any]:
     return role_details(found)
 
 
-@api.route("/users", "POST", Permission.ADD_USER)
 def add_user(call: Call) -> None:
     users.add_user(call.caller, parse_new_user(call.json()))
 
 
-@api.route("/users", "PUT", Permission.UPDATE_USER_DETAILS)
 def update_user(call: Call) -> None:
     users.update_user(call.caller, parse_user_change(call.json()))
 
 
-@api.route("/users/{userId}", "DELETE", Permission.DELETE_USER)
 def delete_user(call: Call, userId: str) -> None:
     users.delete_user(call.caller, path_id(userId, "User"))

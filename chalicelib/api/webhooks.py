@@ -10,20 +10,17 @@ import json
 from typing import Any
 from urllib.parse import parse_qs
 
-from chalice import Blueprint, Response
+from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, json_body, raw_body, respond
 from chalicelib.domain import webhooks
-from chalicelib.domain.hook_events import PROVIDERS
 from chalicelib.errors import ConveyorError, Invalid
 from chalicelib.shapes.builds import build_json
 
-blueprint = Blueprint(__name__)
 
-
-def _receive(provider: str) -> Response:
-    request = blueprint.current_request
+def receive(request: Request, provider: str) -> Response:
+    """A delivery of ``provider``'s webhook (routes.py: one route per provider)."""
     try:
         check_parameters(request, {})
         raw = raw_body(request)
@@ -49,15 +46,3 @@ def _payload(request: Request, body: bytes) -> Any:
         except ValueError as error:
             raise Invalid(f"The webhook's payload field is not valid JSON: {error}") from error
     return json_body(request)
-
-
-def _route(provider: str) -> None:
-    def view() -> Response:
-        return _receive(provider)
-
-    view.__name__ = f"receive_{provider}_webhook"
-    blueprint.route(f"/api/{provider}/webhook", methods=["POST"], content_types=["*/*"], name=view.__name__)(view)
-
-
-for _provider in PROVIDERS:
-    _route(_provider)

@@ -13,8 +13,6 @@ import re
 from dataclasses import replace
 from datetime import UTC, datetime
 
-from croniter import CroniterBadDateError, CroniterError, croniter
-
 from chalicelib.core.projects import Project
 from chalicelib.domain.validation import invalid
 
@@ -46,6 +44,8 @@ def valid_expression(text: str) -> str:
     for position, field in enumerate(fields):
         _check_field(position, field)
     expression = " ".join(fields)
+    from croniter import CroniterBadDateError, CroniterError, croniter  # loads only where a schedule is read
+
     try:
         croniter(expression, datetime.now(UTC), day_or=False).get_next(datetime)
     except CroniterBadDateError as error:
@@ -79,6 +79,8 @@ def _check_field(position: int, field: str) -> None:
 def next_run(expression: str, after: datetime) -> datetime | None:
     """The first minute after ``after`` that ``expression`` matches, in UTC; None when none ever will (or an
     expression stored once no longer reads)."""
+    from croniter import CroniterError, croniter
+
     try:
         following: datetime = croniter(expression, after.astimezone(UTC), day_or=False).get_next(datetime)
     except (CroniterError, ValueError):

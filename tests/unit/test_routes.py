@@ -1,0 +1,60 @@
+"""The route table (chalicelib/api/routes.py): every route names a view that takes what the route gives it, and
+importing the app loads none of them, nor what they need (the views load on their route's first call)."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from chalicelib.api.routes import API_ROUTES, ROUTES, ApiRoute, Route
+
+ROOT = Path(__file__).resolve().parents[2]
+EVERY_ROUTE: list[Route | ApiRoute] = [*ROUTES, *API_ROUTES]
+
+
+def view_of(route: Route | ApiRoute) -> object:
+    module, function = route.view.rsplit(".", 1)
+    return getattr(importlib.import_module(f"chalicelib.api.{module}"), function, None)
+
+
+@pytest.mark.parametrize("route", EVERY_ROUTE, ids=lambda route: f"{route.method} {route.path}")
+def test_each_route_names_a_view_that_takes_the_request_and_the_paths_parameters(route: Route | ApiRoute) -> None:
+    view = view_of(route)
+    assert callable(view), f"{route.view} is not a function of chalicelib/api/"
+    given = {name: "x" for name in re.findall(r"{(\w+)}", route.path)}
+    if isinstance(route, Route):
+        given |= dict(route.arguments)
+    inspect.signature(view).bind("request or call", **given)  # a TypeError names what does not fit
+
+
+def test_no_two_routes_share_a_method_and_path() -> None:
+    served = [(route.method, route.path) for route in ROUTES]
+    served += [(route.method, prefix + route.path) for route in API_ROUTES for prefix in ("/api", "/api/account/x")]
+    assert len(served) == len(set(served))
+
+
+def test_importing_the_app_loads_no_view_worker_store_or_aws_library() -> None:
+    """What a function's cold start imports: Chalice, the route table and the settings (bench/cold_start.py times
+    it)."""
+    stage = json.loads((ROOT / ".chalice" / "config.json").read_text())["stages"]["prod"]["environment_variables"]
+    child = subprocess.run(
+        [sys.executable, "-c", "import sys, app; print('\\n'.join(sorted(sys.modules)))"],
+        env={**os.environ, **stage, "PYTHONPATH": str(ROOT)},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert child.returncode == 0, child.stderr
+    views = {"chalicelib.api." + route.view.rsplit(".", 1)[0] for route in EVERY_ROUTE}
+    lazy = ("boto3", "botocore", "pynamodb", "chalicelib.store", "chalicelib.workers", "chalicelib.api.calls", *views)
+    loaded = [module for module in child.stdout.split() if module.startswith(lazy)]
+    assert loaded == []
