@@ -1,1 +1,2 @@
-"""HTTP layer: one Blueprint per resource; views parse, call one domain function, shape the answer."""
+"""HTTP layer: routes.py names every endpoint and its view; one module of views per resource, each view parsing,
+calling one domain function and shaping the answer."""

@@ -373,6 +373,7 @@ def _job(build: Build, job_id: str, spec: JobSpec, now: datetime) -> Job:
         allow_failure=spec.allow_failure,
         status=Status.QUEUED,
         created=now,
+        project_slug=build.project_slug,
     )
 
 

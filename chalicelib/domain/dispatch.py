@@ -46,20 +46,21 @@ def dispatch_job(job_id: str) -> None:
     if not job_slots.admit(job):  # max_jobs: it waits, queued, until a job of its project ends
         return
     token = mint_token()
-    build = build_store.get_build(job.project_id, job.build_id)  # read before the claim: see refresh_build
+    # read before the claim (see refresh_build), consistently: the job's message follows the build's write closely
+    build = build_store.get_build(job.project_id, job.build_id, consistent=True)
     claimed = job_store.claim_job(job_id, int(time.time()) + config.lease_seconds, token.token_hash)
     if claimed is None:
         return
-    moved = (build, claimed) if build is not None else None
-    if progress.refresh_build(claimed.project_id, claimed.build_id, moved) is None:  # deleted meanwhile
+    if build is None:  # deleted meanwhile
         progress.move(claimed, Event.FAIL, "The build was deleted.")
         return
+    progress.refresh_build(claimed.project_id, claimed.build_id, (build, claimed))
     ticket = Ticket(api_url, job_id, token.token)
     if job.executor == Executor.CODEBUILD:
         _start_on_codebuild(claimed, ticket)
         return
-    executors.run(ticket)
-    if config.executor == "local":
+    exit_code = executors.run(ticket)
+    if config.executor == "local" and exit_code != 0:  # 0: it finished the job (or found it ended): nothing to see
         fail_if_abandoned(job_id, token.token_hash)
 
 
@@ -103,5 +104,5 @@ def fail_if_abandoned(job_id: str, token_hash: str) -> None:
     if job.status in (Status.RUNNING, Status.CANCELLING) and job.lease_expires is not None:
         log.warning("job %s: its runner ended without finishing it", job_id)
         event = Event.STOPPED if job.status == Status.CANCELLING else Event.FAIL
-        progress.move(job, event, "The job's runner ended without finishing the job.")
+        progress.move(job, event, "The job's runner ended without finishing the job.", holder=token_hash)
         progress.refresh(job)

@@ -35,13 +35,15 @@ def move(
     message: str | None = None,
     counts: JobCounts | None = None,
     artifacts: list[JobArtifact] | None = None,
+    holder: str | None = None,
 ) -> Status | None:
-    """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race).
+    """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race). With
+    ``holder``, only while the job's token hashes to it: a runner's word moves its own attempt, never the next.
 
     A write that loses to another reads the job again and applies the event to its new status (a cancel that
     meets a job which has just started still cancels it).
     """
-    moved = _move(job, event, message, counts, artifacts)
+    moved = _move(job, event, message, counts, artifacts, holder)
     return Status(moved.status) if moved is not None else None
 
 
@@ -51,11 +53,12 @@ def _move(
     message: str | None = None,
     counts: JobCounts | None = None,
     artifacts: list[JobArtifact] | None = None,
+    holder: str | None = None,
 ) -> Job | None:
     """``move``, answering the job as the move left it (the write returns it)."""
     for _ in range(3):
         moved = job_store.transition(
-            job.job_id, Status(job.status), event, message=message, counts=counts, artifacts=artifacts
+            job.job_id, Status(job.status), event, message=message, counts=counts, artifacts=artifacts, holder=holder
         )
         if moved is not None or next_status(Status(job.status), event) is None:
             return moved
@@ -72,14 +75,16 @@ def finish_job(
     message: str | None = None,
     counts: JobCounts | None = None,
     artifacts: list[JobArtifact] | None = None,
+    holder: str | None = None,
 ) -> Status | None:
-    """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled)."""
+    """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled); with
+    ``holder``, only the attempt whose token hashes to it."""
     if job.deployment_id is not None:
-        status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts)
+        status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder)
         refresh_deployment(job.project_id, job.deployment_id)
         return status
     before = store.get_build(job.project_id, job.build_id)  # read before the job moves: see refresh_build
-    moved = _move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts)
+    moved = _move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder)
     status = Status(moved.status) if moved is not None else None
     build = refresh_build(job.project_id, job.build_id, (before, moved) if before and moved else None)
     if status is Status.FAILED and build is not None:

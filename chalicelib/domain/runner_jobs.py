@@ -67,11 +67,16 @@ _RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
 
 
 def build_and_project(job: Job) -> tuple[Build, Project]:
-    build = build_store.get_build(job.project_id, job.build_id)
-    project = project_store.get_project_by_id(job.account_id, job.project_id)
-    if build is None or project is None:
+    """The job's build and project: one read for a job that names its project's key (jobs stored before: two)."""
+    if job.project_slug is not None:
+        found = build_store.get_build_and_project(job.account_id, job.project_id, job.build_id, job.project_slug)
+    else:
+        build = build_store.get_build(job.project_id, job.build_id)
+        project = project_store.get_project_by_id(job.account_id, job.project_id)
+        found = (build, project) if build is not None and project is not None else None
+    if found is None:
         raise NotFound("The job's build no longer exists.")
-    return build, project
+    return found
 
 
 # A container image is the build's own code, and on CodeBuild it runs the runner itself (its python3): for a pull
@@ -220,15 +225,19 @@ def finish(job: Job, result: str, message: str | None, log_chunks: int, artifact
     except logs.LogIncomplete as error:
         raise Conflict("The job's log is not all stored yet; send its missing chunks, then finish again.") from error
     stored = _stored_artifacts(prefix, artifacts)
-    if result == "failed" and message:
+    said = result == "failed" and bool(message)
+    if said:
         reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": message, "category": "error"})])
-    counts = job_counts(job.job_id, len(stored))
+    # a job whose runner reported nothing (its quota's count, as its token was checked) is counted without a read
+    counts = job_counts(job.job_id, len(stored)) if job.reported or said else JobCounts(artifacts=len(stored))
     # the job as its token was checked (a consistent read): a cancel since makes the move below cancel it too
+    # its attempt only (its token's): a re-run claimed since, while this request sealed the log, is not ended by it
+    holder = job.token_hash
     if result == "cancelled" or Status(job.status) is Status.CANCELLING:
-        progress.move(job, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=stored)
+        progress.move(job, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=stored, holder=holder)
         progress.refresh(job)
     else:
-        progress.finish_job(job, result == "success", message, counts=counts, artifacts=stored)
+        progress.finish_job(job, result == "success", message, counts=counts, artifacts=stored, holder=holder)
 
 
 def job_counts(job_id: str, artifacts: int) -> JobCounts:

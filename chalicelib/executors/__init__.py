@@ -20,17 +20,18 @@ from chalicelib.runner.protocol import Ticket
 _GRACE_SECONDS = 120  # beyond the job's own limit, before the local executor kills a runner that did not stop
 
 
-def run(ticket: Ticket) -> None:
-    """Hand the ticket to the stage's runner: the local one returns when the job's runner has ended."""
+def run(ticket: Ticket) -> int | None:
+    """Hand the ticket to the stage's runner: the local one returns the runner's exit code when it has ended (0:
+    it finished the job, or found it ended), the function's None at once."""
     config = settings()
     if config.executor == "lambda":
         from chalicelib.executors import aws_lambda
 
         aws_lambda.start(ticket, config.runner_function)
-        return
+        return None
     from chalicelib.runner import sandbox as local
 
-    local.run(ticket, config.unsafe_no_sandbox, job_timeout(Executor.RUNNER) + _GRACE_SECONDS)
+    return local.run(ticket, config.unsafe_no_sandbox, job_timeout(Executor.RUNNER) + _GRACE_SECONDS)
 
 
 def job_timeout(executor: str | None) -> int:

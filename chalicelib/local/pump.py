@@ -161,7 +161,13 @@ class SqsPump:
         )
         with self._workers_lock:
             self._workers.add(worker)
-        worker.start()
+        try:
+            worker.start()
+        except RuntimeError:  # no thread to be had: the batch comes back after its visibility timeout
+            log.exception("a worker for %s could not start", source.queue)
+            with self._workers_lock:
+                self._workers.discard(worker)
+            capacity.release()
 
     def _deliver(
         self, source: SQSEventConfig, url: str, arn: str, messages: list[dict[str, Any]], capacity: _Capacity

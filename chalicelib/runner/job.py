@@ -310,7 +310,8 @@ def _scripts(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: bool
 
 
 def main() -> int:
-    """``python -m chalicelib.runner``: run the job of the ticket on standard input."""
+    """``python -m chalicelib.runner``: run the job of the ticket on standard input; 0 once the job is finished
+    (or was ended by the service), else the exception's exit code: its executor then ends the job itself."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     run_ticket(Ticket.from_json(sys.stdin.read()))
     return 0

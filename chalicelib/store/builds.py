@@ -11,13 +11,22 @@ from pynamodb.exceptions import UpdateError
 
 from chalicelib.core.builds import Build, summary_of
 from chalicelib.core.jobs import Job
+from chalicelib.core.projects import Project
 from chalicelib.errors import Conflict
 from chalicelib.store import outbox, reports
+from chalicelib.store.batch import get_items
 from chalicelib.store.jobs import job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
 from chalicelib.store.outbox import Owed
-from chalicelib.store.projects import summary_item
-from chalicelib.store.transactions import atomically, claim, is_condition_failure, refused_updates, release
+from chalicelib.store.projects import project_from_model, summary_item
+from chalicelib.store.transactions import (
+    CONDITION_FAILED,
+    atomically,
+    cancellation_codes,
+    claim,
+    is_condition_failure,
+    release,
+)
 
 
 def version_claim(project_id: int, version: str) -> str:
@@ -82,7 +91,11 @@ def add_build(build: Build, jobs: list[Job]) -> None:
     try:
         _add_build(build, jobs, project)
     except Conflict as error:
-        if project is None or refused_updates(error, 1) != {0}:
+        codes = cancellation_codes(error)
+        # the project's summary is its last item: any other item's condition refused is a version taken (or a
+        # build or job id, never in practice); else the summary was refused (a newer build is shown) or an item
+        # was busy with another transaction (builds of the project writing their state), and the build goes alone
+        if project is None or codes is None or CONDITION_FAILED in codes[:-1]:
             raise
         _add_build(build, jobs, None)
 
@@ -129,6 +142,19 @@ def get_build(project_id: int, build_id: int, consistent: bool = False) -> Build
         return build_from_model(BuildModel.get(project_id, build_id, consistent_read=consistent))
     except BuildModel.DoesNotExist:
         return None
+
+
+def get_build_and_project(account_id: int, project_id: int, build_id: int, slug: str) -> tuple[Build, Project] | None:
+    """A build and its project (named by its slug) in one read; None when either is gone, or the slug names
+    another project now (deleted and made again)."""
+    found = get_items([(BuildModel, project_id, build_id), (ProjectModel, account_id, slug)])
+    build = next(iter(found.get(BuildModel, [])), None)
+    project = next(iter(found.get(ProjectModel, [])), None)
+    if not isinstance(build, BuildModel) or not isinstance(project, ProjectModel):
+        return None
+    if int(project.project_id) != project_id:
+        return None
+    return build_from_model(build), project_from_model(project)
 
 
 def get_build_by_id(build_id: int) -> Build | None:
@@ -224,8 +250,9 @@ def save_build_state(build: Build, after: Build, owed: Owed | None = None) -> bo
                 outbox.record(transaction, owed)
         return True
     except Conflict as error:
-        if project is None or refused_updates(error, 2) != {1}:  # the build changed meanwhile
-            return False
+        codes = cancellation_codes(error)  # the build's update, then the project's, are the last two items
+        if project is None or codes is None or codes[-2:] != [None, CONDITION_FAILED]:
+            return False  # the build changed meanwhile, or an item was busy: its caller reads it again
     if owed is None:  # the project shows a newer build: the build alone changes
         try:
             item.update(actions=actions, condition=condition)

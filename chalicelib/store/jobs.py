@@ -52,6 +52,9 @@ def job_from_model(model: JobModel) -> Job:
         started=model.started,
         finished=model.finished,
         updated=model.updated,
+        reported=int(model.reports or 0),
+        project_slug=model.project_slug,
+        token_hash=model.token_hash,
     )
 
 
@@ -74,6 +77,7 @@ def job_model(job: Job, agent_due: int | None = None, pull_request: bool = False
         executor=job.executor,
         run_on=job.run_on,
         created=job.created,
+        project_slug=job.project_slug,
         **_waiting(job, agent_due, pull_request),
     )
 
@@ -132,10 +136,12 @@ def transition(
     message: str | None = None,
     counts: JobCounts | None = None,
     artifacts: list[JobArtifact] | None = None,
+    holder: str | None = None,
 ) -> Job | None:
     """Apply ``event`` to a job that is in ``current``, as the transition table says: the one write of a job's status
     after it is created. The job as it is after the move (the write returns it); None when the event does not apply
-    to ``current`` or the job is not in ``current`` any more (a lost race, a duplicate delivery: nothing is written).
+    to ``current`` or the job is not in ``current`` any more (a lost race, a duplicate delivery: nothing is written),
+    or, with ``holder``, when its token no longer hashes to it (another attempt holds the job now).
 
     What comes with the move follows from it: a claim leases the job (until ``lease_expires``, for the runner whose
     token hashes to ``token_hash``, the only credential it gets); a move to a final status drops the lease and the
@@ -152,9 +158,12 @@ def transition(
         actions += _queued_again()
     if after.finished:
         actions += _finished(now, message, counts, artifacts)
+    condition = JobModel.status == str(current)
+    if holder is not None:
+        condition &= JobModel.token_hash == holder
     model = JobModel(job_id)
     try:
-        model.update(actions=actions, condition=JobModel.status == str(current))
+        model.update(actions=actions, condition=condition)
     except UpdateError as error:
         if is_condition_failure(error):
             return None

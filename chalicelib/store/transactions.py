@@ -19,6 +19,7 @@ from chalicelib.errors import Conflict
 from chalicelib.store.models import UniqueModel
 
 M = TypeVar("M", bound=Model)
+CONDITION_FAILED = "ConditionalCheckFailed"  # a transaction item's cancellation code when its condition did not hold
 
 
 @cache
@@ -39,20 +40,15 @@ def atomically(conflict_message: str) -> Iterator[TransactWrite]:
         raise
 
 
-def refused_updates(conflict: Conflict, updates: int) -> set[int] | None:
-    """Which of the last ``updates`` updates of the transaction ``atomically`` turned into ``conflict`` failed their
-    condition, numbered in the order they were added; None when anything else failed (another item's condition, or
-    the transaction for another reason). PynamoDB sends a transaction's updates last, in the order added, and
-    DynamoDB gives one reason per item sent."""
+def cancellation_codes(conflict: Conflict) -> list[str | None] | None:
+    """Why the transaction ``atomically`` turned into ``conflict`` was cancelled, item by item as PynamoDB sent
+    them (its condition checks, deletes, puts, then updates, each kind in the order added): a code such as
+    ``ConditionalCheckFailed`` or ``TransactionConflict`` (another transaction had the item), None for an item
+    that was not the cause; None when DynamoDB gave no reasons."""
     cause = conflict.__cause__
     if not isinstance(cause, TransactWriteError) or not cause.cancellation_reasons:
         return None
-    reasons = cause.cancellation_reasons
-    first = len(reasons) - updates
-    refused = {n for n, reason in enumerate(reasons) if reason is not None}
-    if any(n < first or reasons[n].code != "ConditionalCheckFailed" for n in refused):  # type: ignore[union-attr]
-        return None
-    return {n - first for n in refused}
+    return [None if reason is None else reason.code for reason in cause.cancellation_reasons]
 
 
 def is_condition_failure(error: PutError | UpdateError | DeleteError) -> bool:

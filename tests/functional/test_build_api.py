@@ -7,10 +7,15 @@ import time
 from typing import Any
 
 import pytest
+from pynamodb.connection.base import VerboseClientError
+from pynamodb.exceptions import CancellationReason, TransactWriteError
+from pynamodb.transactions import TransactWrite
 
 from chalicelib import executors
-from chalicelib.domain import progress
+from chalicelib.core.status import Event, Status
+from chalicelib.domain import progress, runner_jobs
 from chalicelib.domain.dispatch import dispatch_job
+from chalicelib.domain.job_tokens import heartbeat, mint_token, runner_job
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -320,6 +325,91 @@ def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
     assert job is not None and job.attempts == 1
     assert [ticket.job_id for ticket in tickets] == [job_id]  # one runner, one token
     assert project.build(queued["version"])["status"] == "running"
+
+
+@pytest.mark.parametrize(("exit_code", "status"), [(1, "failed"), (-9, "failed"), (0, "running")])
+def test_a_local_runner_that_exits_without_finishing_its_job_fails_it_at_once(
+    project: BuildProject, monkeypatch: pytest.MonkeyPatch, exit_code: int, status: str
+) -> None:
+    queued = project.start()
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+    monkeypatch.setattr(executors, "run", lambda ticket: exit_code)  # a runner that ended at once, as it did
+    monkeypatch.setenv("CONVEYOR_RUNNER_API_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("CONVEYOR_EXECUTOR", "local")
+
+    dispatch_job(job_id)
+
+    job = project.build(queued["version"])["jobs"][0]
+    # a runner that exits 0 has finished its job or found it ended: its job is not read again (here, where it
+    # did neither, the lease sweeper would end it); one killed or crashed leaves its job to its executor
+    assert job["status"] == status
+    if status == "failed":
+        assert job_store.get_job(job_id).message == "The job's runner ended without finishing the job."  # type: ignore[union-attr]
+
+
+def start_body(project: BuildProject) -> dict[str, Any]:
+    return {"accountName": project.project["accountName"], "projectSlug": project.project["slug"]}
+
+
+def _cancel_next_transaction(monkeypatch: pytest.MonkeyPatch, code: str, last: int = 1) -> None:
+    """The next transaction is cancelled as DynamoDB cancels one: ``code`` on its last ``last`` items (the project's
+    summary, and before it the build's state when 2), None on the others."""
+    original = TransactWrite._commit
+    cancelled: list[int] = []
+
+    def commit(self: TransactWrite) -> Any:
+        if cancelled:
+            return original(self)
+        kinds = (self._condition_check_items, self._delete_items, self._put_items, self._update_items)
+        items = sum(len(kind) for kind in kinds)
+        cancelled.append(items)
+        reasons = [None] * (items - last) + [CancellationReason(code=code, message=code)] * last
+        error = {"Error": {"Code": "TransactionCanceledException", "Message": "Transaction cancelled"}}
+        cause = VerboseClientError(error, "TransactWriteItems", cancellation_reasons=reasons)
+        raise TransactWriteError("Failed to write transaction items", cause)
+
+    monkeypatch.setattr(TransactWrite, "_commit", commit)
+
+
+def test_a_build_started_while_another_transaction_holds_its_projects_item_is_stored_not_refused(
+    project: BuildProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _cancel_next_transaction(monkeypatch, "TransactionConflict")  # another build of the project writing its state
+
+    reply = project.account.api.post("/builds", start_body(project))
+
+    assert reply.status == 200, reply.body
+    assert project.build(reply.json["version"])["status"] == "queued"
+
+
+def test_a_version_taken_is_still_refused_whatever_the_projects_summary_said(
+    project: BuildProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _cancel_next_transaction(monkeypatch, "ConditionalCheckFailed", last=2)  # the last job, and the summary
+
+    reply = project.account.api.post("/builds", start_body(project))
+
+    assert reply.status == 409 and "already exists" in reply.json["message"]
+
+
+def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: BuildProject) -> None:
+    queued = project.start()
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+    first = mint_token()
+    assert job_store.claim_job(job_id, int(time.time()) + 60, first.token_hash)
+    checked = runner_job(job_id, f"Bearer {first.token}")  # the finish request's token check, then it seals the log
+    progress.move(checked, Event.FAIL, "lost")  # meanwhile its attempt is lost, the job re-run and claimed again
+    progress.refresh(checked)
+    again = project.account.api.put("/builds", {"buildId": queued["buildId"], "reRunIncomplete": True})
+    assert again.status == 200, again.body
+    second = mint_token()
+    assert job_store.claim_job(job_id, int(time.time()) + 60, second.token_hash)
+
+    runner_jobs.finish(checked, "success", None, 0, [])  # the first attempt's request goes on
+
+    job = job_store.get_job(job_id)
+    assert job is not None and job.status == Status.RUNNING  # the second attempt's, untouched
+    assert heartbeat(job_id, f"Bearer {second.token}") == "running"
 
 
 def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:

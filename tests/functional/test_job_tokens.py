@@ -342,6 +342,43 @@ def test_a_heartbeat_renews_the_lease_in_one_conditional_write_and_reads_nothing
     assert JobModel.get(job_b.job_id, consistent_read=True).lease_expires == b_before
 
 
+def test_a_job_that_reported_nothing_is_counted_without_reading_its_reports_and_one_that_did_is_read(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    project, queued, silent, talking = matrix_build
+    said = {"messages": [{"kind": "message", "message": "hello", "category": "information"}]}
+    assert runner(account, talking.token.token).post(f"/{talking.job_id}/messages", said).status == 204
+    finish = {"result": "success", "message": None, "logChunks": 0, "artifacts": []}
+
+    with dynamodb_calls() as silent_calls:
+        assert runner(account, silent.token.token).post(f"/{silent.job_id}/finish", finish).status == 204
+    with dynamodb_calls() as talking_calls:
+        assert runner(account, talking.token.token).post(f"/{talking.job_id}/finish", finish).status == 204
+
+    shown = {job["jobId"]: job for job in project.build(queued["version"])["jobs"]}
+    assert (shown[silent.job_id]["status"], shown[silent.job_id]["messagesCount"]) == ("success", 0)
+    assert (shown[talking.job_id]["status"], shown[talking.job_id]["messagesCount"]) == ("success", 1)
+    assert "Query" not in silent_calls  # its reports: it sent none, as its token's read of the job said
+    assert "Query" in talking_calls
+
+
+def test_a_runner_reads_its_spec_in_two_calls_and_a_job_stored_before_jobs_kept_their_projects_key_still_reads_it(
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+) -> None:
+    _, _, new, old = matrix_build
+    JobModel(old.job_id).update(actions=[JobModel.project_slug.remove()])
+
+    with dynamodb_calls() as new_calls:
+        new_spec = runner(account, new.token.token).get(f"/{new.job_id}")
+    with dynamodb_calls() as old_calls:
+        old_spec = runner(account, old.token.token).get(f"/{old.job_id}")
+
+    assert (new_spec.status, old_spec.status) == (200, 200)
+    assert new_spec.json["title"] == old_spec.json["title"]  # the project's name and the build's version, both ways
+    assert new_calls == ["GetItem", "BatchGetItem"]  # the job (its token), then its build and project at once
+    assert old_calls == ["GetItem", "GetItem", "Query"]  # the job, its build, then its project by id
+
+
 # Racing the API as the local stack serves it (chalice local: one thread per request) over loopback HTTP.
 
 
