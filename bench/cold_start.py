@@ -9,8 +9,8 @@ not the views (chalicelib/api/routes.py) nor the workers: what serving a request
 among it, loads with the first request. So "first request" times importing app.py and then what the first
 ``GET /api/projects/{accountName}/{projectSlug}`` loads before it reads a table (its view module and calls.py's
 authentication, with the domain, the store, boto3 and PynamoDB under them), through the function that route's
-stub calls. It is measured against the same floor with no target: the floor loads none of the service's own code,
-which any request needs, so a target on it would say more about the floor than about the import.
+stub calls. That is what a cold start costs a request, so it is held to the same target as app.py: the floor is
+what any request needs of the framework, and the target bounds what the service's own code adds to it.
 """
 
 from __future__ import annotations
@@ -84,7 +84,12 @@ def run() -> Section:
         Figure(
             f"Import of app.py and the first {method} /api{path}'s modules (median of {SAMPLES})", f"{first_ms:.0f} ms"
         ),
-        Figure("First request / floor", f"{first_ms / floor_ms:.2f}x"),
+        Figure(
+            "First request / floor",
+            f"{first_ms / floor_ms:.2f}x",
+            f"≤ {TARGET_RATIO}x",
+            first_ms / floor_ms <= TARGET_RATIO,
+        ),
         Figure("Loaded by the first request, of the same", ", ".join(sorted(loaded[FIRST_REQUEST])) or "none"),
     ]
     return section

@@ -185,13 +185,19 @@ def test_reads_show_the_last_build_by_branch_and_version(project: BuildProject) 
     assert [build["buildId"] for build in mine["builds"]] == [dev["buildId"]]
 
 
-def test_an_older_build_that_moves_on_leaves_the_newer_one_shown_as_the_projects_last(project: BuildProject) -> None:
-    older, newer = project.start(), project.start()
-    claimed = job_store.claim_job(project.build(older["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
+def claimed_and_refreshed(project: BuildProject, queued: dict[str, Any]) -> list[str]:
+    """The DynamoDB calls of a build's refresh once its job is claimed (as dispatch does before it runs the job)."""
+    claimed = job_store.claim_job(project.build(queued["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
     assert claimed is not None
-
     with dynamodb_calls() as calls:
         progress.refresh_build(claimed.project_id, claimed.build_id)
+    return calls
+
+
+def test_an_older_build_that_moves_on_leaves_the_newer_one_shown_as_the_projects_last(project: BuildProject) -> None:
+    older, newer = project.start(), project.start()
+
+    calls = claimed_and_refreshed(project, older)
 
     listed = project.account.api.get("/projects").json
     (mine,) = [p for p in listed if p["projectId"] == project.project["projectId"]]
@@ -209,11 +215,8 @@ def test_a_build_stored_before_builds_kept_their_projects_key_still_shows_as_its
     BuildModel(project.project["projectId"], queued["buildId"]).update(
         actions=[BuildModel.project_slug.remove(), BuildModel.flags.set({"forced": True})]
     )
-    claimed = job_store.claim_job(project.build(queued["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
-    assert claimed is not None
 
-    with dynamodb_calls() as calls:
-        progress.refresh_build(claimed.project_id, claimed.build_id)
+    calls = claimed_and_refreshed(project, queued)
 
     shown = project.account.api.get(project.path).json["build"]
     assert (shown["buildId"], shown["status"]) == (queued["buildId"], "running")
@@ -223,11 +226,8 @@ def test_a_build_stored_before_builds_kept_their_projects_key_still_shows_as_its
 
 def test_a_new_build_shows_as_its_projects_last_in_the_step_that_starts_it(project: BuildProject) -> None:
     queued = project.start()
-    claimed = job_store.claim_job(project.build(queued["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
-    assert claimed is not None
 
-    with dynamodb_calls() as calls:
-        progress.refresh_build(claimed.project_id, claimed.build_id)
+    calls = claimed_and_refreshed(project, queued)
 
     shown = project.account.api.get(project.path).json["build"]
     assert (shown["buildId"], shown["status"]) == (queued["buildId"], "running")
