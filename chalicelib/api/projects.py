@@ -12,7 +12,7 @@ from chalicelib.api.calls import Call
 from chalicelib.api.http import plain_text
 from chalicelib.core.builds import Build
 from chalicelib.core.projects import Project
-from chalicelib.domain import badges, builds, project_settings, projects
+from chalicelib.domain import badges, build_reads, project_settings, projects
 from chalicelib.domain.access import Right, has_right
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
@@ -87,25 +87,27 @@ def delete_build_cache(call: Call, accountName: str, projectSlug: str) -> None:
 def _with_build(call: Call, project: Project, build: Build | None) -> dict[str, Any]:
     shape: dict[str, Any] = {"project": project_json(project, list_roles(call.caller))}
     if build is not None:
-        shape["build"] = build_json(build, builds.jobs_of(build))
+        shape["build"] = build_json(build, build_reads.jobs_of(build))
     return shape
 
 
 def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug))
+    return _with_build(call, *build_reads.last_build(call.caller, accountName, projectSlug))
 
 
 def get_project_branch_build(call: Call, accountName: str, projectSlug: str, buildBranch: str) -> dict[str, Any]:
-    return _with_build(call, *builds.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
+    return _with_build(call, *build_reads.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
 
 
 def get_project_build_by_version(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> dict[str, Any]:
-    return _with_build(call, *builds.build_by_version(call.caller, accountName, projectSlug, unquote(buildVersion)))
+    version = unquote(buildVersion)
+    return _with_build(call, *build_reads.build_by_version(call.caller, accountName, projectSlug, version))
 
 
 def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     query: dict[str, str] = dict(call.request.query_params or {})
     records = query_integer(query, "recordsNumber", required=True, minimum=1, maximum=MAX_HISTORY) or MAX_HISTORY
     start = query_integer(query, "startBuildId", minimum=1)
-    project, page = builds.history(call.caller, accountName, projectSlug, records, start, query.get("branch") or None)
+    branch = query.get("branch") or None
+    project, page = build_reads.history(call.caller, accountName, projectSlug, records, start, branch)
     return {"project": project_json(project, list_roles(call.caller)), "builds": [build_json(b) for b in page]}

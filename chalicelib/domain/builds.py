@@ -15,8 +15,9 @@ from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import commit_statuses, filters, job_overrides, outbox, progress, routing, unhonoured
-from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies, require_right
+from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies
 from chalicelib.domain.auth import Caller
+from chalicelib.domain.build_reads import BUILD_NOT_FOUND, find_build_by_id
 from chalicelib.domain.matrix import JobSpec, build_version, job_specs
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, MAX_CONFIGURATION_BYTES
 from chalicelib.domain.projects import find_project
@@ -34,7 +35,6 @@ from chalicelib.store import projects as project_store
 if TYPE_CHECKING:
     from chalicelib.scm import git
 
-BUILD_NOT_FOUND = "Build not found or access denied."
 EMPTY_MATRIX = "The build matrix is empty: every job is excluded."
 _JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
 
@@ -121,63 +121,6 @@ def delete_build(caller: Caller, build_id: int) -> None:
     latest = store.latest_build(project.project_id)
     if latest is None or latest.build_id < build.build_id:
         store.replace_last_build(project.account_id, project.slug, latest)
-
-
-def find_build_by_id(caller: Caller, build_id: int, right: Right) -> tuple[Build, Project]:
-    """A build of the caller's account by id, if the caller may exercise ``right`` on its project."""
-    build = store.get_build_by_id(build_id)
-    if build is None or build.account_id != caller.account_id:
-        raise NotFound(BUILD_NOT_FOUND)
-    project = project_store.get_project_by_id(caller.account_id, build.project_id)
-    if project is None:
-        raise NotFound(BUILD_NOT_FOUND)
-    return build, require_right(caller, project, right)
-
-
-def find_job(caller: Caller, job_id: str) -> tuple[Job, Build]:
-    """A job the caller may view, with its build."""
-    job = job_store.get_job(job_id)
-    if job is None or job.account_id != caller.account_id:
-        raise NotFound("Job not found or access denied.")
-    build = store.get_build(job.project_id, job.build_id)
-    project = project_store.get_project_by_id(caller.account_id, job.project_id)
-    if build is None or project is None:
-        raise NotFound("Job not found or access denied.")
-    require_right(caller, project, Right.VIEW)
-    return job, build
-
-
-# Reads of a project's builds: every one a GetItem or a Query on a key or an index.
-
-
-def last_build(caller: Caller, account_name: str, slug: str, branch: str | None = None) -> tuple[Project, Build | None]:
-    project = find_project(caller, account_name, slug)
-    if branch is None:
-        return project, store.latest_build(project.project_id)
-    build = store.latest_build_for_branch(project.project_id, branch)
-    if build is None:
-        raise NotFound(f"No builds of branch '{branch}' found.")
-    return project, build
-
-
-def build_by_version(caller: Caller, account_name: str, slug: str, version: str) -> tuple[Project, Build]:
-    project = find_project(caller, account_name, slug)
-    build = store.get_build_by_version(project.project_id, version)
-    if build is None:
-        raise NotFound(BUILD_NOT_FOUND)
-    return project, build
-
-
-def history(
-    caller: Caller, account_name: str, slug: str, records: int, start_build_id: int | None, branch: str | None
-) -> tuple[Project, list[Build]]:
-    """A page of builds, newest first, older than ``start_build_id`` (exclusive)."""
-    project = find_project(caller, account_name, slug)
-    return project, store.list_builds(project.project_id, start_build_id, records, branch)
-
-
-def jobs_of(build: Build) -> list[Job]:
-    return job_store.get_jobs(build.job_ids)
 
 
 # Starting.

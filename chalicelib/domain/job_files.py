@@ -10,7 +10,7 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.logs import ByteRange, LogReply
 from chalicelib.core.status import Status
 from chalicelib.domain.auth import Caller
-from chalicelib.domain.builds import find_job
+from chalicelib.domain.build_reads import find_job
 from chalicelib.domain.projects import find_project
 from chalicelib.errors import Invalid, NotFound
 from chalicelib.store import artifacts as artifact_store

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chalicelib.core.reports import Report
 from chalicelib.domain.auth import Caller
-from chalicelib.domain.builds import find_job
+from chalicelib.domain.build_reads import find_job
 from chalicelib.store import reports
 
 
