@@ -3,6 +3,8 @@ writes."""
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Any
@@ -25,8 +27,11 @@ from chalicelib.store.transactions import (
     cancellation_codes,
     claim,
     is_condition_failure,
+    is_transaction_conflict,
     release,
 )
+
+_CONFLICT_ATTEMPTS = 5  # a single write meeting a transaction on its item: tried again, 20 ms to 320 ms apart
 
 
 def version_claim(project_id: int, version: str) -> str:
@@ -127,13 +132,19 @@ def take_build_number(account_id: int, slug: str) -> int | None:
     """The project's next build number, moved on atomically (parallel starts get distinct numbers); None when the
     project is gone (deleted while the build was starting)."""
     project = ProjectModel(account_id, slug)
-    try:
-        project.update(actions=[ProjectModel.next_build_number.add(1)], condition=ProjectModel.slug.exists())
-    except UpdateError as error:
-        if is_condition_failure(error):
-            return None
-        raise
-    return int(project.next_build_number) - 1
+    for attempt in range(_CONFLICT_ATTEMPTS):
+        try:
+            project.update(actions=[ProjectModel.next_build_number.add(1)], condition=ProjectModel.slug.exists())
+            return int(project.next_build_number) - 1
+        except UpdateError as error:
+            if is_condition_failure(error):
+                return None
+            # the project's item is in a transaction that moment (a build of it writing its state and the project's
+            # summary): DynamoDB refuses the write, and botocore does not try it again
+            if not is_transaction_conflict(error) or attempt == _CONFLICT_ATTEMPTS - 1:
+                raise
+            time.sleep(0.02 * 2**attempt * (1 + random.random()))
+    raise AssertionError("unreachable")
 
 
 def get_build(project_id: int, build_id: int, consistent: bool = False) -> Build | None:

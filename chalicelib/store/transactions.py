@@ -51,6 +51,12 @@ def cancellation_codes(conflict: Conflict) -> list[str | None] | None:
     return [None if reason is None else reason.code for reason in cause.cancellation_reasons]
 
 
+def is_transaction_conflict(error: PutError | UpdateError | DeleteError) -> bool:
+    """True when a single-item write failed because a transaction held its item at that moment (worth trying
+    again: the transaction ends within milliseconds)."""
+    return error.cause_response_code == "TransactionConflictException"
+
+
 def is_condition_failure(error: PutError | UpdateError | DeleteError) -> bool:
     """True when a single-item write failed only because its condition did not hold."""
     return error.cause_response_code == "ConditionalCheckFailedException"

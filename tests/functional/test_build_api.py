@@ -7,8 +7,9 @@ import time
 from typing import Any
 
 import pytest
+from botocore.exceptions import ClientError
 from pynamodb.connection.base import VerboseClientError
-from pynamodb.exceptions import CancellationReason, TransactWriteError
+from pynamodb.exceptions import CancellationReason, TransactWriteError, UpdateError
 from pynamodb.transactions import TransactWrite
 
 from chalicelib import executors
@@ -19,7 +20,7 @@ from chalicelib.domain.job_tokens import heartbeat, mint_token, runner_job
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
-from chalicelib.store.models import BuildModel
+from chalicelib.store.models import BuildModel, ProjectModel
 from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
@@ -380,6 +381,28 @@ def test_a_build_started_while_another_transaction_holds_its_projects_item_is_st
 
     assert reply.status == 200, reply.body
     assert project.build(reply.json["version"])["status"] == "queued"
+
+
+def test_a_build_number_taken_while_a_transaction_holds_the_projects_item_is_taken_again_not_a_500(
+    project: BuildProject, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    update = ProjectModel.update
+    refused: list[str] = []
+
+    def busy_once(self: ProjectModel, *args: Any, **kwargs: Any) -> Any:
+        if not refused:  # the first write of the start: its build number, while a build's transaction holds the item
+            refused.append(self.slug)
+            error = {"Error": {"Code": "TransactionConflictException", "Message": "in a transaction"}}
+            raise UpdateError("Failed to update item", ClientError(error, "UpdateItem"))
+        return update(self, *args, **kwargs)
+
+    monkeypatch.setattr(ProjectModel, "update", busy_once)
+
+    reply = project.account.api.post("/builds", start_body(project))
+
+    assert refused == [project.project["slug"]]
+    assert reply.status == 200, reply.body
+    assert reply.json["buildNumber"] == 1
 
 
 def test_a_version_taken_is_still_refused_whatever_the_projects_summary_said(
