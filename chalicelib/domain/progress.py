@@ -83,7 +83,7 @@ def finish_job(
         status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder)
         refresh_deployment(job.project_id, job.deployment_id)
         return status
-    before = store.get_build(job.project_id, job.build_id)  # read before the job moves: see refresh_build
+    before = store.get_build(job.project_id, job.build_id, consistent=True)  # before the job moves: refresh_build
     moved = _move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder)
     status = Status(moved.status) if moved is not None else None
     build = refresh_build(job.project_id, job.build_id, (before, moved) if before and moved else None)

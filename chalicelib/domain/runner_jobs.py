@@ -230,8 +230,8 @@ def finish(job: Job, result: str, message: str | None, log_chunks: int, artifact
         reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": message, "category": "error"})])
     # a job whose runner reported nothing (its quota's count, as its token was checked) is counted without a read
     counts = job_counts(job.job_id, len(stored)) if job.reported or said else JobCounts(artifacts=len(stored))
-    # the job as its token was checked (a consistent read): a cancel since makes the move below cancel it too
-    # its attempt only (its token's): a re-run claimed since, while this request sealed the log, is not ended by it
+    # the job as its token was checked (a consistent read): a cancel since still cancels it, through the move's
+    # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)
     holder = job.token_hash
     if result == "cancelled" or Status(job.status) is Status.CANCELLING:
         progress.move(job, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=stored, holder=holder)
