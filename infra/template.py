@@ -1,8 +1,8 @@
 """What ``chalice package --merge-template`` merges over Chalice's own template for one stage.
 
 Chalice generates the functions, the REST API, the SQS event sources and the schedule. This adds what they use:
-every table of chalicelib/store/models.py, a queue and its ``-dlq`` dead-letter queue per SQS handler (as the
-local stack's chalicelib/local/resources.py makes them), the data bucket, the secrets key and its alias, and a
+every table of chalicelib/store/schema.py's ALL_MODELS, a queue and its ``-dlq`` dead-letter queue per SQS handler
+(as the local stack's chalicelib/local/resources.py makes them), the data bucket, the secrets key and its alias, and a
 log group per function; it names the functions, sets their runtime, and replaces the role's policy with
 infra/policy.py's. Chalice's merge is deep for objects and replaces anything else (a list, a string) whole.
 
@@ -20,7 +20,7 @@ from chalice.utils import to_cfn_resource_name
 
 from chalicelib.executors import codebuild
 from chalicelib.local.resources import DEAD_LETTER_SUFFIX, MAX_RECEIVES
-from chalicelib.store.models import ALL_MODELS
+from chalicelib.store.schema import ALL_MODELS
 from infra.policy import (
     Resources,
     build_project_role_policies,

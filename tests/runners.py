@@ -10,15 +10,18 @@ import sys
 import time
 
 from chalicelib.domain import progress
-from chalicelib.domain.job_tokens import mint_token
+from chalicelib.domain.job_tokens import keys_of, mint_token
 from chalicelib.runner.protocol import Ticket
+from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 
 
 def dispatch(job_id: str, api_url: str, lease_seconds: int = 120) -> Ticket:
     """Claim a queued job and mint its token, as domain/dispatch.py does; the ticket an executor would get."""
-    token = mint_token()
-    assert job_store.claim_job(job_id, int(time.time()) + lease_seconds, token.token_hash), "the job was not queued"
+    queued = job_store.get_job(job_id)
+    assert queued is not None
+    token = mint_token(keys_of(queued))
+    assert job_moves.claim_job(job_id, int(time.time()) + lease_seconds, token.token_hash), "the job was not queued"
     job = job_store.get_job(job_id)
     assert job is not None
     progress.refresh_build(job.project_id, job.build_id)

@@ -1,5 +1,5 @@
 """/api/builds and /api/buildjobs: start, re-run, cancel, delete; a job's log, artifacts, messages and tests.
-A project's builds are read through /api/projects (api/projects.py). A public project's logs and artifacts
+A project's builds are read through /api/projects (api/project_reads.py). A public project's logs and artifacts
 need no key (its jobs' messages and tests do, as every other route)."""
 
 from __future__ import annotations

@@ -18,14 +18,15 @@ from chalice.app import Request
 from chalicelib.api.cookies import require_csrf_header, session_token
 from chalicelib.api.http import Visitor, check_parameters, error_response, json_body, raw_body, respond
 from chalicelib.config import settings
+from chalicelib.core.reprs import FieldsRepr
 from chalicelib.domain import visitors
 from chalicelib.domain.auth import Caller, authenticate
 from chalicelib.domain.permissions import Permission
 from chalicelib.errors import ConveyorError, Invalid
 
 
-@dataclass(frozen=True)
-class Call:
+@dataclass(frozen=True, repr=False)
+class Call(FieldsRepr):
     """One authenticated request, as a view sees it."""
 
     caller: Caller

@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime
 from email.utils import format_datetime
-from http.cookies import CookieError, SimpleCookie
 
 from chalicelib.config import settings
 from chalicelib.errors import Forbidden
@@ -24,9 +23,14 @@ CSRF_REFUSAL = f"Signing in or out, or a change signed by the session cookie, ne
 
 def session_token(headers: Mapping[str, str]) -> str | None:
     """The session cookie's token in a request's ``Cookie`` header, if it has one."""
+    header = headers.get("cookie") or ""
+    if not header:
+        return None
+    from http.cookies import CookieError, SimpleCookie  # API clients send no cookie: they never load it (cold start)
+
     cookie = SimpleCookie()
     try:
-        cookie.load(headers.get("cookie") or "")
+        cookie.load(header)
     except CookieError:
         return None
     morsel = cookie.get(SESSION_COOKIE)

@@ -1,35 +1,24 @@
-"""/api/projects: add, list, read with its builds (last, by branch, by version, history), settings (JSON and
-YAML), environment variables, build number, cache, delete. A public project's reads with its builds need no key."""
+"""/api/projects: add, change, delete; settings (JSON and YAML), environment variables, build number, cache.
+
+The reads of a project with its builds, and the list, are project_reads.py: they load none of this.
+"""
 
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote
 
 from chalice import Response
 
 from chalicelib.api.calls import Call
 from chalicelib.api.http import plain_text
-from chalicelib.core.builds import Build
-from chalicelib.core.projects import Project
-from chalicelib.domain import badges, build_reads, project_settings, projects
+from chalicelib.domain import badges, project_reads, project_settings, projects
 from chalicelib.domain.access import Right, has_right
 from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
 from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
 from chalicelib.domain.roles import list_roles
-from chalicelib.shapes.builds import build_json
-from chalicelib.wire.fields import Fields, query_integer
-from chalicelib.wire.projects import parse_credentials, parse_settings_change, project_json, settings_json
-
-MAX_HISTORY = 100
-
-
-def list_projects(call: Call) -> list[dict[str, Any]]:
-    roles = list_roles(call.caller)
-    return [
-        project_json(project, roles, [build_json(project.last_build)] if project.last_build else [])
-        for project in projects.visible_projects(call.caller)
-    ]
+from chalicelib.wire.fields import Fields
+from chalicelib.wire.project_settings import parse_credentials, parse_settings_change, settings_json
+from chalicelib.wire.projects import project_json
 
 
 def add_project(call: Call) -> dict[str, Any]:
@@ -51,7 +40,7 @@ def delete_project(call: Call, accountName: str, projectSlug: str) -> None:
 
 
 def get_settings(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    project = badges.with_badge_id(projects.find_project(call.caller, accountName, projectSlug))
+    project = badges.with_badge_id(project_reads.find_project(call.caller, accountName, projectSlug))
     may_update = has_right(call.caller, project, Right.UPDATE)
     return settings_json(project, list_roles(call.caller), call.base_url, may_update)
 
@@ -79,35 +68,3 @@ def update_build_number(call: Call, accountName: str, projectSlug: str) -> None:
 
 def delete_build_cache(call: Call, accountName: str, projectSlug: str) -> None:
     projects.delete_build_cache(call.caller, accountName, projectSlug)
-
-
-# Project reads that show builds.
-
-
-def _with_build(call: Call, project: Project, build: Build | None) -> dict[str, Any]:
-    shape: dict[str, Any] = {"project": project_json(project, list_roles(call.caller))}
-    if build is not None:
-        shape["build"] = build_json(build, build_reads.jobs_of(build))
-    return shape
-
-
-def get_project_last_build(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    return _with_build(call, *build_reads.last_build(call.caller, accountName, projectSlug))
-
-
-def get_project_branch_build(call: Call, accountName: str, projectSlug: str, buildBranch: str) -> dict[str, Any]:
-    return _with_build(call, *build_reads.last_build(call.caller, accountName, projectSlug, unquote(buildBranch)))
-
-
-def get_project_build_by_version(call: Call, accountName: str, projectSlug: str, buildVersion: str) -> dict[str, Any]:
-    version = unquote(buildVersion)
-    return _with_build(call, *build_reads.build_by_version(call.caller, accountName, projectSlug, version))
-
-
-def get_project_history(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    query: dict[str, str] = dict(call.request.query_params or {})
-    records = query_integer(query, "recordsNumber", required=True, minimum=1, maximum=MAX_HISTORY) or MAX_HISTORY
-    start = query_integer(query, "startBuildId", minimum=1)
-    branch = query.get("branch") or None
-    project, page = build_reads.history(call.caller, accountName, projectSlug, records, start, branch)
-    return {"project": project_json(project, list_roles(call.caller)), "builds": [build_json(b) for b in page]}

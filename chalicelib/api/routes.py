@@ -28,7 +28,8 @@ from chalice import Chalice
 from chalice.app import Request
 
 from chalicelib.api.http import ACCOUNT_PREFIX, Visitor
-from chalicelib.domain.hook_events import PROVIDERS
+from chalicelib.core.reprs import FieldsRepr
+from chalicelib.core.webhooks import WEBHOOK_PROVIDERS
 from chalicelib.domain.permissions import Permission
 
 ANY = ("*/*",)  # the views parse bodies themselves, whatever Content-Type a client sends
@@ -38,8 +39,8 @@ PROJECT = "/projects/{accountName}/{projectSlug}"
 RUNNER = "/api/runner/jobs/{jobId}"
 
 
-@dataclass(frozen=True)
-class Route:
+@dataclass(frozen=True, repr=False)
+class Route(FieldsRepr):
     """A route served at its path as it is, by ``view(request, **path_params, **arguments)``."""
 
     method: str
@@ -50,8 +51,8 @@ class Route:
     arguments: tuple[tuple[str, str], ...] = ()  # what the view is given besides the path's parameters
 
 
-@dataclass(frozen=True)
-class ApiRoute:
+@dataclass(frozen=True, repr=False)
+class ApiRoute(FieldsRepr):
     """An API route, at /api and under the account prefix, served by ``view(call, **path_params)``."""
 
     method: str
@@ -102,7 +103,7 @@ ROUTES: tuple[Route, ...] = (
             name=f"receive_{provider}_webhook",
             arguments=(("provider", provider),),
         )
-        for provider in PROVIDERS
+        for provider in WEBHOOK_PROVIDERS
     ),
     # badges.py: status badges, with the badge id (or a public repository's name)
     Route("GET", "/api/projects/status/{badgeId}", "badges.get_status_badge"),
@@ -137,8 +138,8 @@ API_ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute("POST", "/roles", "roles.add_role", Permission.ADD_ROLE),
     ApiRoute("PUT", "/roles", "roles.update_role", Permission.UPDATE_ROLE_DETAILS),
     ApiRoute("DELETE", "/roles/{roleId}", "roles.delete_role", Permission.DELETE_ROLE),
-    # projects.py
-    ApiRoute("GET", "/projects", "projects.list_projects"),
+    # project_reads.py, projects.py
+    ApiRoute("GET", "/projects", "project_reads.list_projects"),
     ApiRoute("POST", "/projects", "projects.add_project", Permission.MANAGE_PROJECTS),
     ApiRoute("PUT", "/projects", "projects.update_project", Permission.UPDATE_PROJECT_SETTINGS),
     ApiRoute("DELETE", PROJECT, "projects.delete_project", Permission.MANAGE_PROJECTS),
@@ -156,12 +157,14 @@ API_ROUTES: tuple[ApiRoute, ...] = (
         "PUT", PROJECT + "/settings/build-number", "projects.update_build_number", Permission.UPDATE_PROJECT_SETTINGS
     ),
     ApiRoute("DELETE", PROJECT + "/buildcache", "projects.delete_build_cache", Permission.UPDATE_PROJECT_SETTINGS),
-    ApiRoute("GET", PROJECT, "projects.get_project_last_build", visitor=Visitor.PROJECT),
-    ApiRoute("GET", PROJECT + "/branch/{buildBranch}", "projects.get_project_branch_build", visitor=Visitor.PROJECT),
+    ApiRoute("GET", PROJECT, "project_reads.get_project_last_build", visitor=Visitor.PROJECT),
     ApiRoute(
-        "GET", PROJECT + "/build/{buildVersion}", "projects.get_project_build_by_version", visitor=Visitor.PROJECT
+        "GET", PROJECT + "/branch/{buildBranch}", "project_reads.get_project_branch_build", visitor=Visitor.PROJECT
     ),
-    ApiRoute("GET", PROJECT + "/history", "projects.get_project_history", visitor=Visitor.PROJECT),
+    ApiRoute(
+        "GET", PROJECT + "/build/{buildVersion}", "project_reads.get_project_build_by_version", visitor=Visitor.PROJECT
+    ),
+    ApiRoute("GET", PROJECT + "/history", "project_reads.get_project_history", visitor=Visitor.PROJECT),
     # builds.py
     ApiRoute("POST", "/builds", "builds.start_build", Permission.RUN_PROJECT_BUILD),
     ApiRoute("PUT", "/builds", "builds.rerun_build", Permission.RUN_PROJECT_BUILD),

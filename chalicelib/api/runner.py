@@ -12,13 +12,23 @@ POST /api/runner/jobs/{jobId}/cache/prune      {"keep": [...]} -> {"deleted": n}
 POST /api/runner/jobs/{jobId}/messages         {"messages": [...]} -> 204
 POST|PUT /api/runner/jobs/{jobId}/tests        {"tests": [...]} -> 204
 PUT  /api/runner/jobs/{jobId}/build            {"version"} -> 204
-POST /api/runner/jobs/{jobId}/finish           {"result", "message", "logChunks", "artifacts"} -> 204
+POST /api/runner/jobs/{jobId}/finish           {"result", "message", "logChunks", "artifacts"[, "logTail",
+                                                "logTailSent"]} -> 204
+
+A finish may carry the log's last chunk, rather than the runner PUT it: ``logTail``, the masked chunk
+``logChunks - 1`` in base64 (at most a chunk's 2 MiB, and a 1 MiB body in all), and ``logTailSent``, whether the
+runner PUT a version of that chunk before (true when missing). A log of one chunk never sent is written as the
+finished log with one S3 put; a longer one is sealed with the tail stored as its last chunk. A finish without
+``logTail`` (older runners) seals the chunks sent, as ever. A runner sends a tail only when its spec says
+``"logTailOnFinish": true``: a service from before tails would seal the log without it.
 
 A token names one job: any other job id, or the job once ended, is a 401 and changes nothing.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 from collections.abc import Callable
 from typing import Any
 
@@ -28,6 +38,7 @@ from chalice.app import Request
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.jobs import Job
 from chalicelib.domain import job_tokens, runner_cache, runner_jobs
+from chalicelib.domain.validation import invalid
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 from chalicelib.wire.fields import Fields
 
@@ -37,6 +48,18 @@ def _runner_call(request: Request, job_id: str, view: Callable[[Job], Any], **pa
         check_parameters(request, {"jobId": job_id, **params})
         job = job_tokens.runner_job(job_id, request.headers.get("authorization"))
         return respond(view(job))
+    except ConveyorError as error:
+        return error_response(error)
+
+
+def _runner_call_reading(
+    request: Request, job_id: str, view: Callable[[job_tokens.RunnerJob], Any], project: bool
+) -> Response:
+    """``_runner_call`` for a view that needs the job's build (and ``project``): read with the job when its token
+    names them."""
+    try:
+        check_parameters(request, {"jobId": job_id})
+        return respond(view(job_tokens.runner_job_with_build(job_id, request.headers.get("authorization"), project)))
     except ConveyorError as error:
         return error_response(error)
 
@@ -57,8 +80,21 @@ def _objects(values: list[Any], name: str) -> list[dict[str, Any]]:
     return values
 
 
+def _base64(fields: Fields, name: str, max_bytes: int) -> bytes | None:
+    """An optional field of bytes in standard base64 (a 400 naming it when it is not), or None."""
+    text = fields.optional_text(name, 4 * -(-max_bytes // 3))
+    if text is None:
+        return None
+    try:
+        return base64.b64decode(text, validate=True)
+    except binascii.Error as error:
+        raise invalid(name, f"{name} must be base64.") from error
+
+
 def spec(request: Request, jobId: str) -> Response:
-    return _runner_call(request, jobId, runner_jobs.job_spec)
+    return _runner_call_reading(
+        request, jobId, lambda runner: runner_jobs.job_spec(runner.job, (runner.build, runner.project)), project=True
+    )
 
 
 def runner_package(request: Request, jobId: str) -> Response:
@@ -154,14 +190,17 @@ def update_build(request: Request, jobId: str) -> Response:
 
 
 def runner_finish(request: Request, jobId: str) -> Response:
-    def view(job: Job) -> None:
+    def view(runner: job_tokens.RunnerJob) -> None:
         fields = _fields(request)
         runner_jobs.finish(
-            job,
+            runner.job,
             fields.text("result", 20),
             fields.optional_text("message", 4096),
             fields.integer("logChunks", minimum=0),
             _objects(fields.array("artifacts"), "artifacts"),
+            build=runner.build,
+            log_tail=_base64(fields, "logTail", runner_jobs.MAX_LOG_CHUNK_BYTES),
+            log_tail_sent=fields.boolean("logTailSent", default=True),
         )
 
-    return _runner_call(request, jobId, view)
+    return _runner_call_reading(request, jobId, view, project=False)

@@ -5,9 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from chalicelib.core.reprs import FieldsRepr
 
-@dataclass(frozen=True)
-class BuildAgent:
+
+@dataclass(frozen=True, repr=False)
+class BuildAgent(FieldsRepr):
     account_id: int
     agent_id: int
     name: str

@@ -6,9 +6,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from chalicelib.core.reprs import FieldsRepr
 
-@dataclass(frozen=True)
-class Build:
+
+@dataclass(frozen=True, repr=False)
+class Build(FieldsRepr):
+    """A build as stored: its commit, its configuration and the ids of its jobs."""
+
     account_id: int
     project_id: int
     build_id: int
@@ -32,8 +36,8 @@ class Build:
     project_slug: str | None = None  # its project's key, with account_id (builds stored before lack it)
 
 
-@dataclass(frozen=True)
-class BuildSummary:
+@dataclass(frozen=True, repr=False)
+class BuildSummary(FieldsRepr):
     """A build as the project list and badges show it, kept on its project: no jobs, no configuration."""
 
     build_id: int

@@ -8,10 +8,11 @@ from datetime import datetime
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
+from chalicelib.core.reprs import FieldsRepr
 
 
-@dataclass(frozen=True)
-class EnvironmentAtStart:
+@dataclass(frozen=True, repr=False)
+class EnvironmentAtStart(FieldsRepr):
     """The environment a deployment went to, as it was when the deployment started (it may change or go later)."""
 
     environment_id: int
@@ -21,8 +22,8 @@ class EnvironmentAtStart:
     updated: datetime | None = None
 
 
-@dataclass(frozen=True)
-class InlineEntry:
+@dataclass(frozen=True, repr=False)
+class InlineEntry(FieldsRepr):
     """An inline deployment's ``deploy:`` entry: its place in the build's configuration and its provider.
 
     Its settings stay in the build's stored configuration (secure ones as tokens), read again when it delivers."""
@@ -31,8 +32,8 @@ class InlineEntry:
     provider: str
 
 
-@dataclass(frozen=True)
-class Deployment:
+@dataclass(frozen=True, repr=False)
+class Deployment(FieldsRepr):
     account_id: int
     project_id: int
     deployment_id: int
@@ -52,8 +53,8 @@ class Deployment:
     inline: InlineEntry | None = None  # an appveyor.yml ``deploy:`` entry's (environment_id 0), not an environment's
 
 
-@dataclass(frozen=True)
-class Shown:
+@dataclass(frozen=True, repr=False)
+class Shown(FieldsRepr):
     """A deployment with what its wire shape shows: its build, its jobs, and (when asked for) its project."""
 
     deployment: Deployment

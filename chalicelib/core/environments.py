@@ -6,9 +6,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from chalicelib.core.reprs import FieldsRepr
 
-@dataclass(frozen=True)
-class Environment:
+
+@dataclass(frozen=True, repr=False)
+class Environment(FieldsRepr):
     account_id: int
     environment_id: int
     name: str

@@ -7,6 +7,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from chalicelib.core.reprs import FieldsRepr
+
 
 class Executor(StrEnum):
     """Where a build job runs (executors/images.py decides, from its image)."""
@@ -16,8 +18,8 @@ class Executor(StrEnum):
     AGENT = "agent"  # one of the account's build agents
 
 
-@dataclass(frozen=True)
-class JobCounts:
+@dataclass(frozen=True, repr=False)
+class JobCounts(FieldsRepr):
     """What a job reported, counted when it ends: its messages, compilation messages, tests and artifacts."""
 
     messages: int = 0
@@ -30,8 +32,8 @@ class JobCounts:
     artifacts: int = 0
 
 
-@dataclass(frozen=True)
-class JobArtifact:
+@dataclass(frozen=True, repr=False)
+class JobArtifact(FieldsRepr):
     """A file a job pushed that storage holds: its size is storage's, not the runner's word."""
 
     file_name: str  # its path below the build folder, as pushed; names its object in storage
@@ -41,8 +43,10 @@ class JobArtifact:
     created: datetime
 
 
-@dataclass(frozen=True)
-class Job:
+@dataclass(frozen=True, repr=False)
+class Job(FieldsRepr):
+    """A job of a build (one cell of its matrix) or of a deployment, and where it runs."""
+
     job_id: str
     build_id: int
     project_id: int

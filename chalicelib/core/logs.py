@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chalicelib.core.reprs import FieldsRepr
 
-@dataclass(frozen=True)
-class ByteRange:
+
+@dataclass(frozen=True, repr=False)
+class ByteRange(FieldsRepr):
     """Bytes ``first`` to ``last`` of a log (inclusive; ``last`` None: to its end), or with ``first`` None,
     its last ``last`` bytes: what ``Range: bytes=first-last`` or ``bytes=-last`` asks for."""
 
@@ -22,8 +24,8 @@ class ByteRange:
         return self.first, total if self.last is None else min(self.last + 1, total)
 
 
-@dataclass(frozen=True)
-class LogPart:
+@dataclass(frozen=True, repr=False)
+class LogPart(FieldsRepr):
     """Which bytes of the log a reply to a range holds: ``[start, end)`` of ``total`` (so far, while it runs).
     ``start == end``: the log has none of the bytes asked for."""
 
@@ -32,8 +34,8 @@ class LogPart:
     total: int
 
 
-@dataclass(frozen=True)
-class LogReply:
+@dataclass(frozen=True, repr=False)
+class LogReply(FieldsRepr):
     """What the API sends for a job's log: the text inline (the whole log, its tail, or a part), or a redirect."""
 
     text: bytes | None  # the log to send inline (text/plain), or None

@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime
 
+from chalicelib.core.reprs import FieldsRepr
 
-@dataclass(frozen=True)
-class Notifications:
+
+@dataclass(frozen=True, repr=False)
+class Notifications(FieldsRepr):
+    """The e-mails a member asks for, of builds and deployments that succeed or fail: "all", "mine" or "none"."""
+
     successful_build: str = "all"
     failed_build: str = "all"
     notify_when_build_status_changed_only: bool = False
@@ -15,8 +19,10 @@ class Notifications:
     failed_deployment: str = "all"
 
 
-@dataclass(frozen=True)
-class Member:
+@dataclass(frozen=True, repr=False)
+class Member(FieldsRepr):
+    """A user as a member of one account, with the role they hold there."""
+
     account_id: int
     account_name: str
     user_id: int

@@ -9,40 +9,53 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.core.reprs import FieldsRepr
 
-@dataclass(frozen=True)
-class RunJob:
-    """Jobs queue: a build job to hand to its executor."""
+
+@dataclass(frozen=True, repr=False)
+class RunJob(FieldsRepr):
+    """Jobs queue: a build job to hand to its executor; with its build's keys, which a first send knows (its
+    dispatch then reads the job and the build at once), a sweeper's send again does not."""
 
     job_id: str
+    project_id: int | None = None
+    build_id: int | None = None
+
+    @property
+    def build_key(self) -> tuple[int, int] | None:
+        """The job's build as (project id, build id), when the message names it."""
+        return None if self.project_id is None or self.build_id is None else (self.project_id, self.build_id)
 
 
-@dataclass(frozen=True)
-class RunDeploymentJob:
+@dataclass(frozen=True, repr=False)
+class RunDeploymentJob(FieldsRepr):
     """Deployments queue: a deployment job for the service's own providers to deliver."""
 
     job_id: str
 
 
-@dataclass(frozen=True)
-class AgentDeadline:
+@dataclass(frozen=True, repr=False)
+class AgentDeadline(FieldsRepr):
     """Deployments queue, delayed: an agent's deployment job whose time to be taken is up."""
 
     job_id: str
 
 
-@dataclass(frozen=True)
-class Announce:
+@dataclass(frozen=True, repr=False)
+class Announce(FieldsRepr):
     """Notifications queue: a build or a deployment (one of the two ids) reached a final status at ``revision``."""
 
     project_id: int
     revision: int
     build_id: int | None = None
     deployment_id: int | None = None
+    owed_id: str | None = None  # its outbox entry, which its receiver forgets once it is handled
+    # a build's project's key (account id, slug), when the build kept it: build and project are read at once
+    project_key: tuple[int, str] | None = None
 
 
-@dataclass(frozen=True)
-class ReportStatus:
+@dataclass(frozen=True, repr=False)
+class ReportStatus(FieldsRepr):
     """Notifications queue: post a build's state on its commit at the forge (``attempt``: the tries before)."""
 
     project_id: int
@@ -51,8 +64,8 @@ class ReportStatus:
     state: str | None = None  # on a try again, the state that failed: a newer state has a message of its own
 
 
-@dataclass(frozen=True)
-class StartScheduledBuild:
+@dataclass(frozen=True, repr=False)
+class StartScheduledBuild(FieldsRepr):
     """Notifications queue: start the build of a project's scheduled run, due at ``run_at`` (epoch seconds), which
     the tick claimed; the project is named by its key and its id (a project made again under the slug is another)."""
 
@@ -70,6 +83,8 @@ class NotAMessage(ValueError):
 
 
 def body_of(message: Message) -> dict[str, Any]:
+    if isinstance(message, RunJob) and message.project_id is not None and message.build_id is not None:
+        return {"jobId": message.job_id, "projectId": message.project_id, "buildId": message.build_id}
     if isinstance(message, RunJob | RunDeploymentJob):
         return {"jobId": message.job_id}
     if isinstance(message, AgentDeadline):
@@ -89,12 +104,20 @@ def body_of(message: Message) -> dict[str, Any]:
         body["buildId"] = message.build_id
     if message.deployment_id is not None:
         body["deploymentId"] = message.deployment_id
+    if message.owed_id is not None:
+        body["owedId"] = message.owed_id
+    if message.project_key is not None:
+        body["accountId"], body["slug"] = message.project_key
     return body
 
 
 def job_message(body: Any) -> RunJob:
-    """A jobs queue body."""
-    return RunJob(_job_id(body))
+    """A jobs queue body (keys that are not numbers are left out: the job is read alone)."""
+    job_id = _job_id(body)
+    project_id, build_id = body.get("projectId"), body.get("buildId")
+    if not all(isinstance(key, int) and not isinstance(key, bool) for key in (project_id, build_id)):
+        return RunJob(job_id)
+    return RunJob(job_id, project_id, build_id)
 
 
 def deployment_message(body: Any) -> RunDeploymentJob | AgentDeadline:
@@ -129,9 +152,19 @@ def announcement(body: Any) -> Announce:
             revision=int(body["revision"]),
             build_id=None if build_id is None else int(build_id),
             deployment_id=None if deployment_id is None else int(deployment_id),
+            owed_id=body["owedId"] if isinstance(body.get("owedId"), str) else None,
+            project_key=_project_key(body),
         )
     except (KeyError, TypeError, ValueError) as error:
         raise NotAMessage(str(error)) from error
+
+
+def _project_key(body: dict[str, Any]) -> tuple[int, str] | None:
+    """An announcement's project key, when it names one in the form sent (else the project is looked up by id)."""
+    account_id, slug = body.get("accountId"), body.get("slug")
+    if not isinstance(account_id, int) or isinstance(account_id, bool) or not isinstance(slug, str) or not slug:
+        return None
+    return account_id, slug
 
 
 def _scheduled_run(body: dict[str, Any]) -> StartScheduledBuild:

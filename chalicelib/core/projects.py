@@ -7,12 +7,15 @@ from datetime import datetime
 from typing import Any
 
 from chalicelib.core.builds import BuildSummary
+from chalicelib.core.reprs import FieldsRepr
 
 RoleRights = dict[int, dict[str, bool]]  # role id -> access right -> allowed (absent: as the role says)
 
 
-@dataclass(frozen=True)
-class Project:
+@dataclass(frozen=True, repr=False)
+class Project(FieldsRepr):
+    """A project of an account: its repository, settings and configuration, its newest build, its schedule."""
+
     account_id: int
     account_name: str
     project_id: int

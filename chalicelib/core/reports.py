@@ -6,13 +6,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from chalicelib.core.reprs import FieldsRepr
+
 MESSAGE = "message"
 COMPILATION = "compilation"
 TEST = "test"
 
 
-@dataclass(frozen=True)
-class Report:
+@dataclass(frozen=True, repr=False)
+class Report(FieldsRepr):
+    """A message, compilation message or test a running job reported."""
+
     kind: str  # MESSAGE, COMPILATION or TEST
     body: dict[str, Any]
     created: datetime  # a test's: when it was first reported

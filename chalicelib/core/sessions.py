@@ -5,9 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from chalicelib.core.reprs import FieldsRepr
 
-@dataclass(frozen=True)
-class Session:
+
+@dataclass(frozen=True, repr=False)
+class Session(FieldsRepr):
+    """A signed-in dashboard session of a user in one account, until it expires."""
+
     account_id: int
     account_name: str
     user_id: int

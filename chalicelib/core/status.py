@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from chalicelib.core.reprs import FieldsRepr
+
 
 class Status(StrEnum):
     QUEUED = "queued"
@@ -60,8 +62,10 @@ def next_status(status: Status, event: Event) -> Status | None:
     return _TRANSITIONS.get((status, event))
 
 
-@dataclass(frozen=True)
-class JobState:
+@dataclass(frozen=True, repr=False)
+class JobState(FieldsRepr):
+    """What a build's status is computed from, of each of its jobs."""
+
     status: Status
     allow_failure: bool
 

@@ -20,7 +20,7 @@ from chalicelib.domain import progress
 from chalicelib.domain.deployments import AGENT
 from chalicelib.domain.environments import environment_values, find_environment_by_access_key
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
-from chalicelib.store import blobs, logs
+from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
@@ -56,7 +56,7 @@ def next_job(environment: Environment, agent_name: str) -> AgentJob | None:
         if Status(deployment.status).finished:
             continue
         for job in job_store.get_jobs(deployment.job_ids):
-            if job.status == Status.QUEUED and job_store.claim_job(job.job_id, _lease()):
+            if job.status == Status.QUEUED and job_moves.claim_job(job.job_id, _lease()):
                 job_store.name_agent(job.job_id, agent_name)
                 progress.refresh_deployment(job.project_id, deployment.deployment_id)
                 return _assignment(environment, job)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from chalicelib.core.members import Member
+from chalicelib.core.reprs import FieldsRepr
 from chalicelib.core.roles import Role
 from chalicelib.domain.permissions import ADMINISTRATOR, Permission
 from chalicelib.domain.warm import WarmCache
@@ -15,13 +16,12 @@ from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.members import get_member
 from chalicelib.store.roles import get_role
-from chalicelib.store.sessions import get_session
 
 ACCOUNT_NOT_ACCESSIBLE = "Account not found or access denied."
 
 
-@dataclass(frozen=True)
-class Caller:
+@dataclass(frozen=True, repr=False)
+class Caller(FieldsRepr):
     """The user a request acts for, in the account it acts on."""
 
     account_id: int
@@ -112,6 +112,8 @@ def _session_caller(token: str, account_name: str | None) -> Caller:
 
 
 def _resolve_session(token: str, account_name: str | None) -> tuple[Caller, datetime]:
+    from chalicelib.store.sessions import get_session  # the dashboard's alone: a key's first request loads none of it
+
     session = get_session(token)
     if session is None:
         raise Unauthorized()

@@ -22,13 +22,13 @@ from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Status
 from chalicelib.domain import job_slots, progress
 from chalicelib.domain.auth import Caller
-from chalicelib.domain.job_tokens import mint_token
+from chalicelib.domain.job_tokens import keys_of, mint_token
 from chalicelib.domain.validation import invalid, valid_name
 from chalicelib.errors import Conflict, NotFound, Unauthorized
 from chalicelib.executors.images import DEFAULT_IMAGE
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import build_agents as store
-from chalicelib.store import counters
+from chalicelib.store import counters, job_moves
 from chalicelib.store import jobs as job_store
 
 KEY_PREFIX = "cvya_"
@@ -140,8 +140,8 @@ def next_job(agent: BuildAgent, sandboxed: bool = True) -> Ticket | None:
             if not job_slots.admit(job):  # held back, as the rest of its project's under its limit will be
                 full[job.project_id] = max(job_slots.limit_of(job) or 0, full.get(job.project_id, 0))
                 continue
-            token = mint_token()
-            if not job_store.claim_job(job.job_id, _now() + settings().lease_seconds, token.token_hash):
+            token = mint_token(keys_of(job))  # its spec and finish read build and project with the job
+            if not job_moves.claim_job(job.job_id, _now() + settings().lease_seconds, token.token_hash):
                 continue  # another agent won it, or it was cancelled
             job_store.note_build_agent(job.job_id, agent.name)
             store.note_contact(agent, job.job_id)

@@ -12,7 +12,7 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.domain.access import Right, require_right
 from chalicelib.domain.auth import Caller
-from chalicelib.domain.projects import find_project
+from chalicelib.domain.project_reads import find_project
 from chalicelib.errors import NotFound
 from chalicelib.store import builds as store
 from chalicelib.store import jobs as job_store

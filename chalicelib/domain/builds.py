@@ -27,7 +27,7 @@ from chalicelib.domain.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.yamlconfig import merge_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.shapes.time import timestamp
-from chalicelib.store import blobs, counters, reports
+from chalicelib.store import blobs, build_states, counters, job_moves, reports
 from chalicelib.store import builds as store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
@@ -89,7 +89,7 @@ def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build,
     again = [job for job in jobs if job.status in (Status.FAILED, Status.CANCELLED)]
     if not again:
         raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
-    requeued = [job.job_id for job in again if job_store.transition(job.job_id, Status(job.status), Event.REQUEUE)]
+    requeued = [job.job_id for job in again if job_moves.transition(job.job_id, Status(job.status), Event.REQUEUE)]
     if not requeued:
         raise Conflict(f"No failed or cancelled jobs in build with ID {build.build_id}")
     for job_id in requeued:  # the attempt starts afresh: its log, artifacts and reports are the new run's alone
@@ -97,7 +97,7 @@ def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build,
     reports.delete_reports(requeued)
     store.set_flags(build, {**build.flags, "reRunIncomplete": True})
     progress.refresh_build(build.project_id, build.build_id)
-    outbox.send_jobs(requeued)
+    outbox.send_jobs([job for job in again if job.job_id in requeued])
     return _reread(build)
 
 
@@ -116,11 +116,11 @@ def delete_build(caller: Caller, build_id: int) -> None:
     if project_denies(caller, project, Right.DELETE):  # the role's DeleteProjectBuilds, narrowed by the project
         raise Forbidden(f"Your role '{caller.role_name}' may not delete this project's builds.")
     progress.cancel_jobs(build, "Cancelled: the build was deleted.")
-    store.delete_build(build)
+    build_states.delete_build(build)
     blobs.delete_prefix(blobs.build_prefix(build.account_id, build.project_id, build.build_id))
     latest = store.latest_build(project.project_id)
     if latest is None or latest.build_id < build.build_id:
-        store.replace_last_build(project.account_id, project.slug, latest)
+        build_states.replace_last_build(project.account_id, project.slug, latest)
 
 
 # Starting.
@@ -245,9 +245,7 @@ def _queue(
     configuration = job_overrides.with_job_notifications(configuration, specs)
     _check_size(configuration, version_format, revision.branch)
     routing.check_images([spec.image for spec in specs])
-    number = store.take_build_number(project.account_id, project.slug)
-    if number is None:
-        raise NotFound(PROJECT_NOT_FOUND)
+    number = project.next_build_number  # as read: taken in the step that stores the build, or the next one then
     now = datetime.now(UTC)
     build = Build(
         account_id=project.account_id,
@@ -273,11 +271,14 @@ def _queue(
     warned = unhonoured.warnings(configuration, jobs)
     said = [{"category": "warning", "message": text, "created": timestamp(now)} for text in warned]
     build = replace(build, messages=said)
-    store.add_build(build, jobs)
+    stored = build_states.add_build(build, jobs, lambda taken: build_version(version_format, taken, revision.branch))
+    if stored is None:  # deleted while the build was starting
+        raise NotFound(PROJECT_NOT_FOUND)
+    build = stored
     for job in jobs:
         if job.job_id in refused:
             routing.refuse(job, refused[job.job_id])
-    outbox.send_jobs([job.job_id for job in jobs if job.job_id not in refused and job.executor != Executor.AGENT])
+    outbox.send_jobs([job for job in jobs if job.job_id not in refused and job.executor != Executor.AGENT])
     commit_statuses.announce(project, build)
     return _reread(build) if refused else (build, jobs)
 

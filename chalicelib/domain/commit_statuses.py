@@ -21,9 +21,10 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.messages import ReportStatus
 from chalicelib.core.projects import Project
+from chalicelib.core.repository_names import public_repository_name
 from chalicelib.core.status import Status
 from chalicelib.domain import outbox
-from chalicelib.domain.repository_credentials import CREDENTIALS, public_repository_name, status_token
+from chalicelib.domain.repository_credentials import CREDENTIALS, status_token
 from chalicelib.errors import Invalid
 from chalicelib.notify import commit_status
 from chalicelib.notify.commit_status import CommitStatus, StatusFailed

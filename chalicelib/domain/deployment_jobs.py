@@ -33,7 +33,7 @@ from chalicelib.executors import job_timeout
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.shapes.builds import build_json, job_json
-from chalicelib.store import blobs, logs
+from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as store
 from chalicelib.store import environments as environment_store
@@ -60,7 +60,7 @@ def run_deployment_job(job_id: str) -> None:
     job = job_store.get_job(job_id)
     if job is None or job.deployment_id is None:
         return
-    if not job_store.claim_job(job_id, int(time.time()) + config.lease_seconds):
+    if not job_moves.claim_job(job_id, int(time.time()) + config.lease_seconds):
         return
     deployment = store.get_deployment(job.project_id, job.deployment_id)
     build = build_store.get_build(job.project_id, job.build_id)

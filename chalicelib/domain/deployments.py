@@ -18,7 +18,7 @@ from chalicelib.core.status import Status
 from chalicelib.domain import outbox, progress
 from chalicelib.domain.access import Right, has_right, require_right
 from chalicelib.domain.auth import Caller
-from chalicelib.domain.projects import find_project
+from chalicelib.domain.project_reads import find_project
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import builds as build_store
 from chalicelib.store import counters

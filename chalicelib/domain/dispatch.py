@@ -11,10 +11,11 @@ import time
 
 from chalicelib import executors
 from chalicelib.config import settings
+from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import job_slots, progress, routing
-from chalicelib.domain.job_tokens import mint_token
+from chalicelib.domain.job_tokens import keys_of, mint_token
 from chalicelib.executors import codebuild
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
@@ -23,10 +24,11 @@ from chalicelib.store import jobs as job_store
 log = logging.getLogger(__name__)
 
 
-def dispatch_job(job_id: str) -> None:
-    """Run the job if this delivery wins its claim; a duplicate, or a cancelled job, returns at once."""
+def dispatch_job(job_id: str, build_key: tuple[int, int] | None = None) -> None:
+    """Run the job if this delivery wins its claim; a duplicate, or a cancelled job, returns at once.
+    ``build_key``: the project and build ids the message names, to read the build with the job."""
     config = settings()
-    job = job_store.get_job(job_id)
+    job, build = _read(job_id, build_key)
     if job is None or job.deployment_id is not None or job.status != Status.QUEUED:
         return
     if job.executor is None:
@@ -45,16 +47,17 @@ def dispatch_job(job_id: str) -> None:
         return
     if not job_slots.admit(job):  # max_jobs: it waits, queued, until a job of its project ends
         return
-    token = mint_token()
-    # read before the claim (see refresh_build), consistently: the job's message follows the build's write closely
-    build = build_store.get_build(job.project_id, job.build_id, consistent=True)
-    claimed = job_store.claim_job(job_id, int(time.time()) + config.lease_seconds, token.token_hash)
+    if build is None:  # consistently: the job's message follows the build's write closely
+        build = build_store.get_build(job.project_id, job.build_id, consistent=True)
+    if build is None:  # deleted meanwhile
+        progress.move(job, Event.FAIL, "The build was deleted.")
+        return
+    token = mint_token(keys_of(job))
+    lease = int(time.time()) + config.lease_seconds
+    # the claim and the build's state that follows from it: one write
+    claimed = progress.move_in_build(build, job, Event.CLAIM, lease_expires=lease, token_hash=token.token_hash)
     if claimed is None:
         return
-    if build is None:  # deleted meanwhile
-        progress.move(claimed, Event.FAIL, "The build was deleted.")
-        return
-    progress.refresh_build(claimed.project_id, claimed.build_id, (build, claimed))
     ticket = Ticket(api_url, job_id, token.token)
     if job.executor == Executor.CODEBUILD:
         _start_on_codebuild(claimed, ticket)
@@ -62,6 +65,16 @@ def dispatch_job(job_id: str) -> None:
     exit_code = executors.run(ticket)
     if config.executor == "local" and exit_code != 0:  # 0: it finished the job (or found it ended): nothing to see
         fail_if_abandoned(job_id, token.token_hash)
+
+
+def _read(job_id: str, build_key: tuple[int, int] | None) -> tuple[Job | None, Build | None]:
+    """The job, and its build when the message names it (one consistent read of both; else the job alone)."""
+    if build_key is None:
+        return job_store.get_job(job_id), None
+    job, build, _ = job_store.get_job_build_and_project(job_id, 0, *build_key, None)
+    if job is None or build is None or (job.project_id, job.build_id) != build_key:
+        return job, None
+    return job, build
 
 
 def _route(job: Job) -> Job | None:

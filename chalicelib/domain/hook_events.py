@@ -1,8 +1,9 @@
 """Repository webhook payloads (GitHub, Gitea and Forgejo, GitLab, Bitbucket, the generic git hook) read into one
 event shape. Gitea sends GitHub's payloads under its own headers (X-Gitea-Event, X-Gitea-Delivery).
 
-Pure: headers and the parsed body in, a HookEvent out. An event that builds nothing carries ``ignored``, the
-reason the webhook's answer gives; a payload missing what its event needs is Invalid.
+Pure: headers and the parsed body in, a HookEvent out, for each provider core/webhooks.py names. An event that
+builds nothing carries ``ignored``, the reason the webhook's answer gives; a payload missing what its event needs is
+Invalid.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ from typing import Any
 
 from chalicelib.errors import Invalid
 
-PROVIDERS = ("github", "gitea", "gitlab", "bitbucket", "git")
 _NO_COMMIT = "0" * 40
 
 

@@ -16,9 +16,9 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
+from chalicelib.core.repository_names import public_repository_name
 from chalicelib.domain import secrets
 from chalicelib.domain.job_overrides import job_configuration
-from chalicelib.domain.repository_credentials import public_repository_name
 from chalicelib.errors import Invalid
 
 

@@ -11,7 +11,7 @@ from chalicelib.core.logs import ByteRange, LogReply
 from chalicelib.core.status import Status
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.build_reads import find_job
-from chalicelib.domain.projects import find_project
+from chalicelib.domain.project_reads import find_project
 from chalicelib.errors import Invalid, NotFound
 from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs, log_reads

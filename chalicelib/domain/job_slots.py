@@ -85,7 +85,7 @@ def settle(project_id: int, limit: int) -> None:
     for job in woken:
         if job.executor == Executor.AGENT:
             job_store.wake(job.job_id)
-    outbox.send_jobs([job.job_id for job in woken if job.executor != Executor.AGENT])
+    outbox.send_jobs([job for job in woken if job.executor != Executor.AGENT])
 
 
 def _free_stale(project_id: int, holders: frozenset[str]) -> set[str]:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import logging
 import time
 
-from chalicelib.core.messages import AgentDeadline, Message, RunDeploymentJob, RunJob
+from chalicelib.core.jobs import Job
+from chalicelib.core.messages import AgentDeadline, Announce, Message, RunDeploymentJob, RunJob
 from chalicelib.store import jobs as job_store
 from chalicelib.store import outbox as outbox_store
 from chalicelib.store import queues
@@ -44,18 +45,30 @@ def send(messages: list[Message], delay_seconds: int = 0) -> bool:
     return True
 
 
-def send_jobs(job_ids: list[str]) -> None:
-    """Queue new or re-run build jobs."""
-    send([RunJob(job_id) for job_id in job_ids])
+def send_jobs(jobs: list[Job]) -> None:
+    """Queue new or re-run build jobs (with their build's keys: their dispatch reads job and build at once)."""
+    send([RunJob(job.job_id, job.project_id, job.build_id) for job in jobs])
 
 
 def send_owed(owed: Owed) -> None:
-    """Send a message the outbox recorded with its write, and forget it once sent; never raises."""
+    """Send a message the outbox recorded with its write, and forget it once sent (an announcement, which names
+    its entry, is forgotten by its receiver once handled: ``handled``); never raises."""
     try:
-        if send([owed.message]):
+        if send([owed.message]) and not (isinstance(owed.message, Announce) and owed.message.owed_id):
             outbox_store.forget(owed.message_id)
     except Exception:  # the write it follows stands whatever happens here: the sweeper sends it again
         log.exception("the message %s could not be sent or forgotten", owed.message_id)
+
+
+def handled(message: Announce) -> None:
+    """An announcement was handled (or given up on): its outbox entry, if it names one, is forgotten; never
+    raises (an entry left is sent again by the sweeper, and its receiver finds it done)."""
+    if message.owed_id is None:
+        return
+    try:
+        outbox_store.forget(message.owed_id)
+    except Exception:
+        log.exception("the outbox entry %.64s could not be forgotten", message.owed_id)
 
 
 def resend_owed(now: float | None = None) -> list[Message]:

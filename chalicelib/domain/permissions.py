@@ -1,8 +1,11 @@
-"""The permissions a role grants, in the groups role details show them in."""
+"""The permissions a role grants, and what the built-in roles grant.
+
+The route table names each route's permission, so every function's cold start loads this module: the groups role
+details show the permissions in are wire/roles.py's (docs/architecture.md, "What a cold start loads").
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -23,50 +26,6 @@ class Permission(StrEnum):
     DELETE_ROLE = "DeleteRole"
     CONFIGURE_API_KEYS = "ConfigureApiKeys"
 
-
-@dataclass(frozen=True)
-class PermissionGroup:
-    name: str
-    permissions: tuple[tuple[Permission, str], ...]  # (permission, description)
-
-
-GROUPS: tuple[PermissionGroup, ...] = (
-    PermissionGroup(
-        "Projects",
-        (
-            (Permission.MANAGE_PROJECTS, "Add and delete projects"),
-            (Permission.UPDATE_PROJECT_SETTINGS, "Update project settings"),
-            (Permission.RUN_PROJECT_BUILD, "Run, re-run and cancel project builds"),
-            (Permission.DELETE_PROJECT_BUILDS, "Delete project builds"),
-        ),
-    ),
-    PermissionGroup(
-        "Environments",
-        (
-            (Permission.MANAGE_ENVIRONMENTS, "Add and delete deployment environments"),
-            (Permission.UPDATE_ENVIRONMENT_SETTINGS, "Update deployment environment settings"),
-            (Permission.DEPLOY_TO_ENVIRONMENT, "Deploy builds to environments"),
-        ),
-    ),
-    PermissionGroup("Account", ((Permission.UPDATE_ACCOUNT_DETAILS, "Update account details"),)),
-    PermissionGroup(
-        "Users",
-        (
-            (Permission.ADD_USER, "Add users and collaborators"),
-            (Permission.UPDATE_USER_DETAILS, "Update users and collaborators"),
-            (Permission.DELETE_USER, "Delete users and collaborators"),
-        ),
-    ),
-    PermissionGroup(
-        "Roles",
-        (
-            (Permission.ADD_ROLE, "Add roles"),
-            (Permission.UPDATE_ROLE_DETAILS, "Update roles"),
-            (Permission.DELETE_ROLE, "Delete roles"),
-        ),
-    ),
-    PermissionGroup("User", ((Permission.CONFIGURE_API_KEYS, "Generate API keys"),)),
-)
 
 ADMINISTRATOR = "Administrator"
 USER = "User"

@@ -1,16 +1,20 @@
 """How builds move: jobs change status by the transition table, and a build follows from its jobs.
 
-Every change is a conditional write. A build's status is re-derived from consistent reads of its
-jobs after each job change, under the build's revision: of two jobs finishing at once, the one that
-writes second sees both.
+Every change is a conditional write. A build job's claim and its end are one transaction with the build's
+state they lead to (``move_in_build``), derived from consistent reads of its other jobs under the build's
+revision, which every such write moves on: of two jobs finishing at once, the one that writes second finds the
+revision moved, reads again, and sees both. Other moves (a cancel, a lost lease) write the job alone, then
+derive the build again (``refresh_build``).
 """
 
 from __future__ import annotations
 
 import logging
+import random
 import time
 from dataclasses import replace
 from datetime import UTC, datetime
+from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
@@ -20,10 +24,13 @@ from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.domain import commit_statuses, job_slots, outbox
 from chalicelib.executors import job_timeout
+from chalicelib.store import build_states, job_moves
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import outbox as outbox_store
+from chalicelib.store.build_states import Saved
+from chalicelib.store.outbox import Owed
 
 log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20
@@ -54,11 +61,21 @@ def _move(
     counts: JobCounts | None = None,
     artifacts: list[JobArtifact] | None = None,
     holder: str | None = None,
+    lease_expires: int | None = None,
+    token_hash: str | None = None,
 ) -> Job | None:
     """``move``, answering the job as the move left it (the write returns it)."""
     for _ in range(3):
-        moved = job_store.transition(
-            job.job_id, Status(job.status), event, message=message, counts=counts, artifacts=artifacts, holder=holder
+        moved = job_moves.transition(
+            job.job_id,
+            Status(job.status),
+            event,
+            lease_expires=lease_expires,
+            token_hash=token_hash,
+            message=message,
+            counts=counts,
+            artifacts=artifacts,
+            holder=holder,
         )
         if moved is not None or next_status(Status(job.status), event) is None:
             return moved
@@ -76,22 +93,124 @@ def finish_job(
     counts: JobCounts | None = None,
     artifacts: list[JobArtifact] | None = None,
     holder: str | None = None,
+    build: Build | None = None,
 ) -> Status | None:
     """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled); with
-    ``holder``, only the attempt whose token hashes to it."""
+    ``holder``, only the attempt whose token hashes to it. ``build``: the job's build, read consistently with the
+    job (else it is read here)."""
+    return end_job(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder, build)
+
+
+def end_job(
+    job: Job,
+    event: Event,
+    message: str | None = None,
+    counts: JobCounts | None = None,
+    artifacts: list[JobArtifact] | None = None,
+    holder: str | None = None,
+    build: Build | None = None,
+) -> Status | None:
+    """``event`` (success, failure, stopped) ends a job and its build follows, in one write for a build's job;
+    the job's status after, None when the event does not apply (a lost race, another attempt's token)."""
     if job.deployment_id is not None:
-        status = move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder)
+        status = move(job, event, message, counts, artifacts, holder)
         refresh_deployment(job.project_id, job.deployment_id)
         return status
-    before = store.get_build(job.project_id, job.build_id, consistent=True)  # before the job moves: refresh_build
-    moved = _move(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder)
+    before = build or store.get_build(job.project_id, job.build_id, consistent=True)
+    if before is None:  # deleted meanwhile, with its jobs
+        return move(job, event, message, counts, artifacts, holder)
+    moved = move_in_build(before, job, event, message=message, counts=counts, artifacts=artifacts, holder=holder)
     status = Status(moved.status) if moved is not None else None
-    build = refresh_build(job.project_id, job.build_id, (before, moved) if before and moved else None)
-    if status is Status.FAILED and build is not None:
-        state = JobState(Status.FAILED, job.allow_failure)
-        if counts_as_failure(state) and build.configuration.get("matrixFastFinish"):
-            cancel_jobs(build, "Cancelled: another job failed and the matrix finishes fast.")
+    fails_build = status is Status.FAILED and counts_as_failure(JobState(Status.FAILED, job.allow_failure))
+    if fails_build and before.configuration.get("matrixFastFinish"):
+        cancel_jobs(before, "Cancelled: another job failed and the matrix finishes fast.")
     return status
+
+
+def move_in_build(
+    build: Build,
+    job: Job,
+    event: Event,
+    *,
+    lease_expires: int | None = None,
+    token_hash: str | None = None,
+    message: str | None = None,
+    counts: JobCounts | None = None,
+    artifacts: list[JobArtifact] | None = None,
+    holder: str | None = None,
+    attempts: int = _REFRESH_ATTEMPTS,
+) -> Job | None:
+    """Apply ``event`` to a job of ``build`` (both as read consistently) and write the build's state that follows
+    from it in the same transaction: the job as moved; None when the event does not apply (a lost race, a
+    duplicate delivery) or, with ``holder``, another attempt holds the job now.
+
+    A build that changed meanwhile (another of its jobs moved) is read again and its state derived again, with
+    the job's move; a job that moved meanwhile (a cancel) is read again and the event applied to its new status.
+    After ``attempts`` such rounds (a big matrix whose jobs all move at once) the job moves alone and the build
+    follows it as ``refresh_build`` derives it.
+    """
+    changes: dict[str, Any] = {"message": message, "counts": counts, "artifacts": artifacts, "holder": holder}
+    for _ in range(attempts):
+        planned = job_moves.planned_move(job, event, lease_expires=lease_expires, token_hash=token_hash, **changes)
+        if planned is None:
+            return None
+        after = _with_state(build, _derived([planned.after, *_others(build, job.job_id)]))
+        owed = _owed(build, after)
+        saved = build_states.save_build_state(build, after, owed, planned)
+        if saved is Saved.WRITTEN:
+            _written(build, after, owed)
+            return planned.after
+        if saved is Saved.JOB_REFUSED:
+            fresh = job_store.get_job(job.job_id)
+            if fresh is None or (holder is not None and fresh.token_hash != holder):
+                return None
+            job = fresh
+        time.sleep(random.uniform(0, 0.05))  # jobs of one build moving at once: not all again at the same moment
+        again = store.get_build(build.project_id, build.build_id, consistent=True)
+        if again is None:  # deleted meanwhile, with its jobs
+            return None
+        build = again
+    moved = _move(job, event, message, counts, artifacts, holder, lease_expires, token_hash)
+    if moved is not None:
+        refresh_build(moved.project_id, moved.build_id)
+    return moved
+
+
+def _others(build: Build, job_id: str) -> list[Job]:
+    """The build's other jobs, read consistently (none for a one-job build: no read)."""
+    others = [other for other in build.job_ids if other != job_id]
+    return job_store.get_jobs(others) if others else []
+
+
+def _with_state(build: Build, state: tuple[Status, datetime | None, datetime | None]) -> Build:
+    status, started, finished = state
+    return replace(build, status=str(status), started=started, finished=finished)
+
+
+def _owed(build: Build, after: Build) -> Owed | None:
+    """The announcement a write owes that finishes the build (its notifications), recorded with it."""
+    if not Status(after.status).finished or Status(build.status).finished:
+        return None
+    key = None if build.project_slug is None else (build.account_id, build.project_slug)
+    return outbox_store.owe(Announce(build.project_id, build.revision + 1, build_id=build.build_id, project_key=key))
+
+
+def _announce(build: Build, after: Build, owed: Owed | None) -> None:
+    """What follows a build's new state: its announcement sent, its commit status queued."""
+    if owed is not None:
+        outbox.send_owed(owed)
+    commit_statuses.announce_change(build, after)
+
+
+def _written(build: Build, after: Build, owed: Owed | None) -> None:
+    """What follows a job's move and its build's new state: ``_announce``, and under max_jobs, a job that ended
+    lets a waiting one go."""
+    _announce(build, after, owed)
+    if after.configuration.get("maxJobs"):
+        try:
+            job_slots.settle(after.project_id, int(after.configuration["maxJobs"]))
+        except Exception:  # the moves stand whatever happens here: the sweeper sends a waiting job again
+            log.exception("build %s: its project's job slots could not be settled", after.build_id)
 
 
 def cancel_jobs(build: Build, message: str) -> None:
@@ -157,25 +276,19 @@ def _derive_build(project_id: int, build_id: int, moved: tuple[Build, Job] | Non
     for _ in range(_REFRESH_ATTEMPTS):
         if moved is not None:
             build, job = moved
-            others = [job_id for job_id in build.job_ids if job_id != job.job_id]
-            jobs = [job, *job_store.get_jobs(others)] if others else [job]
+            jobs = [job, *_others(build, job.job_id)]
             moved = None  # a second try reads everything again
         else:
             found = store.get_build(project_id, build_id)
             if found is None:
                 return None
             build, jobs = found, job_store.get_jobs(found.job_ids)
-        status, started, finished = _derived(jobs)
-        if (build.status, build.started, build.finished) == (status, started, finished):
+        after = _with_state(build, _derived(jobs))
+        if (build.status, build.started, build.finished) == (after.status, after.started, after.finished):
             return build
-        after = replace(build, status=str(status), started=started, finished=finished)
-        owed = None
-        if status.finished and not Status(build.status).finished:  # this write finishes it: its notifications
-            owed = outbox_store.owe(Announce(build.project_id, build.revision + 1, build_id=build_id))
-        if store.save_build_state(build, after, owed=owed):
-            if owed is not None:
-                outbox.send_owed(owed)
-            commit_statuses.announce_change(build, after)
+        owed = _owed(build, after)
+        if build_states.save_build_state(build, after, owed=owed) is Saved.WRITTEN:
+            _announce(build, after, owed)
             return after
         time.sleep(0.05)
     log.error("build %s: its status could not be written after %s attempts", build_id, _REFRESH_ATTEMPTS)

@@ -14,18 +14,14 @@ from typing import Any
 
 from chalicelib import outbound
 from chalicelib.core.projects import Project, RoleRights
+from chalicelib.core.repository_names import public_repository_name
 from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.chat_notices import seal_secrets, webhook_refusal
 from chalicelib.domain.crontab import with_schedule
-from chalicelib.domain.projects import find_project, find_project_by_id
+from chalicelib.domain.project_reads import find_project, find_project_by_id
 from chalicelib.domain.repositories import valid_repository
-from chalicelib.domain.repository_credentials import (
-    NO_CREDENTIALS,
-    CredentialsChange,
-    public_repository_name,
-    with_credentials,
-)
+from chalicelib.domain.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml

@@ -1,4 +1,5 @@
-"""Projects: adding one for a repository, finding it by slug as the caller may see it, deleting it."""
+"""Projects: adding one for a repository, deleting it. Finding one as the caller may see it is
+domain/project_reads.py's."""
 
 from __future__ import annotations
 
@@ -8,16 +9,16 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from chalicelib.core.projects import Project
-from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, has_right, require_right
+from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.badges import new_badge_id
+from chalicelib.domain.project_reads import find_project
 from chalicelib.domain.repositories import repository_title, valid_repository
 from chalicelib.domain.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.validation import MAX_NAME_LENGTH
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
-from chalicelib.errors import Conflict, NotFound, Unauthorized
-from chalicelib.store import blobs, counters
-from chalicelib.store import builds as build_store
+from chalicelib.errors import Conflict
+from chalicelib.store import blobs, build_states, counters
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import job_slots as job_slot_store
 from chalicelib.store import projects as store
@@ -70,54 +71,11 @@ def slugify(name: str) -> str:
     return slug[:60].strip("-") or "project"
 
 
-def visible_projects(caller: Caller) -> list[Project]:
-    """The account's projects the caller may view."""
-    return [p for p in store.list_projects(caller.account_id) if has_right(caller, p, Right.VIEW)]
-
-
-def find_project(caller: Caller, account_name: str, slug: str, right: Right = Right.VIEW) -> Project:
-    """The project an URL names, if the caller may exercise ``right`` on it."""
-    project = None
-    if account_name.lower() == caller.account_name.lower():
-        project = store.get_project(caller.account_id, slug)
-    if project is None:
-        raise Unauthorized() if caller.is_visitor else NotFound(PROJECT_NOT_FOUND)
-    return as_seen_by(caller, require_right(caller, project, right))
-
-
-def as_seen_by(caller: Caller, project: Project) -> Project:
-    """The project as ``caller`` may hold it: to a visitor without a key, without anything a member alone may
-    see (the configuration and its secrets, credentials, webhook, badge id, per-role rights)."""
-    if not caller.is_visitor:
-        return project
-    return replace(
-        project,
-        configuration={},
-        role_rights={},
-        webhook_id="",
-        webhook_secret=None,
-        badge_id=None,
-        repository_authentication=None,
-        repository_username=None,
-        repository_password=None,
-        ssh_public_key=None,
-        ssh_private_key=None,
-        ssh_host_key=None,
-    )
-
-
-def find_project_by_id(caller: Caller, project_id: int, right: Right) -> Project:
-    project = store.get_project_by_id(caller.account_id, project_id)
-    if project is None:
-        raise Unauthorized() if caller.is_visitor else NotFound(PROJECT_NOT_FOUND)
-    return as_seen_by(caller, require_right(caller, project, right))
-
-
 def delete_project(caller: Caller, account_name: str, slug: str) -> None:
     """Remove the project and everything stored under it."""
     project = find_project(caller, account_name, slug, Right.DELETE)
     store.delete_project(project)
-    build_store.delete_project_builds(project.project_id)
+    build_states.delete_project_builds(project.project_id)
     deployment_store.delete_project_deployments(project.project_id)
     job_slot_store.forget(project.project_id)
     for prefix in blobs.project_prefixes(project.account_id, project.project_id):

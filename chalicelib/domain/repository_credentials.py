@@ -13,11 +13,11 @@ from dataclasses import dataclass, replace
 from urllib.parse import urlsplit
 
 from chalicelib.core.projects import Project
+from chalicelib.core.repository_names import public_repository_name, without_credentials
 from chalicelib.domain import secrets
 from chalicelib.domain.repositories import clone_url
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
-from chalicelib.scm.urls import without_credentials
 
 CREDENTIALS = "credentials"
 SSH = "ssh"
@@ -168,11 +168,6 @@ def status_token(project: Project) -> tuple[str | None, str] | None:
         return None
     token = secrets.decrypt(secrets.project_owner(project), PASSWORD_FIELD, project.repository_password)
     return project.repository_username, token
-
-
-def public_repository_name(project: Project) -> str:
-    """The repository name as responses show it: without credentials a project stored before they were refused."""
-    return without_credentials(project.repository_name)[0]
 
 
 def migrated(project: Project) -> Project | None:

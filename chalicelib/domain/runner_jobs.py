@@ -66,8 +66,12 @@ _RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
 )
 
 
-def build_and_project(job: Job) -> tuple[Build, Project]:
-    """The job's build and project: one read for a job that names its project's key (jobs stored before: two)."""
+def build_and_project(job: Job, read: tuple[Build | None, Project | None] = (None, None)) -> tuple[Build, Project]:
+    """The job's build and project: ``read`` with the job when its token named them (no read here), else one read
+    for a job that names its project's key (jobs stored before: two)."""
+    build, project = read
+    if build is not None and project is not None:
+        return build, project
     if job.project_slug is not None:
         found = build_store.get_build_and_project(job.account_id, job.project_id, job.build_id, job.project_slug)
     else:
@@ -106,9 +110,10 @@ def clone_credentials(job: Job) -> dict[str, str | None]:
     return {"username": source.credentials[0], "password": source.credentials[1]}
 
 
-def job_spec(job: Job) -> dict[str, Any]:
-    """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits."""
-    build, project = build_and_project(job)
+def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None)) -> dict[str, Any]:
+    """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits
+    (``read``: the job's build and project as read with it, if they were)."""
+    build, project = build_and_project(job, read)
     warnings: list[str] = []
     environment = job_environment(project, build, job, warnings.append)
     warnings += job_warnings(build.configuration, job.spec)
@@ -135,6 +140,7 @@ def job_spec(job: Job) -> dict[str, Any]:
         "warnings": warnings,
         "cacheSave": build.pull_request is None,
         "inlineDeployments": deploys_in(project, build, job),  # before_deploy and after_deploy run for them
+        "logTailOnFinish": True,  # the finish takes the log's last chunk (a runner asks: services before did not)
     }
 
 
@@ -213,17 +219,25 @@ def update_version(job: Job, version: str) -> None:
         build_store.change_version(build, version)
 
 
-def finish(job: Job, result: str, message: str | None, log_chunks: int, artifacts: list[dict[str, Any]]) -> None:
-    """The runner's last word: the log is sealed, the artifacts checked, the job ends and its token with it."""
+def finish(
+    job: Job,
+    result: str,
+    message: str | None,
+    log_chunks: int,
+    artifacts: list[dict[str, Any]],
+    build: Build | None = None,
+    log_tail: bytes | None = None,
+    log_tail_sent: bool = True,
+) -> None:
+    """The runner's last word: the log is sealed, the artifacts checked, the job ends and its token with it
+    (``build``: the job's build, read with the job when its token named it; ``log_tail``: the log's last chunk,
+    if the finish carries it, and ``log_tail_sent`` whether the runner sent a version of it before)."""
     if result not in RESULTS:
         raise Invalid(f"A job's result is one of {', '.join(RESULTS)}.")
     if not 0 <= log_chunks <= MAX_LOG_CHUNK + 1 or len(artifacts) > MAX_ARTIFACTS:
         raise Invalid("logChunks or artifacts out of range.")
     prefix = blobs.prefix_of(job)
-    try:
-        logs.seal_log(prefix, log_chunks)
-    except logs.LogIncomplete as error:
-        raise Conflict("The job's log is not all stored yet; send its missing chunks, then finish again.") from error
+    _seal_log(prefix, log_chunks, log_tail, log_tail_sent)
     stored = _stored_artifacts(prefix, artifacts)
     said = result == "failed" and bool(message)
     if said:
@@ -234,10 +248,22 @@ def finish(job: Job, result: str, message: str | None, log_chunks: int, artifact
     # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)
     holder = job.token_hash
     if result == "cancelled" or Status(job.status) is Status.CANCELLING:
-        progress.move(job, Event.STOPPED, "Cancelled by a user.", counts=counts, artifacts=stored, holder=holder)
-        progress.refresh(job)
+        progress.end_job(job, Event.STOPPED, "Cancelled by a user.", counts, stored, holder, build)
     else:
-        progress.finish_job(job, result == "success", message, counts=counts, artifacts=stored, holder=holder)
+        progress.finish_job(job, result == "success", message, counts, stored, holder, build)
+
+
+def _seal_log(prefix: str, log_chunks: int, tail: bytes | None, tail_sent: bool) -> None:
+    """The job's log made one object before the job ends: from the chunks sent and the tail its finish carries,
+    which is bounded as a chunk is and written nowhere but under the job's own prefix."""
+    if tail is not None and log_chunks == 0:
+        raise Invalid("logTail is the log's last chunk: logChunks counts it, so it is 1 or more.")
+    if tail is not None and len(tail) > MAX_LOG_CHUNK_BYTES:
+        raise Invalid(f"logTail holds at most {MAX_LOG_CHUNK_BYTES:,} bytes, as a log chunk does.")
+    try:
+        logs.seal_log(prefix, log_chunks, tail, tail_sent)
+    except logs.LogIncomplete as error:
+        raise Conflict("The job's log is not all stored yet; send its missing chunks, then finish again.") from error
 
 
 def job_counts(job_id: str, artifacts: int) -> JobCounts:

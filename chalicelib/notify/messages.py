@@ -11,7 +11,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.jobs import Job, JobArtifact
 from chalicelib.core.projects import Project
-from chalicelib.scm.urls import without_credentials
+from chalicelib.core.repository_names import without_credentials
 from chalicelib.shapes.builds import counts_json
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs

@@ -23,7 +23,7 @@ from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.cache import restore_cache, save_cache
 from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket, TokenRevoked
+from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Run
 from chalicelib.runner.worker_api import WorkerApi
@@ -117,8 +117,12 @@ def _run(client: JobClient, spec: dict[str, Any], work: Path) -> str:
     if reason in (CANCELLED, LEASE_LOST):
         result = "cancelled"
     try:
-        chunks = stream.close()
-        client.finish(result, message, chunks, [_artifact_json(artifact) for artifact in run.artifacts])
+        artifacts = [_artifact_json(artifact) for artifact in run.artifacts]
+        if spec.get("logTailOnFinish"):  # the last chunk rides on the finish
+            log_end = stream.close_keeping_tail(MAX_LOG_TAIL_BYTES)
+            client.finish(result, message, log_end.chunks, artifacts, log_end.tail, log_end.tail_sent)
+        else:  # a service from before tails would leave it out of the log
+            client.finish(result, message, stream.close(), artifacts)
     except TokenRevoked:
         return LEASE_LOST  # the service ended the job already (a lost lease): nothing more to say
     return result

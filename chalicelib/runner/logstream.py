@@ -1,6 +1,7 @@
 """A running job's log: masked line by line, then sent in numbered chunks that the API can read meanwhile.
 
 Where a chunk goes is the caller's ``sink``: the job protocol for a runner, S3 itself for the service's own jobs.
+A runner keeps its last chunk back when it closes the log (``close_keeping_tail``): its finish carries it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 MASK = "[secure]"
 MIN_SECRET_CHARS = 3  # shorter values would mask every "a" or "10" of the log, destroying it
@@ -51,6 +53,15 @@ class SecretMask:
         return self._pattern.sub(MASK, text) if self._pattern else text
 
 
+@dataclass(frozen=True)
+class LogEnd:
+    """A log closed with its last chunk kept back from the sink, for the caller's last word to carry."""
+
+    chunks: int  # how many chunks the log has
+    tail: bytes | None  # chunk ``chunks - 1`` as it ends, which the sink never got (None: the sink has every chunk)
+    tail_sent: bool  # whether the sink was ever handed a version of that last chunk (and so may hold one)
+
+
 class LogStream:
     """A job's log, written line by line, visible through the API within seconds, never all in memory.
 
@@ -85,10 +96,12 @@ class LogStream:
         self._size = 0  # ... and how much of it is filled
         self._index = 0  # its number
         self._stored_size = 0  # how much of it the sink has
+        self._offered = False  # whether the sink was handed a version of it (it may hold one, even if the call failed)
         self._full: deque[tuple[int, mmap.mmap]] = deque()  # full chunks the sink does not have yet
         self._lines = 0
         self._closed = False  # no more writes
-        self._sealed = False  # every chunk is sent
+        self._keep_tail = False  # the chunk being filled is the caller's to send, not the sink's
+        self._end: LogEnd | None = None  # once every chunk is sent (but a tail kept back)
         self._abandoned = False  # the sink will never take more: writers stop waiting for it
         self._stop = threading.Event()
         self._timer = threading.Thread(
@@ -127,19 +140,30 @@ class LogStream:
 
     def close(self) -> int:
         """Send what is left; how many chunks the log has. Raises if the sink refuses, and may be called again."""
+        return self._close(max_tail_bytes=0).chunks
+
+    def close_keeping_tail(self, max_tail_bytes: int) -> LogEnd:
+        """Close the log as ``close`` does, but keep back the chunk being filled if it holds at most
+        ``max_tail_bytes``: the caller's last word carries it, which saves the sink a call. Raises if the sink
+        refuses, and may be called again."""
+        return self._close(max_tail_bytes)
+
+    def _close(self, max_tail_bytes: int) -> LogEnd:
         with self._close_lock:
+            if self._end is not None:
+                return self._end
             with self._lock:
                 self._closed = True
-                chunk_count = self._index + (1 if self._size else 0)
-            if self._sealed:
-                return chunk_count
+                self._keep_tail = 0 < self._size <= max_tail_bytes  # from now on no push sends the chunk being filled
+                chunks = self._index + (1 if self._size else 0)
             self._stop.set()
             self._timer.join()
             self._push()
-            self._sealed = True
             with self._lock:
+                tail = self._current[: self._size] if self._keep_tail and self._current is not None else None
+                self._end = LogEnd(chunks, tail, self._offered if tail is not None else chunks > 0)
                 self._current = None
-            return chunk_count
+            return self._end
 
     def _append(self, data: bytes) -> None:
         """Add ``data`` to the current chunk, moving on to the next one each time a chunk is full (holding _lock)."""
@@ -153,7 +177,7 @@ class LogStream:
             data = data[room:]
             if self._size == self._chunk_bytes:
                 self._full.append((self._index, self._current))
-                self._current, self._size, self._stored_size = None, 0, 0
+                self._current, self._size, self._stored_size, self._offered = None, 0, 0, False
                 self._index += 1
 
     def _push(self) -> None:
@@ -170,7 +194,8 @@ class LogStream:
                 del buffer  # the sink has it: its memory goes back now, not when this push ends
             with self._lock:
                 index, size, current = self._index, self._size, self._current
-                grew = current is not None and size != self._stored_size
+                grew = current is not None and size != self._stored_size and not self._keep_tail
+                self._offered = self._offered or grew
             if current is not None and grew:
                 # only bytes before ``size`` are read, and the writer writes after them (or into a new buffer)
                 self._sink(index, memoryview(current)[:size])

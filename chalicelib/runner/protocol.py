@@ -7,7 +7,9 @@ the token stops working and every call answers 401, which the runner takes as "s
 
 from __future__ import annotations
 
+import base64
 import json
+import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +17,11 @@ from typing import Any, BinaryIO
 
 import urllib3
 
+log = logging.getLogger(__name__)
 _TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
 _RETRIES = urllib3.Retry(total=3, backoff_factor=0.5, allowed_methods=None, status_forcelist=(502, 503, 504))
+MAX_JSON_BYTES = 1024 * 1024  # the service refuses bigger JSON bodies (api/http.py's MAX_BODY_BYTES)
+MAX_LOG_TAIL_BYTES = 512 * 1024  # a log's last chunk up to this rides on the finish: 683 KiB as base64, in 1 MiB
 
 
 class ProtocolError(Exception):
@@ -116,9 +121,36 @@ class JobClient:
         """The build's version (``UpdateBuild -Version``)."""
         self._call("PUT", "/build", dict(fields))
 
-    def finish(self, result: str, message: str | None, log_chunks: int, artifacts: list[dict[str, Any]]) -> None:
-        """End the job; its token stops working."""
+    def finish(
+        self,
+        result: str,
+        message: str | None,
+        log_chunks: int,
+        artifacts: list[dict[str, Any]],
+        log_tail: bytes | None = None,
+        log_tail_sent: bool = True,
+    ) -> None:
+        """End the job; its token stops working.
+
+        ``log_tail`` is chunk ``log_chunks - 1`` of the log, masked and kept back from the log stream
+        (``log_tail_sent``: whether an earlier version of it was sent). It rides on the finish, which saves a call
+        (and for a log never sent, all but one S3 put); if the body has no room for it, or that finish is refused
+        (a service from before ``logTail`` ignores it and misses the chunk), it is stored as any chunk is and the
+        job finished without it.
+        """
         body = {"result": result, "message": message, "logChunks": log_chunks, "artifacts": artifacts}
+        if log_tail is not None:
+            tail = {"logTail": base64.b64encode(log_tail).decode("ascii"), "logTailSent": log_tail_sent}
+            with_tail = json.dumps({**body, **tail}).encode()
+            if len(with_tail) <= MAX_JSON_BYTES:
+                try:
+                    self._call("POST", "/finish", body=with_tail)
+                    return
+                except TokenRevoked:
+                    raise
+                except ProtocolError as error:
+                    log.warning("The finish carrying the log's last chunk failed; storing the chunk first: %s", error)
+            self.put_log_chunk(log_chunks - 1, log_tail)
         self._call("POST", "/finish", body)
 
     def send_file(self, upload: Upload, path: Path) -> None:

@@ -8,7 +8,7 @@ from pynamodb.exceptions import DeleteError, UpdateError
 from pynamodb.expressions.update import Action
 
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.store.models import BuildAgentModel
+from chalicelib.store.delivery_models import BuildAgentModel
 from chalicelib.store.transactions import is_condition_failure
 
 

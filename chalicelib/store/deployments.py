@@ -14,8 +14,9 @@ from chalicelib.core.jobs import Job
 from chalicelib.errors import Conflict
 from chalicelib.store import batch, outbox
 from chalicelib.store.builds import build_from_model
+from chalicelib.store.delivery_models import DeploymentModel
 from chalicelib.store.jobs import job_from_model, job_model
-from chalicelib.store.models import BuildModel, DeploymentModel, JobModel, ProjectModel
+from chalicelib.store.models import BuildModel, JobModel, ProjectModel
 from chalicelib.store.outbox import Owed
 from chalicelib.store.projects import project_from_model
 from chalicelib.store.transactions import atomically, claim, is_claimed, is_condition_failure, rewrite_unchanged

@@ -14,7 +14,7 @@ from pynamodb.transactions import TransactWrite
 
 from chalicelib.core.environments import Environment
 from chalicelib.errors import Conflict, NotFound
-from chalicelib.store.models import EnvironmentModel
+from chalicelib.store.delivery_models import EnvironmentModel
 from chalicelib.store.transactions import atomically, claim, is_claimed, release
 
 ENVIRONMENT_NOT_FOUND = "Environment not found or access denied."

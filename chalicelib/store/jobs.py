@@ -5,16 +5,20 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import replace
-from datetime import UTC, datetime
 from typing import Any
 
 from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.update import Action
 
-from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
-from chalicelib.core.status import Event, Status, next_status
-from chalicelib.store.job_forms import artifact_item, artifacts_from_items, counts_from_item, counts_item
-from chalicelib.store.models import JobModel
+from chalicelib.core.builds import Build
+from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.projects import Project
+from chalicelib.core.status import Status
+from chalicelib.store.batch import Key, get_items, of_model
+from chalicelib.store.builds import build_from_model
+from chalicelib.store.job_forms import artifacts_from_items, counts_from_item
+from chalicelib.store.models import BuildModel, JobModel, ProjectModel
+from chalicelib.store.projects import project_from_model
 from chalicelib.store.transactions import is_condition_failure
 
 LEASED = "running"  # the one partition of the lease index: jobs that hold a lease
@@ -121,116 +125,27 @@ def get_jobs(job_ids: list[str]) -> list[Job]:
     return [found[job_id] for job_id in job_ids if job_id in found]
 
 
+def get_job_build_and_project(
+    job_id: str, account_id: int, project_id: int, build_id: int, slug: str | None
+) -> tuple[Job | None, Build | None, Project | None]:
+    """A job, the build and (with ``slug``) the project it names, in one consistent read; each None when not
+    found. The caller checks they belong together: the keys are a runner's word until its job is checked."""
+    keys: list[Key] = [(JobModel, job_id, None), (BuildModel, project_id, build_id)]
+    if slug is not None:
+        keys.append((ProjectModel, account_id, slug))
+    found = get_items(keys)
+    job, build = next(iter(of_model(found, JobModel)), None), next(iter(of_model(found, BuildModel)), None)
+    project = next(iter(of_model(found, ProjectModel)), None)
+    return (
+        None if job is None else job_from_model(job),
+        None if build is None else build_from_model(build),
+        None if project is None else project_from_model(project),
+    )
+
+
 def expired_leases(now: int, limit: int = 100) -> list[Job]:
     """Running jobs whose runner stopped renewing its lease before ``now`` (epoch seconds)."""
     return [job_from_model(m) for m in JobModel.by_lease.query(LEASED, JobModel.lease_expires < now, limit=limit)]
-
-
-def transition(
-    job_id: str,
-    current: Status,
-    event: Event,
-    *,
-    lease_expires: int | None = None,
-    token_hash: str | None = None,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-) -> Job | None:
-    """Apply ``event`` to a job that is in ``current``, as the transition table says: the one write of a job's status
-    after it is created. The job as it is after the move (the write returns it); None when the event does not apply
-    to ``current`` or the job is not in ``current`` any more (a lost race, a duplicate delivery: nothing is written),
-    or, with ``holder``, when its token no longer hashes to it (another attempt holds the job now).
-
-    What comes with the move follows from it: a claim leases the job (until ``lease_expires``, for the runner whose
-    token hashes to ``token_hash``, the only credential it gets); a move to a final status drops the lease and the
-    token and keeps ``message``, ``counts`` and ``artifacts``; a re-queue forgets the last run and where it ran.
-    """
-    after = next_status(current, event)
-    if after is None:
-        return None
-    now = datetime.now(UTC)
-    actions: list[Any] = [JobModel.status.set(str(after)), JobModel.updated.set(now)]
-    if event is Event.CLAIM:
-        actions += _claimed(now, lease_expires, token_hash)
-    elif event is Event.REQUEUE:
-        actions += _queued_again()
-    if after.finished:
-        actions += _finished(now, message, counts, artifacts)
-    condition = JobModel.status == str(current)
-    if holder is not None:
-        condition &= JobModel.token_hash == holder
-    model = JobModel(job_id)
-    try:
-        model.update(actions=actions, condition=condition)
-    except UpdateError as error:
-        if is_condition_failure(error):
-            return None
-        raise
-    return job_from_model(model)
-
-
-def _claimed(now: datetime, lease_expires: int | None, token_hash: str | None) -> list[Any]:
-    if lease_expires is None:
-        raise ValueError("a claim leases the job: lease_expires is needed")
-    actions = [
-        JobModel.started.set(now),
-        JobModel.attempts.add(1),
-        JobModel.leased.set(LEASED),
-        JobModel.lease_expires.set(lease_expires),
-        JobModel.waiting.remove(),  # claimed: nothing left to re-send
-        JobModel.sent_at.remove(),
-        JobModel.message.remove(),  # what it said while it waited (for a build agent)
-    ]
-    if token_hash is not None:
-        actions.append(JobModel.token_hash.set(token_hash))
-        actions.append(JobModel.credentials_taken.remove())  # this attempt's runner may take them
-    return actions
-
-
-def _finished(
-    now: datetime, message: str | None, counts: JobCounts | None, artifacts: list[JobArtifact] | None
-) -> list[Any]:
-    actions = [
-        JobModel.finished.set(now),
-        JobModel.leased.remove(),
-        JobModel.lease_expires.remove(),
-        JobModel.token_hash.remove(),  # the runner's token dies with the job
-        JobModel.waiting.remove(),  # a job cancelled while queued: nothing left to send
-        JobModel.sent_at.remove(),
-    ]
-    if message is not None:
-        actions.append(JobModel.message.set(message))
-    if counts is not None:
-        actions.append(JobModel.counts.set(counts_item(counts)))
-    if artifacts is not None:
-        actions.append(JobModel.artifacts.set([artifact_item(artifact) for artifact in artifacts]))
-    return actions
-
-
-def _queued_again() -> list[Any]:
-    """A re-run of the incomplete jobs: the job's last run is forgotten, and its message is sent until claimed; it is
-    placed on an executor again when dispatched (an agent deleted since, one registered since)."""
-    return [
-        JobModel.started.remove(),
-        JobModel.finished.remove(),
-        JobModel.message.remove(),
-        JobModel.counts.remove(),
-        JobModel.artifacts.remove(),
-        JobModel.reports.remove(),
-        JobModel.executor.remove(),
-        JobModel.run_on.remove(),
-        JobModel.external_id.remove(),
-        JobModel.waiting.set(WAITING),
-        JobModel.sent_at.set(int(time.time())),
-    ]
-
-
-def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) -> Job | None:
-    """queued -> running for the dispatcher or agent that wins: the job as claimed (the claim's write returns it);
-    a duplicate delivery loses and gets None."""
-    return transition(job_id, Status.QUEUED, Event.CLAIM, lease_expires=lease_expires, token_hash=token_hash)
 
 
 def unclaimed_jobs(partition: str, sent_before: int, limit: int = 100) -> list[str]:

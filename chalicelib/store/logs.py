@@ -5,6 +5,7 @@
 
 S3 has no append, so a log stream re-sends its current chunk as it grows and starts a new one when it is
 full (see chalicelib/runner/logstream.py): a runner through the job protocol, which stores each chunk here.
+A runner's finish carries its last chunk: a log of one chunk it never sent goes straight to log.txt.
 How the API reads it is store/log_reads.py.
 """
 
@@ -53,15 +54,18 @@ def _chunks_prefix(job_prefix: str) -> str:
     return f"{job_prefix}log/chunks/"
 
 
+def _chunk_key(job_prefix: str, index: int) -> str:
+    return f"{_chunks_prefix(job_prefix)}{index:06d}"
+
+
 def put_chunk(job_prefix: str, index: int, body: Buffer) -> None:
     """Store (or replace) chunk ``index`` of a running log; ``body`` is read in place, never copied whole."""
+    _put(_chunk_key(job_prefix, index), body)
+
+
+def _put(key: str, body: Buffer) -> None:
     with BufferReader(body) as reader:
-        aws.client("s3").put_object(
-            Bucket=settings().bucket,
-            Key=f"{_chunks_prefix(job_prefix)}{index:06d}",
-            Body=reader,
-            ContentType=CONTENT_TYPE,
-        )
+        aws.client("s3").put_object(Bucket=settings().bucket, Key=key, Body=reader, ContentType=CONTENT_TYPE)
 
 
 def chunk_sink(job_prefix: str) -> Callable[[int, Buffer], None]:
@@ -114,20 +118,41 @@ class BufferReader(io.RawIOBase):
         super().close()
 
 
-def seal_log(job_prefix: str, chunk_count: int) -> None:
+def seal_log(job_prefix: str, chunk_count: int, tail: bytes | None = None, tail_sent: bool = True) -> None:
     """Make chunks ``0 .. chunk_count-1`` the single object log.txt, then drop the chunks.
 
-    Raises LogIncomplete if one of them is missing, and ClientError if S3 refuses; either way the
-    chunks stay, so sealing can be tried again.
+    ``tail`` is the last of them when its writer kept it back rather than stored it (a runner's finish carries
+    it): a log of that one chunk becomes log.txt as it is, with nothing to list, copy or delete unless a version
+    of it was sent before (``tail_sent``); a longer log's tail is stored as its chunk once the others are found.
+    Raises LogIncomplete if one of them is missing, and ClientError if S3 refuses; either way the chunks stay,
+    so sealing can be tried again.
     """
+    key = job_log_key(job_prefix)
+    if tail is not None and chunk_count == 1 and not tail_sent:
+        _put(key, tail)  # the writer says no chunk was sent: one it sent anyway stays under its own prefix
+        return
+    listed = list_chunks(job_prefix)
+    stored = chunk_count - 1 if tail is not None else chunk_count
+    chunks = listed[:stored]
+    if [chunk.key for chunk in chunks] != [_chunk_key(job_prefix, index) for index in range(stored)]:
+        raise LogIncomplete(f"{len(chunks)} of the {stored} chunks of {key} are in S3")
+    if tail is not None and stored == 0:
+        _put(key, tail)
+    else:
+        if tail is not None:
+            put_chunk(job_prefix, stored, tail)
+            chunks.append(Chunk(_chunk_key(job_prefix, stored), len(tail)))
+        _join(key, chunks)
+    try:  # listed once: the chunks are the service's to write
+        delete_keys(sorted({chunk.key for chunk in listed} | {chunk.key for chunk in chunks}))
+    except ClientError as error:  # the log is whole; leftover chunks go with the build's prefix
+        logger.warning("Could not delete the chunks of %s: %s", key, error)
+
+
+def _join(key: str, chunks: list[Chunk]) -> None:
+    """The object ``key`` made of ``chunks``, in order."""
     s3 = aws.client("s3")
     bucket = settings().bucket
-    key = job_log_key(job_prefix)
-    listed = list_chunks(job_prefix)
-    chunks = listed[:chunk_count]
-    expected = [f"{_chunks_prefix(job_prefix)}{index:06d}" for index in range(chunk_count)]
-    if [chunk.key for chunk in chunks] != expected:
-        raise LogIncomplete(f"{len(chunks)} of the {chunk_count} chunks of {key} are in S3")
     if not chunks:
         s3.put_object(Bucket=bucket, Key=key, Body=b"", ContentType=CONTENT_TYPE)
     elif len(chunks) == 1:
@@ -143,10 +168,6 @@ def seal_log(job_prefix: str, chunk_count: int) -> None:
         s3.put_object(Bucket=bucket, Key=key, Body=body, ContentType=CONTENT_TYPE)
     else:
         _compose_multipart(key, chunks)
-    try:
-        delete_keys([chunk.key for chunk in listed])  # listed once: the chunks are the service's to write
-    except ClientError as error:  # the log is whole; leftover chunks go with the build's prefix
-        logger.warning("Could not delete the chunks of %s: %s", key, error)
 
 
 def _compose_multipart(key: str, chunks: list[Chunk]) -> None:

@@ -1,4 +1,9 @@
-"""PynamoDB models: one per DynamoDB table. Table names come from the stage's settings on each use."""
+"""PynamoDB models: one per DynamoDB table. Table names come from the stage's settings on each use.
+
+The tables a request to read accounts, projects, builds and jobs uses are here; those of what surrounds builds
+(reports, deployments, environments, build agents, the outbox) are store/delivery_models.py's, so that such a
+request does not build their models (each costs its import: a function's cold start).
+"""
 
 from __future__ import annotations
 
@@ -25,7 +30,7 @@ from chalicelib.config import settings
 connection_base.get_session = aws.botocore_session
 
 
-class _TableName:
+class TableName:
     """A ``Meta.table_name`` read from the settings whenever PynamoDB asks for it."""
 
     def __init__(self, table: str) -> None:
@@ -40,7 +45,7 @@ class CounterModel(Model):
     project's job slots under max_jobs (store/job_slots.py)."""
 
     class Meta:
-        table_name = _TableName("counters")
+        table_name = TableName("counters")
 
     name = UnicodeAttribute(hash_key=True)
     value = NumberAttribute(default=0)
@@ -53,7 +58,7 @@ class UniqueModel(Model):
     """Claims on names that must be unique (account names, e-mails and role names in an account)."""
 
     class Meta:
-        table_name = _TableName("uniques")
+        table_name = TableName("uniques")
 
     key = UnicodeAttribute(hash_key=True)
     expires = TTLAttribute(null=True)  # claims that only need to outlive retries (webhook deliveries) expire
@@ -63,7 +68,7 @@ class AccountModel(Model):
     """An account, found by the lower-cased name that URLs carry."""
 
     class Meta:
-        table_name = _TableName("accounts")
+        table_name = TableName("accounts")
 
     name_key = UnicodeAttribute(hash_key=True)
     name = UnicodeAttribute()
@@ -89,7 +94,7 @@ class MemberModel(Model):
     """
 
     class Meta:
-        table_name = _TableName("members")
+        table_name = TableName("members")
 
     account_id = NumberAttribute(hash_key=True)
     user_id = NumberAttribute(range_key=True)
@@ -117,7 +122,7 @@ class RoleModel(Model):
     against lost writes (items from before it was kept have none)."""
 
     class Meta:
-        table_name = _TableName("roles")
+        table_name = TableName("roles")
 
     account_id = NumberAttribute(hash_key=True)
     role_id = NumberAttribute(range_key=True)
@@ -134,7 +139,7 @@ class ApiKeyModel(Model):
     """An API key, stored only as its SHA-256; ``account_id`` is absent for user-level (v2) keys."""
 
     class Meta:
-        table_name = _TableName("api-keys")
+        table_name = TableName("api-keys")
 
     key_hash = UnicodeAttribute(hash_key=True)
     user_id = NumberAttribute()
@@ -148,7 +153,7 @@ class SessionModel(Model):
     after ``expires`` (reads check ``expires`` themselves, since that removal can lag by days)."""
 
     class Meta:
-        table_name = _TableName("sessions")
+        table_name = TableName("sessions")
 
     token_hash = UnicodeAttribute(hash_key=True)
     account_id = NumberAttribute()
@@ -216,12 +221,12 @@ class ProjectByScheduleIndex(GlobalSecondaryIndex["ProjectModel"]):
 class ProjectModel(Model):
     """A project, keyed by its account and its slug (so a slug is unique per account by construction).
 
-    ``revision`` guards settings against lost updates; ``next_build_number`` is the build counter,
-    moved only by atomic updates.
+    ``revision`` guards settings against lost updates; ``next_build_number`` is the build counter, moved on by
+    the transaction that stores a build, under the condition that it is still the number that build took.
     """
 
     class Meta:
-        table_name = _TableName("projects")
+        table_name = TableName("projects")
 
     account_id = NumberAttribute(hash_key=True)
     slug = UnicodeAttribute(range_key=True)
@@ -311,7 +316,7 @@ class BuildModel(Model):
     """
 
     class Meta:
-        table_name = _TableName("builds")
+        table_name = TableName("builds")
 
     project_id = NumberAttribute(hash_key=True)
     build_id = NumberAttribute(range_key=True)
@@ -379,7 +384,7 @@ class JobModel(Model):
     """A build job: one cell of the matrix, claimed by one runner at a time."""
 
     class Meta:
-        table_name = _TableName("jobs")
+        table_name = TableName("jobs")
 
     job_id = UnicodeAttribute(hash_key=True)
     build_id = NumberAttribute()
@@ -415,160 +420,3 @@ class JobModel(Model):
     by_build = JobByBuildIndex()
     by_lease = JobByLeaseIndex()
     by_wait = JobByWaitIndex()
-
-
-class BuildAgentByKeyIndex(GlobalSecondaryIndex["BuildAgentModel"]):
-    """A build agent by the hash of its key: how its requests are recognised."""
-
-    class Meta:
-        index_name = "by-key"
-        projection = AllProjection()
-
-    key_hash = UnicodeAttribute(hash_key=True)
-
-
-class BuildAgentModel(Model):
-    """A build agent of an account: the images whose jobs it takes, its key's hash, when it was last heard from."""
-
-    class Meta:
-        table_name = _TableName("build-agents")
-
-    account_id = NumberAttribute(hash_key=True)
-    agent_id = NumberAttribute(range_key=True)
-    name = UnicodeAttribute()
-    images = JSONAttribute()  # the image names, as registered
-    key_hash = UnicodeAttribute()
-    created = UTCDateTimeAttribute()
-    last_contact = UTCDateTimeAttribute(null=True)
-    job_id = UnicodeAttribute(null=True)
-    pull_requests = BooleanAttribute(default=False, null=True)
-    by_key = BuildAgentByKeyIndex()
-
-
-class JobReportModel(Model):
-    """What a running job reported through the Build Worker API: a message, a compilation message or a test.
-
-    ``report`` orders a job's reports and names tests: ``message#<ns>``, ``compilation#<ns>`` or
-    ``test#<sha256 of the name>`` (a test is updated by name). Removed with the job's build.
-    """
-
-    class Meta:
-        table_name = _TableName("job-reports")
-
-    job_id = UnicodeAttribute(hash_key=True)
-    report = UnicodeAttribute(range_key=True)
-    body = JSONAttribute()
-    created = UTCDateTimeAttribute()
-
-
-class EnvironmentByAccessKeyIndex(GlobalSecondaryIndex["EnvironmentModel"]):
-    """An environment by the hash of its access key: how a deployment agent is recognised."""
-
-    class Meta:
-        index_name = "by-access-key"
-        projection = AllProjection()
-
-    access_key_hash = UnicodeAttribute(hash_key=True)
-
-
-class EnvironmentModel(Model):
-    """A deployment environment of an account: a provider and its settings.
-
-    The access key is kept encrypted (settings responses show it) and hashed (agents are found by it);
-    ``revision`` guards updates against lost writes.
-    """
-
-    class Meta:
-        table_name = _TableName("environments")
-
-    account_id = NumberAttribute(hash_key=True)
-    environment_id = NumberAttribute(range_key=True)
-    name = UnicodeAttribute()
-    provider = UnicodeAttribute()
-    access_key = UnicodeAttribute()  # a secrets token (KMS ciphertext)
-    access_key_hash = UnicodeAttribute()
-    settings = JSONAttribute()  # providerSettings, environmentVariables, notifications: secrets as tokens
-    created = UTCDateTimeAttribute()
-    updated = UTCDateTimeAttribute(null=True)
-    revision = NumberAttribute(default=1)
-    by_access_key = EnvironmentByAccessKeyIndex()
-
-
-class DeploymentByIdIndex(GlobalSecondaryIndex["DeploymentModel"]):
-    """A deployment by its id alone."""
-
-    class Meta:
-        index_name = "by-id"
-        projection = AllProjection()
-
-    deployment_id = NumberAttribute(hash_key=True)
-
-
-class DeploymentByEnvironmentIndex(GlobalSecondaryIndex["DeploymentModel"]):
-    """An environment's deployments, newest first."""
-
-    class Meta:
-        index_name = "by-environment"
-        projection = AllProjection()
-
-    environment_id = NumberAttribute(hash_key=True)
-    deployment_id = NumberAttribute(range_key=True)
-
-
-class DeploymentModel(Model):
-    """A deployment of a build to an environment, keyed by project so its history is one Query."""
-
-    class Meta:
-        table_name = _TableName("deployments")
-
-    project_id = NumberAttribute(hash_key=True)
-    deployment_id = NumberAttribute(range_key=True)
-    account_id = NumberAttribute()
-    project_slug = UnicodeAttribute(null=True)  # slugs never change: a page's projects are read by key with the rest
-    environment_id = NumberAttribute(null=True)  # absent on inline deployments: the by-environment index skips them
-    environment = JSONAttribute()  # EnvironmentAtStart's fields: it may change or go later (store/deployments.py)
-    inline = JSONAttribute(null=True)  # an inline deployment's deploy: entry {entry, provider}; absent otherwise
-    build_id = NumberAttribute()
-    build_job_id = UnicodeAttribute(null=True)
-    variables = JSONAttribute(null=True)  # the start request's environmentVariables
-    job_ids = JSONAttribute()
-    status = UnicodeAttribute()
-    created = UTCDateTimeAttribute()
-    started = UTCDateTimeAttribute(null=True)
-    finished = UTCDateTimeAttribute(null=True)
-    updated = UTCDateTimeAttribute(null=True)
-    revision = NumberAttribute(default=1)
-    notified_revision = NumberAttribute(null=True)  # the finished revision its notifications went out for
-    by_id = DeploymentByIdIndex()
-    by_environment = DeploymentByEnvironmentIndex()
-
-
-class OutboxModel(Model):
-    """Queue messages owed: each written in the same transaction as the change it announces, and deleted once it is
-    sent. What is still here a while later is sent again by the sweeper (the send after the write had failed)."""
-
-    class Meta:
-        table_name = _TableName("outbox")
-
-    owed = UnicodeAttribute(hash_key=True)  # "owed#0" to "owed#7", from the id: the outbox holds messages in flight
-    message_id = UnicodeAttribute(range_key=True)  # "<epoch seconds, 10 digits>#<random>": the oldest first
-    body = JSONAttribute()  # the message (core/messages.py), with its kind
-
-
-ALL_MODELS: tuple[type[Model], ...] = (
-    CounterModel,
-    UniqueModel,
-    AccountModel,
-    MemberModel,
-    RoleModel,
-    ApiKeyModel,
-    SessionModel,
-    ProjectModel,
-    BuildModel,
-    JobModel,
-    BuildAgentModel,
-    JobReportModel,
-    EnvironmentModel,
-    DeploymentModel,
-    OutboxModel,
-)

@@ -6,7 +6,8 @@ from pynamodb.exceptions import UpdateError
 
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
-from chalicelib.store.models import BuildModel, DeploymentModel
+from chalicelib.store.delivery_models import DeploymentModel
+from chalicelib.store.models import BuildModel
 from chalicelib.store.transactions import is_condition_failure
 
 

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.core.messages import Announce, Message, NotAMessage, announcement, body_of
-from chalicelib.store.models import OutboxModel
+from chalicelib.store.delivery_models import OutboxModel
 
 OWED = "owed"
 # The entries spread over this many partitions ("owed#0" ...), so that the finishing writes of many tenants'
@@ -46,8 +46,11 @@ class Owed:
 
 
 def owe(message: Message) -> Owed:
-    """``message``, owed from now."""
-    return Owed(_new_id(time.time()), message)
+    """``message``, owed from now (an announcement names its entry: its receiver forgets it once handled)."""
+    message_id = _new_id(time.time())
+    if isinstance(message, Announce):
+        message = replace(message, owed_id=message_id)
+    return Owed(message_id, message)
 
 
 def _new_id(at: float) -> str:

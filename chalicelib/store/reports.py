@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from chalicelib.core.reports import COMPILATION, MESSAGE, TEST, Report
-from chalicelib.store.models import JobReportModel
+from chalicelib.store.delivery_models import JobReportModel
 
 
 def _report_key(kind: str, body: dict[str, Any]) -> str:

@@ -6,8 +6,46 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from pynamodb.models import Model
+
 from chalicelib import aws
-from chalicelib.store.models import ALL_MODELS
+from chalicelib.store.delivery_models import (
+    BuildAgentModel,
+    DeploymentModel,
+    EnvironmentModel,
+    JobReportModel,
+    OutboxModel,
+)
+from chalicelib.store.models import (
+    AccountModel,
+    ApiKeyModel,
+    BuildModel,
+    CounterModel,
+    JobModel,
+    MemberModel,
+    ProjectModel,
+    RoleModel,
+    SessionModel,
+    UniqueModel,
+)
+
+ALL_MODELS: tuple[type[Model], ...] = (  # every table
+    CounterModel,
+    UniqueModel,
+    AccountModel,
+    MemberModel,
+    RoleModel,
+    ApiKeyModel,
+    SessionModel,
+    ProjectModel,
+    BuildModel,
+    JobModel,
+    BuildAgentModel,
+    JobReportModel,
+    EnvironmentModel,
+    DeploymentModel,
+    OutboxModel,
+)
 
 
 def ensure_tables() -> list[str]:

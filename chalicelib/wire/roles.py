@@ -1,15 +1,63 @@
-"""Role shapes: the list form, the details form with permission groups, and the update body."""
+"""Role shapes: the list form, the details form with permission groups (and the groups), and the update body."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.core.roles import Role
-from chalicelib.domain.permissions import GROUPS, Permission
+from chalicelib.domain.permissions import Permission
 from chalicelib.domain.roles import MAX_ROLE_NAME_LENGTH
 from chalicelib.domain.validation import invalid
 from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
+
+
+@dataclass(frozen=True)
+class PermissionGroup:
+    """A group of permissions as role details show it, each permission with its description."""
+
+    name: str
+    permissions: tuple[tuple[Permission, str], ...]  # (permission, description)
+
+
+GROUPS: tuple[PermissionGroup, ...] = (
+    PermissionGroup(
+        "Projects",
+        (
+            (Permission.MANAGE_PROJECTS, "Add and delete projects"),
+            (Permission.UPDATE_PROJECT_SETTINGS, "Update project settings"),
+            (Permission.RUN_PROJECT_BUILD, "Run, re-run and cancel project builds"),
+            (Permission.DELETE_PROJECT_BUILDS, "Delete project builds"),
+        ),
+    ),
+    PermissionGroup(
+        "Environments",
+        (
+            (Permission.MANAGE_ENVIRONMENTS, "Add and delete deployment environments"),
+            (Permission.UPDATE_ENVIRONMENT_SETTINGS, "Update deployment environment settings"),
+            (Permission.DEPLOY_TO_ENVIRONMENT, "Deploy builds to environments"),
+        ),
+    ),
+    PermissionGroup("Account", ((Permission.UPDATE_ACCOUNT_DETAILS, "Update account details"),)),
+    PermissionGroup(
+        "Users",
+        (
+            (Permission.ADD_USER, "Add users and collaborators"),
+            (Permission.UPDATE_USER_DETAILS, "Update users and collaborators"),
+            (Permission.DELETE_USER, "Delete users and collaborators"),
+        ),
+    ),
+    PermissionGroup(
+        "Roles",
+        (
+            (Permission.ADD_ROLE, "Add roles"),
+            (Permission.UPDATE_ROLE_DETAILS, "Update roles"),
+            (Permission.DELETE_ROLE, "Delete roles"),
+        ),
+    ),
+    PermissionGroup("User", ((Permission.CONFIGURE_API_KEYS, "Generate API keys"),)),
+)
 
 
 def role_summary(role: Role) -> dict[str, Any]:

@@ -7,34 +7,34 @@ import logging
 
 from chalice.app import CloudWatchEvent, SQSEvent
 
-from chalicelib.core.messages import job_message
+from chalicelib.core.messages import RunJob, job_message
 from chalicelib.domain import outbox, progress
 
 log = logging.getLogger(__name__)
 
 
-def _job_ids(event: SQSEvent) -> list[str]:
-    ids = []
+def _messages(event: SQSEvent) -> list[RunJob]:
+    found = []
     for record in event:
         try:
-            ids.append(job_message(json.loads(record.body)).job_id)
+            found.append(job_message(json.loads(record.body)))
         except ValueError:  # NotAMessage, or not JSON
             log.error("a jobs queue message is not a job: %.200s", record.body)
-    return ids
+    return found
 
 
 def run_jobs(event: SQSEvent) -> None:
     """A job message: hand the job to its executor (a duplicate delivery finds it claimed and returns)."""
     from chalicelib.domain.dispatch import dispatch_job  # executors load only where jobs are dispatched: cold start
 
-    for job_id in _job_ids(event):
-        dispatch_job(job_id)
+    for message in _messages(event):
+        dispatch_job(message.job_id, message.build_key)
 
 
 def abandon_jobs(event: SQSEvent) -> None:
     """A job message that failed every delivery: its job ends failed, so no build waits forever."""
-    for job_id in _job_ids(event):
-        progress.abandon_job(job_id, "The job could not be run: its message failed every delivery.")
+    for message in _messages(event):
+        progress.abandon_job(message.job_id, "The job could not be run: its message failed every delivery.")
 
 
 def sweep_leases(event: CloudWatchEvent | None = None) -> None:

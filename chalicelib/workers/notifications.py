@@ -10,8 +10,8 @@ from typing import Any
 
 from chalice.app import SQSEvent
 
-from chalicelib.core.messages import ReportStatus, StartScheduledBuild, notification_message
-from chalicelib.domain import announcements, commit_statuses, notifications, schedules
+from chalicelib.core.messages import Announce, ReportStatus, StartScheduledBuild, notification_message
+from chalicelib.domain import announcements, commit_statuses, notifications, outbox, schedules
 
 log = logging.getLogger(__name__)
 HANDLER_SECONDS = 50.0  # the sends' bound without a Lambda context; the function's timeout is 60 s
@@ -42,10 +42,14 @@ def send_notifications(event: SQSEvent) -> None:
             commit_statuses.report(message)
         elif isinstance(message, StartScheduledBuild):
             schedules.start_scheduled_build(message)
-        elif message.build_id is not None:
-            announcements.announce_build(message.project_id, message.build_id, message.revision, deadline)
-        elif message.deployment_id is not None:
-            notifications.notify_deployment(message.project_id, message.deployment_id, message.revision, deadline)
+        else:
+            if message.build_id is not None:
+                announcements.announce_build(
+                    message.project_id, message.build_id, message.revision, deadline, message.project_key
+                )
+            elif message.deployment_id is not None:
+                notifications.notify_deployment(message.project_id, message.deployment_id, message.revision, deadline)
+            outbox.handled(message)
 
 
 def abandon_notifications(event: SQSEvent) -> None:
@@ -59,4 +63,6 @@ def abandon_notifications(event: SQSEvent) -> None:
         if isinstance(message, StartScheduledBuild):
             schedules.abandon_scheduled_build(message)
             continue
+        if isinstance(message, Announce):  # given up on: the sweeper does not send it again
+            outbox.handled(message)
         log.error("notifications not sent, their message failed every delivery: %.200s", record.body)

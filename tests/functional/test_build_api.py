@@ -7,17 +7,18 @@ import time
 from typing import Any
 
 import pytest
-from botocore.exceptions import ClientError
 from pynamodb.connection.base import VerboseClientError
-from pynamodb.exceptions import CancellationReason, TransactWriteError, UpdateError
+from pynamodb.exceptions import CancellationReason, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from chalicelib import executors
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress, runner_jobs
 from chalicelib.domain.dispatch import dispatch_job
 from chalicelib.domain.job_tokens import heartbeat, mint_token, runner_job
 from chalicelib.runner.protocol import Ticket
+from chalicelib.store import build_states, job_moves
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import BuildModel, ProjectModel
@@ -188,7 +189,7 @@ def test_reads_show_the_last_build_by_branch_and_version(project: BuildProject) 
 
 def claimed_and_refreshed(project: BuildProject, queued: dict[str, Any]) -> list[str]:
     """The DynamoDB calls of a build's refresh once its job is claimed (as dispatch does before it runs the job)."""
-    claimed = job_store.claim_job(project.build(queued["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
+    claimed = job_moves.claim_job(project.build(queued["version"])["jobs"][0]["jobId"], int(time.time()) + 60)
     assert claimed is not None
     with dynamodb_calls() as calls:
         progress.refresh_build(claimed.project_id, claimed.build_id)
@@ -305,18 +306,20 @@ def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
     queued = project.start()  # no pump in this module: the two deliveries below are the only ones
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
     both_claiming = threading.Barrier(2, timeout=10)
-    claim = job_store.claim_job
+    plan = job_moves.planned_move
     tickets: list[Ticket] = []
 
-    def claim_together(*args: Any, **kwargs: Any) -> bool:
-        both_claiming.wait()  # each delivery has read the job as queued: now both claim it
-        return claim(*args, **kwargs)
+    def claim_together(job: Job, event: Event, **kwargs: Any) -> job_moves.JobMove | None:
+        if job.status == Status.QUEUED:
+            both_claiming.wait()  # each delivery has read the job as queued: now both claim it
+        return plan(job, event, **kwargs)
 
-    monkeypatch.setattr(job_store, "claim_job", claim_together)
+    monkeypatch.setattr(job_moves, "planned_move", claim_together)
     monkeypatch.setattr(executors, "run", tickets.append)  # what each delivery hands to an executor
     monkeypatch.setenv("CONVEYOR_RUNNER_API_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CONVEYOR_EXECUTOR", "lambda")  # handed over and left running, as to the runner function
-    deliveries = [threading.Thread(target=dispatch_job, args=(job_id,)) for _ in range(2)]
+    key = (queued["projectId"], queued["buildId"])  # as the job's first message names its build
+    deliveries = [threading.Thread(target=dispatch_job, args=(job_id, key)) for _ in range(2)]
     for delivery in deliveries:
         delivery.start()
     for delivery in deliveries:
@@ -326,6 +329,24 @@ def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
     assert job is not None and job.attempts == 1
     assert [ticket.job_id for ticket in tickets] == [job_id]  # one runner, one token
     assert project.build(queued["version"])["status"] == "running"
+
+
+@pytest.mark.parametrize("key", [None, (0, 0)], ids=["a-resend-naming-no-build", "naming-another-build"])
+def test_a_job_message_that_names_no_build_or_another_claims_the_job_for_its_own_build(
+    project: BuildProject, monkeypatch: pytest.MonkeyPatch, key: tuple[int, int] | None
+) -> None:
+    queued = project.start()
+    job_id = project.build(queued["version"])["jobs"][0]["jobId"]
+    tickets: list[Ticket] = []
+    monkeypatch.setattr(executors, "run", tickets.append)
+    monkeypatch.setenv("CONVEYOR_RUNNER_API_URL", "http://127.0.0.1:9")
+    monkeypatch.setenv("CONVEYOR_EXECUTOR", "lambda")
+
+    dispatch_job(job_id, key)
+
+    build = project.build(queued["version"])
+    assert [ticket.job_id for ticket in tickets] == [job_id]
+    assert (build["status"], build["jobs"][0]["status"]) == ("running", "running")
 
 
 @pytest.mark.parametrize(("exit_code", "status"), [(1, "failed"), (-9, "failed"), (0, "running")])
@@ -352,14 +373,14 @@ def start_body(project: BuildProject) -> dict[str, Any]:
     return {"accountName": project.project["accountName"], "projectSlug": project.project["slug"]}
 
 
-def _cancel_next_transaction(monkeypatch: pytest.MonkeyPatch, code: str, last: int = 1) -> None:
-    """The next transaction is cancelled as DynamoDB cancels one: ``code`` on its last ``last`` items (the project's
-    summary, and before it the build's state when 2), None on the others."""
+def _cancel_next_transaction(monkeypatch: pytest.MonkeyPatch, code: str, last: int = 1, times: int = 1) -> None:
+    """The next transaction (or ``times`` transactions) is cancelled as DynamoDB cancels one: ``code`` on its last
+    ``last`` items (the project's summary, and before it the build's state when 2), None on the others."""
     original = TransactWrite._commit
     cancelled: list[int] = []
 
     def commit(self: TransactWrite) -> Any:
-        if cancelled:
+        if len(cancelled) == times:
             return original(self)
         kinds = (self._condition_check_items, self._delete_items, self._put_items, self._update_items)
         items = sum(len(kind) for kind in kinds)
@@ -380,29 +401,44 @@ def test_a_build_started_while_another_transaction_holds_its_projects_item_is_st
     reply = project.account.api.post("/builds", start_body(project))
 
     assert reply.status == 200, reply.body
-    assert project.build(reply.json["version"])["status"] == "queued"
+    assert (reply.json["buildNumber"], project.build(reply.json["version"])["status"]) == (1, "queued")
+    assert project.account.api.get(project.path).json["build"]["buildId"] == reply.json["buildId"]
 
 
-def test_a_build_number_taken_while_a_transaction_holds_the_projects_item_is_taken_again_not_a_500(
+def test_a_start_that_keeps_finding_its_projects_item_busy_is_a_409_that_stores_nothing(
     project: BuildProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    update = ProjectModel.update
-    refused: list[str] = []
-
-    def busy_once(self: ProjectModel, *args: Any, **kwargs: Any) -> Any:
-        if not refused:  # the first write of the start: its build number, while a build's transaction holds the item
-            refused.append(self.slug)
-            error = {"Error": {"Code": "TransactionConflictException", "Message": "in a transaction"}}
-            raise UpdateError("Failed to update item", ClientError(error, "UpdateItem"))
-        return update(self, *args, **kwargs)
-
-    monkeypatch.setattr(ProjectModel, "update", busy_once)
+    _cancel_next_transaction(monkeypatch, "TransactionConflict", times=100)
+    monkeypatch.setattr(build_states, "_START_ATTEMPTS", 3)  # refused the same after any number of tries: fewer waits
 
     reply = project.account.api.post("/builds", start_body(project))
 
-    assert refused == [project.project["slug"]]
-    assert reply.status == 200, reply.body
-    assert reply.json["buildNumber"] == 1
+    assert reply.status == 409, reply.body
+    assert reply.json["message"].endswith("it was not started. Try again.")
+    assert project.account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"] == []
+    assert project.account.api.get(f"{project.path}/settings").json["settings"]["nextBuildNumber"] == 1
+
+
+def test_a_start_whose_version_is_taken_is_a_409_and_leaves_its_number_to_the_next_start(
+    project: BuildProject,
+) -> None:
+    project.start()
+    reply = project.account.api.put(f"{project.path}/settings/build-number", {"nextBuildNumber": 1})
+    assert reply.status == 204, reply.body
+
+    refused = project.account.api.post("/builds", start_body(project))
+
+    assert refused.status == 409, refused.body
+    assert refused.json["message"] == "Build version '1.0.1' already exists in this project."
+    assert project.account.api.get(f"{project.path}/settings").json["settings"]["nextBuildNumber"] == 1
+
+
+def test_a_project_stored_before_it_kept_a_next_build_number_numbers_its_builds_from_1(project: BuildProject) -> None:
+    key = ProjectModel(project.project["accountId"], project.project["slug"])
+    key.update(actions=[ProjectModel.next_build_number.remove()])  # as an item written without one reads
+
+    assert [project.start()["buildNumber"] for _ in range(2)] == [1, 2]
+    assert project.account.api.get(f"{project.path}/settings").json["settings"]["nextBuildNumber"] == 3
 
 
 def test_a_version_taken_is_still_refused_whatever_the_projects_summary_said(
@@ -419,14 +455,14 @@ def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: Build
     queued = project.start()
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
     first = mint_token()
-    assert job_store.claim_job(job_id, int(time.time()) + 60, first.token_hash)
+    assert job_moves.claim_job(job_id, int(time.time()) + 60, first.token_hash)
     checked = runner_job(job_id, f"Bearer {first.token}")  # the finish request's token check, then it seals the log
     progress.move(checked, Event.FAIL, "lost")  # meanwhile its attempt is lost, the job re-run and claimed again
     progress.refresh(checked)
     again = project.account.api.put("/builds", {"buildId": queued["buildId"], "reRunIncomplete": True})
     assert again.status == 200, again.body
     second = mint_token()
-    assert job_store.claim_job(job_id, int(time.time()) + 60, second.token_hash)
+    assert job_moves.claim_job(job_id, int(time.time()) + 60, second.token_hash)
 
     runner_jobs.finish(checked, "success", None, 0, [])  # the first attempt's request goes on
 
@@ -438,7 +474,7 @@ def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: Build
 def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:
     queued = project.start()  # no runner here: the job stays queued until "its runner" claims it
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
-    assert job_store.claim_job(job_id, lease_expires=int(time.time()) - 1)  # a runner claims it, then dies
+    assert job_moves.claim_job(job_id, lease_expires=int(time.time()) - 1)  # a runner claims it, then dies
 
     assert progress.expire_leases() >= 1
 

@@ -15,6 +15,7 @@ from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import jobs as job_store
+from tests.awscalls import s3_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account
@@ -120,6 +121,23 @@ def test_failing_script_fails_the_job_and_the_build_and_runs_on_failure(make_pro
     assert "Command exited with code 3" in log
     assert "never printed" not in output(log)
     assert "cleaning up after failure" in log
+
+
+def test_an_echo_builds_log_rides_on_its_runners_finish_and_is_stored_with_one_s3_put(make_project) -> None:  # type: ignore[no-untyped-def]
+    project = make_project({"appveyor.yml": appveyor_yml("build_script:", "  - echo hello")})
+
+    with s3_calls(f"builds/{project.project['accountId']}/{project.project['projectId']}/") as calls:
+        build = project.run()
+
+    assert build["status"] == "success"
+    assert "hello" in output(project.log(job_ids(build)[0]))
+    job = f"{build['buildId']}/{job_ids(build)[0]}/"
+    made = [call.replace(job, "", 1) for call in calls]
+    flushes = [call for call in made if call.startswith("PutObject log/chunks/")]  # if it outlived the 2 s flush
+    sealed = ["PutObject log/log.txt"] + (
+        ["ListObjectsV2 log/chunks/", "DeleteObjects log/chunks/000000"] if flushes else []
+    )
+    assert made == flushes + sealed
 
 
 def test_pull_request_build_builds_the_pull_request_head(make_project) -> None:  # type: ignore[no-untyped-def]

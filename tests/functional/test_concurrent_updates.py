@@ -1,7 +1,8 @@
 """Two writers updating the same project, role, user or environment at once: one wins, the other gets 409.
 
 Each test makes both requests read the resource before either writes (a barrier in front of the store's write),
-the interleaving in which an unguarded read-modify-write would lose the first update without a word. A build
+the interleaving in which an unguarded read-modify-write would lose the first update without a word. Two builds
+started at once that read the same build number both start: the one stored second takes the next number. A build
 started while its project is deleted is refused as if the project were already gone.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.store import builds as build_store
+from chalicelib.store import build_states
 from chalicelib.store import environments as environment_store
 from chalicelib.store import members as member_store
 from chalicelib.store import projects as project_store
@@ -146,15 +147,29 @@ def test_a_build_started_while_its_project_is_deleted_is_a_404_not_a_500(
     account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")})
-    original = build_store.take_build_number
+    original = build_states.add_build
 
-    def deleted_first(account_id: int, slug: str) -> int | None:
+    def deleted_first(*args: Any, **kwargs: Any) -> Any:
         assert account.api.delete(project.path).status == 204
-        return original(account_id, slug)
+        return original(*args, **kwargs)
 
-    monkeypatch.setattr(build_store, "take_build_number", deleted_first)
+    monkeypatch.setattr(build_states, "add_build", deleted_first)
     reply = account.api.post("/builds", {"accountName": account.name, "projectSlug": project.project["slug"]})
 
     assert reply.status == 404, reply.body
     assert reply.json["message"] == "Project not found or access denied."
     assert account.api.get(project.path).status == 404
+
+
+def test_two_starts_that_read_the_same_build_number_both_start_numbered_one_after_the_other(
+    account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")})
+    writes_meet(monkeypatch, build_states, "add_build")
+
+    replies = at_once(project.start, project.start)
+
+    assert sorted((build["buildNumber"], build["version"]) for build in replies) == [(1, "1.0.1"), (2, "1.0.2")]
+    history = account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"]
+    assert sorted(build["version"] for build in history) == ["1.0.1", "1.0.2"]
+    assert account.api.get(f"{project.path}/settings").json["settings"]["nextBuildNumber"] == 3

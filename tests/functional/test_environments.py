@@ -16,7 +16,7 @@ from chalicelib.domain.environments import environment_values, find_environment_
 from chalicelib.errors import Conflict
 from chalicelib.store import environments as environment_store
 from chalicelib.store.accounts import get_account_by_name
-from chalicelib.store.models import EnvironmentModel
+from chalicelib.store.delivery_models import EnvironmentModel
 from tests.support import Account, Caller, Reply, assert_refused, member_of_role
 
 # The provider names of the contract, in its spelling.

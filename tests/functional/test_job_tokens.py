@@ -6,6 +6,7 @@ dispatch does, then calls the job protocol (/api/runner/jobs/{jobId}/...) throug
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import sys
@@ -23,8 +24,8 @@ import requests
 from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.domain import progress, runner_jobs
-from chalicelib.domain.job_tokens import NewToken, mint_token
-from chalicelib.store import blobs, logs
+from chalicelib.domain.job_tokens import NewToken, keys_of, mint_token
+from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
 from tests.awscalls import dynamodb_calls
@@ -90,10 +91,13 @@ def runner(account: Account, token: str | None) -> Caller:
     return Caller(account.client, token, prefix="/api/runner/jobs")
 
 
-def claim(job_id: str, lease_seconds: int = 120) -> ClaimedJob:
-    """What dispatch does before it starts a runner: a fresh token, and the claim that stores its hash."""
-    token = mint_token()
-    assert job_store.claim_job(job_id, int(time.time()) + lease_seconds, token.token_hash)
+def claim(job_id: str, lease_seconds: int = 120, named: bool = True) -> ClaimedJob:
+    """What dispatch does before it starts a runner: a fresh token (naming the job's build and project, unless
+    ``named`` is False: a token minted before tokens named them), and the claim that stores its hash."""
+    job = job_store.get_job(job_id)
+    assert job is not None
+    token = mint_token(keys_of(job) if named else None)
+    assert job_moves.claim_job(job_id, int(time.time()) + lease_seconds, token.token_hash)
     return ClaimedJob(job_id, token)
 
 
@@ -362,21 +366,59 @@ def test_a_job_that_reported_nothing_is_counted_without_reading_its_reports_and_
     assert "Query" in talking_calls
 
 
-def test_a_runner_reads_its_spec_in_two_calls_and_a_job_stored_before_jobs_kept_their_projects_key_still_reads_it(
-    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+def test_a_runner_reads_its_spec_in_one_call_and_tokens_and_jobs_from_before_still_read_it(
+    account: Account, git_server: GitServer
 ) -> None:
-    _, _, new, old = matrix_build
-    JobModel(old.job_id).update(actions=[JobModel.project_slug.remove()])
+    _, queued = start_build(account, git_server, {"appveyor.yml": MATRIX_YML})
+    job_ids = [job["jobId"] for job in queued["jobs"]]
+    named, unnamed = claim(job_ids[0]), claim(job_ids[1], named=False)
 
-    with dynamodb_calls() as new_calls:
-        new_spec = runner(account, new.token.token).get(f"/{new.job_id}")
+    with dynamodb_calls() as named_calls:
+        named_spec = runner(account, named.token.token).get(f"/{named.job_id}")
+    with dynamodb_calls() as unnamed_calls:
+        unnamed_spec = runner(account, unnamed.token.token).get(f"/{unnamed.job_id}")
+    JobModel(unnamed.job_id).update(actions=[JobModel.project_slug.remove()])
     with dynamodb_calls() as old_calls:
-        old_spec = runner(account, old.token.token).get(f"/{old.job_id}")
+        old_spec = runner(account, unnamed.token.token).get(f"/{unnamed.job_id}")
 
-    assert (new_spec.status, old_spec.status) == (200, 200)
-    assert new_spec.json["title"] == old_spec.json["title"]  # the project's name and the build's version, both ways
-    assert new_calls == ["GetItem", "BatchGetItem"]  # the job (its token), then its build and project at once
+    assert (named_spec.status, unnamed_spec.status, old_spec.status) == (200, 200, 200)
+    assert named_spec.json["title"] == unnamed_spec.json["title"] == old_spec.json["title"]
+    assert named_calls == ["BatchGetItem"]  # the job (its token), its build and its project at once
+    assert unnamed_calls == ["GetItem", "BatchGetItem"]  # the job (its token), then its build and project
     assert old_calls == ["GetItem", "GetItem", "Query"]  # the job, its build, then its project by id
+
+
+def test_a_token_whose_named_build_is_changed_is_refused_on_every_operation_and_changes_nothing(
+    account: Account,
+    other_account: Account,
+    git_server: GitServer,
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+) -> None:
+    _, _, job_a, _ = matrix_build
+    _, theirs = start_build(other_account, git_server, {"appveyor.yml": MATRIX_YML})
+    victim = claim(theirs["jobs"][0]["jobId"])
+    secret_a, keys_a = job_a.token.token.partition(".")[0], job_store.get_job(job_a.job_id)
+    assert keys_a is not None and keys_a.project_slug is not None
+    forged = [
+        f"{secret_a}.{_named(keys_a.account_id, keys_a.project_id, keys_a.build_id + 1, keys_a.project_slug)}",
+        f"{secret_a}.{victim.token.token.partition('.')[2]}",  # another account's build and project
+        f"{secret_a}.{_named(0, 0, 0, 'x')}",
+        f"{secret_a}.not-base64!",
+        secret_a,  # the keys left out
+    ]
+    before = everything_stored()
+
+    wrong = [
+        f"{token}: {fail}" for token in forged for fail in refused_everywhere(runner(account, token), job_a.job_id)
+    ]
+    wrong += refused_everywhere(runner(account, forged[1]), victim.job_id)
+
+    assert wrong == []
+    assert everything_stored() == before
+
+
+def _named(*keys: Any) -> str:
+    return base64.urlsafe_b64encode(json.dumps(list(keys)).encode()).decode().rstrip("=")
 
 
 # Racing the API as the local stack serves it (chalice local: one thread per request) over loopback HTTP.
@@ -561,7 +603,7 @@ def test_a_jobs_runner_gets_its_repositorys_credentials_once(account: Account, t
     path = f"/projects/{project['accountName']}/{project['slug']}/build/{queued.json['version']}"
     job_id = account.api.get(path).json["build"]["jobs"][0]["jobId"]
     token = mint_token()
-    assert job_store.claim_job(job_id, int(time.time()) + 120, token.token_hash)
+    assert job_moves.claim_job(job_id, int(time.time()) + 120, token.token_hash)
     runner = Caller(account.client, token.token, prefix="/api/runner/jobs")
 
     spec = runner.get(f"/{job_id}")

@@ -25,6 +25,7 @@ from chalicelib.config import settings
 from chalicelib.domain import progress
 from chalicelib.domain.job_tokens import mint_token
 from chalicelib.runner.protocol import Ticket
+from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
@@ -114,7 +115,7 @@ def dispatched(project: BuildProject, api_url: str) -> tuple[str, Ticket]:
     version = project.start()["version"]
     job_id = project.build(version)["jobs"][0]["jobId"]
     token = mint_token()
-    assert job_store.claim_job(job_id, int(time.time()) + settings().lease_seconds, token.token_hash)
+    assert job_moves.claim_job(job_id, int(time.time()) + settings().lease_seconds, token.token_hash)
     job = job_store.get_job(job_id)
     assert job is not None
     progress.refresh_build(job.project_id, job.build_id)

@@ -4,19 +4,25 @@ the notifications go. Nothing owed is sent twice, and nothing sent is owed."""
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
 import pytest
+from chalice.app import SQSEvent
 
-from chalicelib.core.messages import AgentDeadline, Announce, Message, RunDeploymentJob, RunJob
+from chalicelib.core.messages import AgentDeadline, Announce, Message, RunDeploymentJob, RunJob, body_of
+from chalicelib.domain import announcements
 from chalicelib.domain.outbox import UNSENT_SECONDS, resend_owed
-from chalicelib.local.pump import SqsPump
+from chalicelib.local.pump import SqsPump, sqs_event
 from chalicelib.store import jobs as job_store
 from chalicelib.store import outbox as outbox_store
 from chalicelib.store import queues
-from chalicelib.store.models import OutboxModel
+from chalicelib.store.delivery_models import OutboxModel
+from chalicelib.store.outbox import Owed
+from chalicelib.store.transactions import atomically
+from chalicelib.workers.notifications import abandon_notifications, send_notifications
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer
@@ -96,7 +102,7 @@ def test_a_build_whose_job_message_was_lost_runs_once_the_sweeper_sends_it_again
     build = project.wait(queued["version"])
 
     job_id = waiting["jobs"][0]["jobId"]
-    assert sqs.refused == [RunJob(job_id)]
+    assert [message.job_id for message in sqs.refused if isinstance(message, RunJob)] == [job_id]
     assert queued["status"] == "queued" and waiting["status"] == "queued"  # answered, stored, but nothing runs it
     assert RunJob(job_id) in resent
     assert build["status"] == "success"
@@ -230,3 +236,49 @@ def test_a_job_deleted_before_its_message_is_sent_again_is_left_deleted(
 
     assert job_store.note_resent(job_id) is False
     assert job_store.get_job(job_id) is None  # no stray item made of its id
+
+
+def _notifications_event(message: Announce) -> SQSEvent:
+    """The notifications queue's event for ``message``, as Lambda hands it to the handler."""
+    body = json.dumps(body_of(message))
+    received = {"MessageId": "m-1", "ReceiptHandle": "r-1", "Body": body}
+    return SQSEvent(sqs_event("arn:aws:sqs:us-east-1:123456789012:notifications", [received]), None)
+
+
+def _owed_announcement(build_id: int) -> Owed:
+    """An announcement recorded in the outbox as a build's finishing write records it."""
+    owed = outbox_store.owe(Announce(1, 2, build_id=build_id))
+    with atomically("unused") as transaction:
+        outbox_store.record(transaction, owed)
+    return owed
+
+
+def _still_owed(owed: Owed) -> bool:
+    return any(message_id == owed.message_id for message_id, _ in outbox_store.owed_before(later()))
+
+
+def test_an_announcement_stays_owed_until_its_receiver_handled_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    owed = _owed_announcement(987_654)
+    assert isinstance(owed.message, Announce) and owed.message.owed_id == owed.message_id
+
+    def failing(*_: Any) -> None:
+        raise RuntimeError("the announcement failed: SQS delivers it again")
+
+    monkeypatch.setattr(announcements, "announce_build", failing)
+    with pytest.raises(RuntimeError):
+        send_notifications(_notifications_event(owed.message))
+    failed_owed = _still_owed(owed)
+    monkeypatch.undo()
+    send_notifications(_notifications_event(owed.message))  # the build is gone: nothing to announce, handled
+
+    assert failed_owed  # a handler that failed leaves it for the sweeper
+    assert not _still_owed(owed)
+
+
+def test_an_announcement_given_up_on_is_no_longer_owed() -> None:
+    owed = _owed_announcement(987_655)
+    assert isinstance(owed.message, Announce)
+
+    abandon_notifications(_notifications_event(owed.message))
+
+    assert not _still_owed(owed)  # the sweeper does not send again what failed every delivery

@@ -24,7 +24,7 @@ from chalicelib.config import settings
 from chalicelib.executors import codebuild
 from chalicelib.local.resources import DEAD_LETTER_SUFFIX, MAX_RECEIVES
 from chalicelib.store.blobs import build_prefix, project_cache_prefix
-from chalicelib.store.models import ALL_MODELS
+from chalicelib.store.schema import ALL_MODELS
 from infra.package import lambda_requirements
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]

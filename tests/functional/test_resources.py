@@ -14,7 +14,8 @@ from chalicelib.config import settings
 from chalicelib.domain.accounts import create_account
 from chalicelib.local.resources import MAX_RECEIVES, ensure_queue, ensure_resources, queue_names
 from chalicelib.store.accounts import get_account_by_name
-from chalicelib.store.models import ALL_MODELS, ProjectModel
+from chalicelib.store.models import ProjectModel
+from chalicelib.store.schema import ALL_MODELS
 from tests.emulator import emulator_admin_headers
 from tests.support import unique
 

@@ -8,7 +8,8 @@ from typing import Any
 
 from chalicelib.domain.migrations import migrate
 from chalicelib.local.pump import SqsPump
-from chalicelib.store.models import DeploymentModel, JobModel, ProjectModel
+from chalicelib.store.delivery_models import DeploymentModel
+from chalicelib.store.models import JobModel, ProjectModel
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer

@@ -13,6 +13,7 @@ import pytest
 import chalicelib
 from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status, next_status
+from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 from chalicelib.store.jobs import job_from_model
 from chalicelib.store.models import JobModel
@@ -38,7 +39,8 @@ def status_writes() -> list[str]:
 
 
 def test_a_job_status_is_written_in_two_places_only_the_transition_and_the_new_queued_job() -> None:
-    assert status_writes() == ["store/jobs.py:job_model", "store/jobs.py:transition"]
+    # _write: the move by the table, written alone (transition) or in its build's transaction (planned_move)
+    assert status_writes() == ["store/job_moves.py:_write", "store/jobs.py:job_model"]
 
 
 def test_a_new_job_in_any_status_but_queued_is_refused() -> None:
@@ -79,7 +81,7 @@ def stored_in(status: Status) -> str:
 def test_each_event_moves_a_stored_job_exactly_as_the_table_says(status: Status, event: Event) -> None:
     job_id = stored_in(status)
 
-    job = job_store.transition(job_id, status, event, lease_expires=2_000_000_000)
+    job = job_moves.transition(job_id, status, event, lease_expires=2_000_000_000)
 
     after = JobModel.get(job_id, consistent_read=True)
     moved = Status(job.status) if job is not None else None
@@ -95,6 +97,6 @@ def test_each_event_moves_a_stored_job_exactly_as_the_table_says(status: Status,
 def test_a_move_from_a_status_the_job_has_left_writes_nothing() -> None:
     job_id = stored_in(Status.CANCELLED)
 
-    moved = job_store.transition(job_id, Status.RUNNING, Event.SUCCEED)  # a runner that lost to a cancel
+    moved = job_moves.transition(job_id, Status.RUNNING, Event.SUCCEED)  # a runner that lost to a cancel
 
     assert moved is None and JobModel.get(job_id, consistent_read=True).status == "cancelled"

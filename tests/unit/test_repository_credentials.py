@@ -8,8 +8,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.core.projects import Project
-from chalicelib.domain.repository_credentials import migrated, public_repository_name
-from chalicelib.scm.urls import without_credentials
+from chalicelib.core.repository_names import public_repository_name, without_credentials
+from chalicelib.domain.repository_credentials import migrated
 
 
 def project(repository_name: str, **fields: Any) -> Project:

@@ -41,12 +41,11 @@ def test_no_two_routes_share_a_method_and_path() -> None:
     assert len(served) == len(set(served))
 
 
-def test_importing_the_app_loads_no_view_worker_store_or_aws_library() -> None:
-    """What a function's cold start imports: Chalice, the route table and the settings (bench/cold_start.py times
-    it)."""
+def modules_loaded_by(program: str) -> list[str]:
+    """The modules a fresh interpreter holds after running ``program`` with the prod stage's settings."""
     stage = json.loads((ROOT / ".chalice" / "config.json").read_text())["stages"]["prod"]["environment_variables"]
     child = subprocess.run(
-        [sys.executable, "-c", "import sys, app; print('\\n'.join(sorted(sys.modules)))"],
+        [sys.executable, "-c", program + "\nprint('\\n'.join(sorted(sys.modules)))"],
         env={**os.environ, **stage, "PYTHONPATH": str(ROOT)},
         cwd=ROOT,
         capture_output=True,
@@ -54,7 +53,43 @@ def test_importing_the_app_loads_no_view_worker_store_or_aws_library() -> None:
         timeout=60,
     )
     assert child.returncode == 0, child.stderr
+    return child.stdout.split()
+
+
+def test_importing_the_app_loads_no_view_worker_store_or_aws_library() -> None:
+    """What a function's cold start imports: Chalice, the route table and the settings (bench/cold_start.py times
+    it)."""
     views = {"chalicelib.api." + route.view.rsplit(".", 1)[0] for route in EVERY_ROUTE}
     lazy = ("boto3", "botocore", "pynamodb", "chalicelib.store", "chalicelib.workers", "chalicelib.api.calls", *views)
-    loaded = [module for module in child.stdout.split() if module.startswith(lazy)]
+    loaded = [module for module in modules_loaded_by("import sys, app") if module.startswith(lazy)]
     assert loaded == []
+
+
+def test_a_projects_first_read_loads_nothing_that_changes_projects_or_runs_jobs() -> None:
+    """What the first GET /api/projects/{accountName}/{projectSlug} loads (bench/cold_start.py times it): its view
+    and what reads the project, its builds and its caller, not what adds a project, changes its settings or runs a
+    job (the settings' views, appveyor.yml, repositories and their credentials, badges, the runner, source
+    control)."""
+    route = ("GET", "/projects/{accountName}/{projectSlug}")
+    program = (
+        "import sys, app\n"
+        "from chalicelib.api.routes import API_ROUTES, handler_of\n"
+        f"handler_of(next(route for route in API_ROUTES if (route.method, route.path) == {route!r}))"
+    )
+    writers = (
+        "chalicelib.api.projects",
+        "chalicelib.domain.projects",
+        "chalicelib.domain.project_settings",
+        "chalicelib.domain.badges",
+        "chalicelib.domain.yamlconfig",
+        "chalicelib.domain.repositories",
+        "chalicelib.domain.repository_credentials",
+        "chalicelib.domain.secrets",
+        "chalicelib.wire.project_settings",
+        "chalicelib.runner",
+        "chalicelib.executors",
+        "chalicelib.scm",
+    )
+    loaded = modules_loaded_by(program)
+    assert "chalicelib.api.project_reads" in loaded
+    assert [module for module in loaded if module.startswith(writers)] == []

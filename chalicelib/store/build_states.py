@@ -1,0 +1,265 @@
+"""A build's state as it is written: a new build with its jobs (store/jobs.py) and its number, its status as its jobs
+move (store/job_moves.py), and with each its project's last-build summary, in one transaction."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from enum import Enum
+from typing import Any
+
+from pynamodb.exceptions import UpdateError
+
+from chalicelib.core.builds import Build, summary_of
+from chalicelib.core.jobs import Job
+from chalicelib.errors import Conflict
+from chalicelib.store import outbox, reports
+from chalicelib.store.builds import build_from_model, version_claim
+from chalicelib.store.job_moves import JobMove
+from chalicelib.store.jobs import job_model
+from chalicelib.store.models import BuildModel, JobModel, ProjectModel
+from chalicelib.store.outbox import Owed
+from chalicelib.store.projects import summary_item
+from chalicelib.store.transactions import (
+    CONDITION_FAILED,
+    atomically,
+    cancellation_codes,
+    claim,
+    is_condition_failure,
+    is_transaction_conflict,
+    release,
+)
+
+# a start whose build number other starts took meanwhile tries the next, after a random wait of up to 10 ms, doubled
+# at each try up to 1 s (9.3 s in all at most): fifty starts of one project at once took up to 12 tries in tests
+_START_ATTEMPTS = 16
+_LONGEST_WAIT_SECONDS = 1.0
+
+
+def _build_model(build: Build) -> BuildModel:
+    return BuildModel(
+        build.project_id,
+        build.build_id,
+        account_id=build.account_id,
+        build_number=build.build_number,
+        version=build.version,
+        branch=build.branch,
+        branch_key=f"{build.project_id}#{build.branch}",
+        ref=build.ref,
+        commit=build.commit,
+        pull_request=build.pull_request,
+        configuration=build.configuration,
+        request_variables=build.request_variables or None,
+        flags=build.flags or None,
+        job_ids=build.job_ids,
+        messages=build.messages or None,
+        status=build.status,
+        created=build.created,
+        revision=1,
+        project_slug=build.project_slug,
+    )
+
+
+def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -> Build | None:
+    """Store a new build and its jobs at once, numbered by its project: ``build`` carries the project's next build
+    number as read, which moves on in the same step, and the build is shown as the project's last unless the
+    project shows a newer one. When another start took the number meanwhile, the project is read again and the
+    build tried with the next one (and its version, ``version_of`` it). The build as stored; None when the project
+    is gone; Conflict when its version exists in the project already, or when other starts kept taking its number.
+    """
+    project = _project_key(build)
+    if project is None:
+        return None
+    summary = True
+    for attempt in range(_START_ATTEMPTS):
+        try:
+            _add_build(build, jobs, project, summary)
+            return build
+        except Conflict as error:
+            refused, codes = error, cancellation_codes(error)
+        # the project's item is the last: another item's condition refused while the project's held (its number
+        # was as read) is a version taken (or a build or job id, never in practice)
+        if codes is None or (codes[-1] is None and CONDITION_FAILED in codes[:-1]):
+            raise refused
+        # else the number was taken by another start, the project shows a newer build or is gone, or an item was
+        # busy with another transaction (a build of the project writing its state): a moment later, read it again
+        if attempt < _START_ATTEMPTS - 1:
+            time.sleep(random.uniform(0, min(_LONGEST_WAIT_SECONDS, 0.01 * 2**attempt)))
+        current = _project_as_now(project)
+        if current is None or int(current.project_id) != build.project_id:
+            return None
+        number = int(current.next_build_number)  # a project stored before builds numbered this way reads 1
+        if number == build.build_number and CONDITION_FAILED in codes[:-1]:
+            raise refused  # the number was still this build's: its version is taken
+        if number != build.build_number:
+            build = replace(build, build_number=number, version=version_of(number))
+        summary = current.last_build_id is None or int(current.last_build_id) <= build.build_id
+    raise Conflict(
+        "Other builds of this project were starting or changing at the same moment, every time this build tried to "
+        "take its number: it was not started. Try again."
+    )
+
+
+def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bool) -> None:
+    """One transaction: the version claim, the build, its jobs, and the project's next build number moved on if it
+    is still the build's (with the project's summary, when ``summary``: unless the project shows a newer build)."""
+    _new_job = JobModel.job_id.does_not_exist()
+    number = build.build_number
+    actions = [ProjectModel.next_build_number.set(number + 1), *(_last_build_actions(build) if summary else [])]
+    condition = _not_newer(build) if summary else ProjectModel.project_id == build.project_id
+    with atomically(f"Build version '{build.version}' already exists in this project.") as transaction:
+        claim(transaction, version_claim(build.project_id, build.version))
+        transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
+        for job in jobs:
+            transaction.save(job_model(job, pull_request=build.pull_request is not None), condition=_new_job)
+        transaction.update(project, actions=actions, condition=condition & _next_number_is(number))
+
+
+def _next_number_is(number: int) -> Any:
+    """The project's next build number is still ``number`` (a project stored without one is at 1)."""
+    if number == 1:
+        return ProjectModel.next_build_number.does_not_exist() | (ProjectModel.next_build_number == 1)
+    return ProjectModel.next_build_number == number
+
+
+def _project_as_now(key: ProjectModel) -> ProjectModel | None:
+    """The project's item as it is now (a consistent read), or None."""
+    try:
+        return ProjectModel.get(key.account_id, key.slug, consistent_read=True)
+    except ProjectModel.DoesNotExist:
+        return None
+
+
+class Saved(Enum):
+    """How a write of a build's state went."""
+
+    WRITTEN = "written"
+    BUILD_CHANGED = "build changed"  # since it was read, or an item was busy: read it again and derive again
+    JOB_REFUSED = "job refused"  # the job's move with it no longer holds: the job moved, or another attempt holds it
+
+
+def save_build_state(build: Build, after: Build, owed: Owed | None = None, move: JobMove | None = None) -> Saved:
+    """Write the status, start and finish a build derives from its jobs (as in ``after``), if nobody did since
+    ``build`` was read; nothing is written otherwise.
+
+    In the same step: the project's last-build summary, unless the project shows a newer build (then the build
+    goes without it, a second call); a message ``owed`` (its notifications) recorded in the outbox; and ``move``,
+    the move of one of its jobs that ``after`` derives from (the revision moves on even when the state stays, so
+    that a job moving at the same moment derives again from this one's move).
+    """
+    status, started, finished = after.status, after.started, after.finished
+    actions: list[Any] = [
+        BuildModel.status.set(status),
+        BuildModel.updated.set(datetime.now(UTC)),
+        BuildModel.revision.add(1),
+        BuildModel.started.set(started) if started else BuildModel.started.remove(),
+        BuildModel.finished.set(finished) if finished else BuildModel.finished.remove(),
+    ]
+    item = BuildModel(build.project_id, build.build_id)
+    condition = BuildModel.revision == build.revision
+    changed = (build.status, build.started, build.finished) != (status, started, finished)
+    project = _project_key(build) if changed else None
+    try:
+        _write_state(item, actions, condition, project, after, build, owed, move)
+        return Saved.WRITTEN
+    except Conflict as error:
+        codes = cancellation_codes(error)
+    # the updates come last, in the order added: the job's, the build's, the project's
+    job_code = None if codes is None or move is None else codes[-2 - (project is not None)]
+    if job_code == CONDITION_FAILED:
+        return Saved.JOB_REFUSED
+    if project is None or codes is None or codes[-2:] != [None, CONDITION_FAILED]:
+        return Saved.BUILD_CHANGED  # the build changed meanwhile, or an item was busy: its caller reads it again
+    if owed is None and move is None:  # the project shows a newer build: the build goes alone, one write
+        try:
+            item.update(actions=actions, condition=condition)
+        except UpdateError as error:
+            if is_condition_failure(error) or is_transaction_conflict(error):
+                return Saved.BUILD_CHANGED
+            raise
+        return Saved.WRITTEN
+    try:  # the build goes without its summary, with what it carries
+        _write_state(item, actions, condition, None, after, build, owed, move)
+    except Conflict as error:
+        codes = cancellation_codes(error)
+        refused = move is not None and codes is not None and codes[-2] == CONDITION_FAILED
+        return Saved.JOB_REFUSED if refused else Saved.BUILD_CHANGED
+    return Saved.WRITTEN
+
+
+def _write_state(
+    item: BuildModel,
+    actions: list[Any],
+    condition: Any,
+    project: ProjectModel | None,
+    after: Build,
+    build: Build,
+    owed: Owed | None,
+    move: JobMove | None,
+) -> None:
+    with atomically("The build changed meanwhile.") as transaction:
+        if move is not None:
+            transaction.update(JobModel(move.job_id), actions=move.actions, condition=move.condition)
+        transaction.update(item, actions=actions, condition=condition)
+        if project is not None:
+            transaction.update(project, actions=_last_build_actions(after), condition=_not_newer(build))
+        if owed is not None:
+            outbox.record(transaction, owed)
+
+
+def _project_key(build: Build) -> ProjectModel | None:
+    """The key of the build's project: stored on the build since it was (an older build's is looked up)."""
+    if build.project_slug is not None:
+        return ProjectModel(build.account_id, build.project_slug)
+    for model in ProjectModel.by_id.query(build.project_id, limit=1):
+        return ProjectModel(model.account_id, model.slug)
+    return None
+
+
+def _last_build_actions(build: Build) -> list[Any]:
+    return [
+        ProjectModel.last_build.set(summary_item(summary_of(build))),
+        ProjectModel.last_build_id.set(build.build_id),
+    ]
+
+
+def _not_newer(build: Build) -> Any:
+    """The project is still the build's (not deleted, nor another of the same name made since) and shows no build
+    newer than ``build``."""
+    return (ProjectModel.project_id == build.project_id) & (
+        ProjectModel.last_build_id.does_not_exist() | (ProjectModel.last_build_id <= build.build_id)
+    )
+
+
+def replace_last_build(account_id: int, slug: str, build: Build | None) -> None:
+    """After a delete: the project's newest remaining build (or none) becomes its last build."""
+    actions: list[Any]
+    if build is None:
+        actions = [ProjectModel.last_build.remove(), ProjectModel.last_build_id.remove()]
+    else:
+        actions = _last_build_actions(build)
+    try:
+        ProjectModel(account_id, slug).update(actions=actions, condition=ProjectModel.slug.exists())
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
+
+
+def delete_build(build: Build) -> None:
+    """Remove a build, its jobs, what they reported and its version claim (its S3 objects are removed by the
+    caller)."""
+    with atomically("The build changed meanwhile.") as transaction:
+        release(transaction, version_claim(build.project_id, build.version))
+        transaction.delete(BuildModel(build.project_id, build.build_id))
+    for job_id in build.job_ids:
+        JobModel(job_id).delete()
+    reports.delete_reports(build.job_ids)
+
+
+def delete_project_builds(project_id: int) -> None:
+    """Remove every build and job of a deleted project."""
+    for model in BuildModel.query(project_id):
+        delete_build(build_from_model(model))
