@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import threading
 from typing import Any
 
@@ -15,6 +16,7 @@ _session: boto3.session.Session | None = None
 _loader: botocore.loaders.Loader | None = None
 _lock = threading.Lock()
 _loader_lock = threading.Lock()
+_CONFLICT_ATTEMPTS = 6  # a request refused for a transaction on its item is sent at most this often, 20 to 640 ms apart
 
 
 def client(service: str) -> Any:
@@ -40,12 +42,25 @@ def botocore_session() -> botocore.session.Session:
     """
     global _loader
     session = botocore.session.get_session()
+    session.register("needs-retry.dynamodb", retry_transaction_conflict)
     with _loader_lock:
         if _loader is None:
             _loader = session.get_component("data_loader")
         else:
             session.register_component("data_loader", _loader)
     return session
+
+
+def retry_transaction_conflict(response: Any = None, attempts: int = 1, **_: Any) -> float | None:
+    """How long to wait before trying again a DynamoDB request refused because a transaction held its item at that
+    moment (TransactionConflictException, which botocore does not retry): builds' and jobs' moves are
+    transactions, so a single write to one of their items (a cancel, a settings change) can meet one. The request
+    changed nothing; the transaction ends within milliseconds. None for anything else, and after a few tries."""
+    parsed = response[1] if isinstance(response, tuple) and len(response) > 1 else None
+    code = parsed.get("Error", {}).get("Code") if isinstance(parsed, dict) else None
+    if code != "TransactionConflictException" or attempts >= _CONFLICT_ATTEMPTS:
+        return None
+    return random.uniform(0.01, 0.02) * 2**attempts
 
 
 def inject(service: str, instance: Any) -> None:

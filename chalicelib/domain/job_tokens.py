@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import time
 from dataclasses import dataclass
@@ -30,6 +31,8 @@ from chalicelib.errors import Unauthorized
 from chalicelib.store import jobs as job_store
 
 TOKEN_PREFIX = "cvyj_"
+_MAX_ID = 2**53  # ids are counters: far below what JSON and DynamoDB's numbers hold
+_SLUG = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,254}")  # slugify's form (domain/projects.py), and then some
 
 
 @dataclass(frozen=True)
@@ -82,9 +85,11 @@ def _named_keys(token: str) -> JobKeys | None:
         named = json.loads(base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)))
     except (binascii.Error, ValueError):
         return None
-    if not isinstance(named, list) or len(named) != 4 or not isinstance(named[3], str) or not named[3]:
+    if not isinstance(named, list) or len(named) != 4 or not isinstance(named[3], str):
         return None
-    if not all(isinstance(value, int) and not isinstance(value, bool) and value >= 0 for value in named[:3]):
+    if not all(isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _MAX_ID for value in named[:3]):
+        return None
+    if not _SLUG.fullmatch(named[3]):  # a key DynamoDB would refuse (a 500, not a 401) is no key of ours
         return None
     return JobKeys(named[0], named[1], named[2], named[3])
 

@@ -255,15 +255,15 @@ def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]
     return status, started, finished
 
 
-def refresh_build(project_id: int, build_id: int, moved: tuple[Build, Job] | None = None) -> Build | None:
-    """Derive the build's status, start and finish from its jobs, and write them if they changed; under max_jobs,
-    a job that ended lets a waiting one go (domain/job_slots.py).
+def refresh_build(project_id: int, build_id: int) -> Build | None:
+    """Derive the build's status, start and finish from its jobs, after a move of one of them alone, and write
+    them; under max_jobs, a job that ended lets a waiting one go (domain/job_slots.py).
 
-    ``moved``: the build as read before one of its jobs moved, and that job as its move left it. The first try
-    derives from them (and reads only the build's other jobs): the job's state is then later than the build's
-    revision, as a read of it would be, and a write of the build since fails that revision's condition.
+    An unfinished build is written even when its state stays, so that its revision moves on: a job's move with its
+    build (``move_in_build``) that read the job moved here before it moved is refused, and derives again. A
+    finished build whose state stays is left as it is: its revision names its announcement.
     """
-    build = _derive_build(project_id, build_id, moved)
+    build = _derive_build(project_id, build_id)
     if build is not None and build.configuration.get("maxJobs"):
         try:
             job_slots.settle(project_id, int(build.configuration["maxJobs"]))
@@ -272,23 +272,19 @@ def refresh_build(project_id: int, build_id: int, moved: tuple[Build, Job] | Non
     return build
 
 
-def _derive_build(project_id: int, build_id: int, moved: tuple[Build, Job] | None) -> Build | None:
+def _derive_build(project_id: int, build_id: int) -> Build | None:
     for _ in range(_REFRESH_ATTEMPTS):
-        if moved is not None:
-            build, job = moved
-            jobs = [job, *_others(build, job.job_id)]
-            moved = None  # a second try reads everything again
-        else:
-            found = store.get_build(project_id, build_id)
-            if found is None:
-                return None
-            build, jobs = found, job_store.get_jobs(found.job_ids)
-        after = _with_state(build, _derived(jobs))
-        if (build.status, build.started, build.finished) == (after.status, after.started, after.finished):
+        build = store.get_build(project_id, build_id, consistent=True)
+        if build is None:
+            return None
+        after = _with_state(build, _derived(job_store.get_jobs(build.job_ids)))
+        unchanged = (build.status, build.started, build.finished) == (after.status, after.started, after.finished)
+        if unchanged and Status(build.status).finished:
             return build
         owed = _owed(build, after)
         if build_states.save_build_state(build, after, owed=owed) is Saved.WRITTEN:
-            _announce(build, after, owed)
+            if not unchanged:
+                _announce(build, after, owed)
             return after
         time.sleep(0.05)
     log.error("build %s: its status could not be written after %s attempts", build_id, _REFRESH_ATTEMPTS)

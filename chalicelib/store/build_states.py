@@ -82,7 +82,10 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
             refused, codes = error, cancellation_codes(error)
         # the project's item is the last: another item's condition refused while the project's held (its number
         # was as read) is a version taken (or a build or job id, never in practice)
-        if codes is None or (codes[-1] is None and CONDITION_FAILED in codes[:-1]):
+        if codes is None:
+            raise refused
+        if codes[-1] is None and CONDITION_FAILED in codes[:-1]:
+            _pass_number(project, build.build_number)
             raise refused
         # else the number was taken by another start, the project shows a newer build or is gone, or an item was
         # busy with another transaction (a build of the project writing its state): a moment later, read it again
@@ -93,6 +96,7 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
             return None
         number = int(current.next_build_number)  # a project stored before builds numbered this way reads 1
         if number == build.build_number and CONDITION_FAILED in codes[:-1]:
+            _pass_number(project, number)
             raise refused  # the number was still this build's: its version is taken
         if number != build.build_number:
             build = replace(build, build_number=number, version=version_of(number))
@@ -116,6 +120,16 @@ def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bo
         for job in jobs:
             transaction.save(job_model(job, pull_request=build.pull_request is not None), condition=_new_job)
         transaction.update(project, actions=actions, condition=condition & _next_number_is(number))
+
+
+def _pass_number(project: ProjectModel, number: int) -> None:
+    """A start refused because the version of ``number`` is taken passes the number on (unless another start did),
+    as a counter's number would have been used up: the next start tries the next version, not this one again."""
+    try:
+        project.update(actions=[ProjectModel.next_build_number.set(number + 1)], condition=_next_number_is(number))
+    except UpdateError as error:
+        if not is_condition_failure(error):
+            raise
 
 
 def _next_number_is(number: int) -> Any:

@@ -419,7 +419,7 @@ def test_a_start_that_keeps_finding_its_projects_item_busy_is_a_409_that_stores_
     assert project.account.api.get(f"{project.path}/settings").json["settings"]["nextBuildNumber"] == 1
 
 
-def test_a_start_whose_version_is_taken_is_a_409_and_leaves_its_number_to_the_next_start(
+def test_a_start_whose_version_is_taken_is_a_409_that_uses_its_number_up_so_the_next_start_builds(
     project: BuildProject,
 ) -> None:
     project.start()
@@ -427,10 +427,13 @@ def test_a_start_whose_version_is_taken_is_a_409_and_leaves_its_number_to_the_ne
     assert reply.status == 204, reply.body
 
     refused = project.account.api.post("/builds", start_body(project))
+    number_after = project.account.api.get(f"{project.path}/settings").json["settings"]["nextBuildNumber"]
+    started = project.account.api.post("/builds", start_body(project))
 
     assert refused.status == 409, refused.body
     assert refused.json["message"] == "Build version '1.0.1' already exists in this project."
-    assert project.account.api.get(f"{project.path}/settings").json["settings"]["nextBuildNumber"] == 1
+    assert number_after == 2  # used up, as a counter's number would be: the project is not stuck on it
+    assert (started.status, started.json["version"]) == (200, "1.0.2")
 
 
 def test_a_project_stored_before_it_kept_a_next_build_number_numbers_its_builds_from_1(project: BuildProject) -> None:

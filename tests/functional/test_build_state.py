@@ -155,3 +155,56 @@ def reads_before_acting(monkeypatch: pytest.MonkeyPatch, message: Announce) -> l
     with dynamodb_calls() as calls, pytest.raises(StopAnnouncing):
         announcements.announce_build(message.project_id, message.build_id, message.revision, 0.0, message.project_key)
     return list(calls)
+
+
+def test_a_job_ended_alone_between_another_jobs_reads_and_its_write_still_ends_the_build(
+    account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, build, (first, second) = running_build(account, git_server, MATRIX_YML)
+    real_others = progress._others
+    ended_alone: list[Status | None] = []
+
+    def others(read: Build, job_id: str) -> list[Any]:
+        seen = real_others(read, job_id)  # the finish of the first job reads the second running ...
+        if not ended_alone:  # ... and the sweeper ends the second (its lease lost) before the finish writes
+            ended_alone.append(progress.move(second, Event.FAIL, "The job's runner stopped responding."))
+            progress.refresh(second)  # derives "running", as shown: it writes all the same
+        return seen
+
+    monkeypatch.setattr(progress, "_others", others)
+    ended = progress.finish_job(first, True, holder=first.token_hash, build=build)
+
+    shown = project.build(build.version)
+    assert (ended, ended_alone) == (Status.SUCCESS, [Status.FAILED])
+    assert sorted(job["status"] for job in shown["jobs"]) == ["failed", "success"]
+    assert shown["status"] == "failed"  # not left running for ever, with no announcement
+
+
+def test_a_rerun_between_a_finishs_reads_and_its_write_leaves_the_build_running_with_nothing_announced(
+    account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, build, (second, first) = running_build(account, git_server, MATRIX_YML)
+    assert progress.finish_job(first, False, holder=first.token_hash) is Status.FAILED
+    build = build_store.get_build(build.project_id, build.build_id, consistent=True) or build
+    second = job_store.get_job(second.job_id) or second
+    real_others = progress._others
+    reruns: list[int] = []
+
+    def others(read: Build, job_id: str) -> list[Any]:
+        seen = real_others(read, job_id)  # the finish of the second job reads the first failed ...
+        if not reruns:  # ... and a user re-runs the failed job before the finish writes
+            reruns.append(
+                project.account.api.put("/builds", {"buildId": build.build_id, "reRunIncomplete": True}).status
+            )
+        return seen
+
+    monkeypatch.setattr(progress, "_others", others)
+    sent: list[Any] = []
+    monkeypatch.setattr(outbox, "send", lambda messages, delay_seconds=0: sent.extend(messages) or True)
+    ended = progress.finish_job(second, True, holder=second.token_hash, build=build)
+
+    shown = project.build(build.version)
+    assert (ended, reruns) == (Status.SUCCESS, [200])
+    assert sorted(job["status"] for job in shown["jobs"]) == ["queued", "success"]
+    assert shown["status"] == "running"
+    assert [message for message in sent if isinstance(message, Announce)] == []  # no false "failed" announced

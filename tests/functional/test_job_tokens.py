@@ -403,6 +403,9 @@ def test_a_token_whose_named_build_is_changed_is_refused_on_every_operation_and_
         f"{secret_a}.{_named(keys_a.account_id, keys_a.project_id, keys_a.build_id + 1, keys_a.project_slug)}",
         f"{secret_a}.{victim.token.token.partition('.')[2]}",  # another account's build and project
         f"{secret_a}.{_named(0, 0, 0, 'x')}",
+        f"{secret_a}.{_named(2**200, 10**130, 1, 'x')}",  # numbers DynamoDB would refuse: a 401 all the same
+        f"{secret_a}.{_named(1, 1, 1, {'not': 'text'})}",
+        f"{secret_a}.{_named(1, 1, 1, 'a' * 5000)}",
         f"{secret_a}.not-base64!",
         secret_a,  # the keys left out
     ]
