@@ -154,9 +154,14 @@ def move_in_build(
         planned = job_moves.planned_move(job, event, lease_expires=lease_expires, token_hash=token_hash, **changes)
         if planned is None:
             return None
-        after = _with_state(build, _derived([planned.after, *_others(build, job.job_id)]))
+        claim = event is Event.CLAIM  # the build runs from now, whatever its other jobs did: no need to read them
+        if claim:
+            after = replace(build, status=str(Status.RUNNING), started=build.started or planned.after.started)
+            after = replace(after, finished=None)
+        else:
+            after = _with_state(build, _derived([planned.after, *_others(build, job.job_id)]))
         owed = _owed(build, after)
-        saved = build_states.save_build_state(build, after, owed, planned)
+        saved = build_states.save_build_state(build, after, owed, planned, claim)
         if saved is Saved.WRITTEN:
             _written(build, after, owed)
             return planned.after

@@ -155,7 +155,9 @@ class Saved(Enum):
     JOB_REFUSED = "job refused"  # the job's move with it no longer holds: the job moved, or another attempt holds it
 
 
-def save_build_state(build: Build, after: Build, owed: Owed | None = None, move: JobMove | None = None) -> Saved:
+def save_build_state(
+    build: Build, after: Build, owed: Owed | None = None, move: JobMove | None = None, claim: bool = False
+) -> Saved:
     """Write the status, start and finish a build derives from its jobs (as in ``after``), if nobody did since
     ``build`` was read; nothing is written otherwise.
 
@@ -163,17 +165,25 @@ def save_build_state(build: Build, after: Build, owed: Owed | None = None, move:
     goes without it, a second call); a message ``owed`` (its notifications) recorded in the outbox; and ``move``,
     the move of one of its jobs that ``after`` derives from (the revision moves on even when the state stays, so
     that a job moving at the same moment derives again from this one's move).
+
+    ``claim``: ``move`` claims a job, and the build runs from then on whatever its other jobs did meanwhile (a
+    build with a running job is running; it started when its first job did): written whatever its revision, so
+    that a matrix's jobs claimed at once do not refuse each other. The revision moves on all the same.
     """
     status, started, finished = after.status, after.started, after.finished
+    now = datetime.now(UTC)
     actions: list[Any] = [
         BuildModel.status.set(status),
-        BuildModel.updated.set(datetime.now(UTC)),
+        BuildModel.updated.set(now),
         BuildModel.revision.add(1),
         BuildModel.started.set(started) if started else BuildModel.started.remove(),
         BuildModel.finished.set(finished) if finished else BuildModel.finished.remove(),
     ]
     item = BuildModel(build.project_id, build.build_id)
-    condition = BuildModel.revision == build.revision
+    condition: Any = BuildModel.revision == build.revision
+    if claim:
+        actions[3] = BuildModel.started.set(BuildModel.started | (started or now))  # the first claim's
+        condition = BuildModel.build_id.exists()
     changed = (build.status, build.started, build.finished) != (status, started, finished)
     project = _project_key(build) if changed else None
     try:

@@ -100,9 +100,9 @@ def test_a_build_whose_state_keeps_changing_under_a_move_has_its_job_moved_alone
     project, build, (job,) = running_build(account, git_server, ONE_JOB_YML)
     real_save = build_states.save_build_state
 
-    def busy(read: Build, after: Build, owed: Any = None, move: Any = None) -> build_states.Saved:
+    def busy(read: Build, after: Build, owed: Any = None, move: Any = None, claim: bool = False) -> build_states.Saved:
         # every write of a move with its build is refused, as a big matrix's moves at the same moment can be
-        return build_states.Saved.BUILD_CHANGED if move is not None else real_save(read, after, owed, move)
+        return build_states.Saved.BUILD_CHANGED if move is not None else real_save(read, after, owed, move, claim)
 
     monkeypatch.setattr(build_states, "save_build_state", busy)
     ended = progress.move_in_build(build, job, Event.SUCCEED, holder=job.token_hash, attempts=3)
@@ -208,3 +208,25 @@ def test_a_rerun_between_a_finishs_reads_and_its_write_leaves_the_build_running_
     assert sorted(job["status"] for job in shown["jobs"]) == ["queued", "success"]
     assert shown["status"] == "running"
     assert [message for message in sent if isinstance(message, Announce)] == []  # no false "failed" announced
+
+
+def test_a_matrixs_jobs_claimed_from_the_same_read_of_their_build_each_claim_in_one_write(
+    account: Account, git_server: GitServer
+) -> None:
+    project, queued = start_build(account, git_server, {"appveyor.yml": MATRIX_YML})
+    build = build_store.get_build(queued["projectId"], queued["buildId"], consistent=True)
+    assert build is not None
+    first, second = job_store.get_jobs(build.job_ids)
+
+    claimed, calls = [], []
+    for job in (first, second):  # both dispatches read the build before either claimed
+        with dynamodb_calls() as made:
+            claimed.append(progress.move_in_build(build, job, Event.CLAIM, lease_expires=2_000_000_000))
+        calls.append(list(made))
+
+    shown = project.build(build.version)
+    again = build_store.get_build(build.project_id, build.build_id, consistent=True)
+    assert [job.status if job else None for job in claimed] == ["running", "running"]
+    assert calls == [["TransactWriteItems"], ["TransactWriteItems"]]  # no read of the other job, no refusal
+    assert shown["status"] == "running" and shown["started"] is not None
+    assert again is not None and again.revision == build.revision + 2  # a finish that read either derives again
