@@ -111,8 +111,8 @@ def _start_on_codebuild(job: Job, ticket: Ticket) -> None:
 def fail_if_abandoned(job_id: str, token_hash: str) -> None:
     """A local runner that exited without finishing its job (killed, crashed): the job fails now, not at lease end.
     Only while the job is still this attempt's (its token's): a re-run may have claimed it again meanwhile."""
-    held, job = job_store.job_token_hash(job_id)
-    if job is None or held != token_hash:
+    job = job_store.get_job(job_id)
+    if job is None or job.token_hash != token_hash:
         return
     if job.status in (Status.RUNNING, Status.CANCELLING) and job.lease_expires is not None:
         log.warning("job %s: its runner ended without finishing it", job_id)

@@ -101,8 +101,7 @@ def _hash(token: str) -> str:
 def runner_job(job_id: str, authorization: str | None) -> Job:
     """The job a request's token was minted for; Unauthorized for any other job, or once the job has ended."""
     token = _bearer(authorization)
-    _, job = job_store.job_token_hash(job_id) if job_id else (None, None)
-    return _checked(job, token)
+    return _checked(job_store.get_job(job_id), token)
 
 
 def runner_job_with_build(job_id: str, authorization: str | None, project: bool) -> RunnerJob:

@@ -240,15 +240,6 @@ def take_report_quota(job_id: str, count: int, limit: int) -> bool:
     return True
 
 
-def job_token_hash(job_id: str) -> tuple[str | None, Job | None]:
-    """The hash of the job's live token (None when it has none) and the job itself, read consistently."""
-    try:
-        model = JobModel.get(job_id, consistent_read=True)
-    except JobModel.DoesNotExist:
-        return None, None
-    return model.token_hash, job_from_model(model)
-
-
 def assign_route(job: Job, executor: str, run_on: str | None, message: str | None, pull_request: bool) -> bool:
     """Place a queued job on its executor (a job queued before routing, or run again after a refusal): it waits in
     that executor's partition; False (nothing written) when it is no longer queued."""

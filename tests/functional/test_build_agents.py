@@ -221,6 +221,6 @@ def test_a_runner_that_ended_fails_only_its_own_attempt_not_a_rerun_that_claimed
     runners.dispatch(job_id, api_url)  # the attempt that holds the job now
     dispatch.fail_if_abandoned(job_id, "the token hash of an earlier attempt")
     assert job_store.get_job(job_id).status == "running"  # type: ignore[union-attr]
-    held, _ = job_store.job_token_hash(job_id)
-    dispatch.fail_if_abandoned(job_id, held or "")
+    held = job_store.get_job(job_id)
+    dispatch.fail_if_abandoned(job_id, (held.token_hash if held else None) or "")
     assert job_store.get_job(job_id).status == "failed"  # type: ignore[union-attr]
