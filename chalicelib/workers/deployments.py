@@ -8,7 +8,7 @@ import logging
 from chalice.app import SQSEvent
 
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob, deployment_message
-from chalicelib.domain import progress
+from chalicelib.domain import lost_jobs
 
 log = logging.getLogger(__name__)
 
@@ -37,4 +37,4 @@ def run_deployments(event: SQSEvent) -> None:
 def abandon_deployments(event: SQSEvent) -> None:
     """A deployment job whose message failed every delivery ends failed."""
     for message in _messages(event):
-        progress.abandon_job(message.job_id, "The deployment could not be run: its message failed every delivery.")
+        lost_jobs.abandon_job(message.job_id, "The deployment could not be run: its message failed every delivery.")

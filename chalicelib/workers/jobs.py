@@ -8,7 +8,7 @@ import logging
 from chalice.app import CloudWatchEvent, SQSEvent
 
 from chalicelib.core.messages import RunJob, job_message
-from chalicelib.domain import outbox, progress
+from chalicelib.domain import lost_jobs, outbox
 
 log = logging.getLogger(__name__)
 
@@ -34,13 +34,13 @@ def run_jobs(event: SQSEvent) -> None:
 def abandon_jobs(event: SQSEvent) -> None:
     """A job message that failed every delivery: its job ends failed, so no build waits forever."""
     for message in _messages(event):
-        progress.abandon_job(message.job_id, "The job could not be run: its message failed every delivery.")
+        lost_jobs.abandon_job(message.job_id, "The job could not be run: its message failed every delivery.")
 
 
 def sweep_leases(event: CloudWatchEvent | None = None) -> None:
     """Every minute: jobs whose runner stopped renewing its lease end failed, and messages still owed minutes after
     their write (a queued job nobody claimed, a build's notifications) are sent again."""
-    ended = progress.expire_leases()
+    ended = lost_jobs.expire_leases()
     if ended:
         log.warning("%s jobs ended failed: their leases expired", ended)
     resent = outbox.resend_owed()

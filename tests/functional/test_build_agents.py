@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import dispatch, progress
+from chalicelib.domain import dispatch, lost_jobs
 from chalicelib.local.pump import SqsPump
 from chalicelib.runner import sandbox
 from chalicelib.store import jobs as job_store
@@ -130,7 +130,7 @@ def test_a_killed_build_agent_takes_its_runner_with_it_and_the_job_ends_within_i
     killed = time.monotonic()
     while job_store.get_job(job_id).status == "running":  # type: ignore[union-attr]
         assert time.monotonic() - killed < AGENT_LEASE_SECONDS + 10, "the job's lease was still being renewed"
-        progress.expire_leases()  # the sweeper, every minute
+        lost_jobs.expire_leases()  # the sweeper, every minute
         time.sleep(0.5)
     assert project.wait(version)["status"] == "failed"
 

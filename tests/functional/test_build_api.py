@@ -14,7 +14,7 @@ from pynamodb.transactions import TransactWrite
 from chalicelib import executors
 from chalicelib.core.jobs import Job
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import progress, runner_jobs
+from chalicelib.domain import lost_jobs, progress, runner_jobs
 from chalicelib.domain.dispatch import dispatch_job
 from chalicelib.domain.job_tokens import heartbeat, mint_token, runner_job
 from chalicelib.runner.protocol import Ticket
@@ -479,7 +479,7 @@ def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: Buil
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
     assert job_moves.claim_job(job_id, lease_expires=int(time.time()) - 1)  # a runner claims it, then dies
 
-    assert progress.expire_leases() >= 1
+    assert lost_jobs.expire_leases() >= 1
 
     build = project.build(queued["version"])
     assert build["status"] == "failed"
@@ -492,7 +492,7 @@ def test_job_whose_message_went_to_the_dead_letter_queue_ends_failed(project: Bu
     queued = project.start()
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
 
-    progress.abandon_job(job_id, "The job could not be run: its message failed every delivery.")
+    lost_jobs.abandon_job(job_id, "The job could not be run: its message failed every delivery.")
 
     build = project.build(queued["version"])
     assert build["status"] == "failed"

@@ -23,7 +23,7 @@ import yaml
 from botocore.stub import Stubber
 
 from chalicelib import aws
-from chalicelib.domain import progress
+from chalicelib.domain import lost_jobs
 from chalicelib.executors import codebuild
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import jobs as job_store
@@ -161,17 +161,17 @@ def test_a_codebuild_build_still_starting_keeps_its_job_and_one_that_ended_unhea
     assert job is not None and job.lease_expires is not None
     after_lease = job.lease_expires + 1
     with StubbedState(build_id, "IN_PROGRESS", "PROVISIONING"):
-        assert not progress.end_expired(job, after_lease)
+        assert not lost_jobs.end_expired(job, after_lease)
     renewed = job_store.get_job(job_id)
     assert renewed is not None and renewed.status == "running" and (renewed.lease_expires or 0) > job.lease_expires
     with StubbedState(build_id, "ThrottlingException"):  # asked again later, and the sweep goes on meanwhile
-        assert not progress.end_expired(renewed, (renewed.lease_expires or 0) + 1)
+        assert not lost_jobs.end_expired(renewed, (renewed.lease_expires or 0) + 1)
     renewed_again = job_store.get_job(job_id)
     assert renewed_again is not None and renewed_again.status == "running"
     assert (renewed_again.lease_expires or 0) > (renewed.lease_expires or 0)
     renewed = renewed_again
     with StubbedState(build_id, "FAILED", "PROVISIONING"):
-        assert progress.end_expired(renewed, (renewed.lease_expires or 0) + 1)
+        assert lost_jobs.end_expired(renewed, (renewed.lease_expires or 0) + 1)
     failed = job_store.get_job(job_id)
     assert failed is not None and failed.status == "failed"
     assert build_id in (failed.message or "") and "FAILED" in (failed.message or "")

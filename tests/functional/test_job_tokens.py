@@ -23,7 +23,7 @@ import requests
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.domain import progress, runner_jobs
+from chalicelib.domain import lost_jobs, runner_jobs
 from chalicelib.domain.job_tokens import NewToken, keys_of, mint_token
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
@@ -272,7 +272,7 @@ def test_once_job_a_finishes_its_token_is_refused_on_every_operation(
 def test_a_token_whose_lease_has_expired_is_refused_on_every_operation(account: Account, git_server: GitServer) -> None:
     _, queued = start_build(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo x")})
     lapsed = claim(queued["jobs"][0]["jobId"], lease_seconds=-5)
-    progress.expire_leases()  # the sweeper, every minute: the job ends failed, its lease lost
+    lost_jobs.expire_leases()  # the sweeper, every minute: the job ends failed, its lease lost
     before = everything_stored()
 
     wrong = refused_everywhere(runner(account, lapsed.token.token), lapsed.job_id)
