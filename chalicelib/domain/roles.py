@@ -10,7 +10,7 @@ from chalicelib.domain.auth import Caller
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.validation import invalid, valid_name
 from chalicelib.domain.warm import WarmCache, forget_everything
-from chalicelib.errors import Conflict, NotFound
+from chalicelib.errors import Conflict, Forbidden, NotFound
 from chalicelib.store import counters
 from chalicelib.store import roles as store
 from chalicelib.store.transactions import is_claimed, role_name_claim
@@ -64,10 +64,12 @@ def add_role(caller: Caller, name: str) -> Role:
 def update_role(caller: Caller, role_id: int, name: str, allowed: Iterable[Permission]) -> Role:
     """Rename a custom role and set exactly the permissions it grants."""
     role = _custom_role(caller, role_id, "changed")
+    granted = {permission.value for permission in allowed}
+    may_set(caller, role, granted)
     name = valid_name(name, "name", MAX_ROLE_NAME_LENGTH)
     if store.role_name_key(name) != store.role_name_key(role.name):
         _free_name(caller, name)
-    updated = store.update_role(role, name, {permission.value for permission in allowed})
+    updated = store.update_role(role, name, granted)
     forget_everything()
     return updated
 
@@ -79,6 +81,19 @@ def delete_role(caller: Caller, role_id: int) -> None:
         raise Conflict(f"The role '{role.name}' is assigned to users and cannot be deleted.")
     store.delete_role(role)
     forget_everything()
+
+
+def may_set(caller: Caller, role: Role, granted: set[str]) -> None:
+    """Forbidden unless the caller may make ``role`` grant ``granted``: an Administrator may; anyone else changes no
+    role they are in, and grants no permission their own role does not (so nobody raises their own role, or one
+    they or a friend are then given, past theirs). Permissions the role grants already may stay, or go."""
+    if caller.is_administrator:
+        return
+    if role.role_id == caller.role_id:
+        raise Forbidden(f"Only an Administrator can change the role you are in ('{role.name}').")
+    beyond = sorted(granted - role.allowed - caller.permissions)
+    if beyond:
+        raise Forbidden(f"You cannot grant permissions your role does not have: {', '.join(beyond)}.")
 
 
 def _custom_role(caller: Caller, role_id: int, change: str) -> Role:

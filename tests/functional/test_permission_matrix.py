@@ -38,6 +38,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.http import ACCOUNT_PREFIX
+from chalicelib.domain.permissions import Permission
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment
@@ -780,3 +781,61 @@ def test_deleting_a_build_needs_the_delete_right_on_its_project(world: World) ->
         assert world.status_of(f"{world.project.path}/build/{build['version']}") == 200
     finally:
         world.home.api.delete(f"/builds/{build['buildId']}")
+
+
+# Updating a role: nobody grants a permission their own role does not, and only an Administrator changes a role
+# they are in (chalicelib/domain/roles.py, may_set); a role added grants nothing.
+
+
+def _granting(role: dict[str, Any], granted: set[str]) -> dict[str, Any]:
+    changed = copy.deepcopy(role)
+    for group in changed["groups"]:
+        for permission in group["permissions"]:
+            permission["allowed"] = permission["name"] in granted
+    return changed
+
+
+def _grants(role: dict[str, Any]) -> set[str]:
+    return {entry["name"] for group in role["groups"] for entry in group["permissions"] if entry["allowed"]}
+
+
+@pytest.mark.parametrize("permission", [permission.value for permission in Permission])
+def test_a_role_updater_grants_another_role_only_the_permissions_it_holds(world: World, permission: str) -> None:
+    held = {"UpdateRoleDetails", "RunProjectBuild"}
+    world.home.add_role(updaters := unique("updaters"), held)
+    updater = member_of_role(world.home, updaters)
+    target = world.home.add_role(unique("target"))
+    admin = member_of_role(world.home, "Administrator")
+
+    reply = updater.put("/roles", _granting(target, {permission}))
+
+    assert reply.status == (200 if permission in held else 403), reply.body
+    assert _grants(world.read(f"/roles/{target['roleId']}")) == ({permission} if permission in held else set())
+    granted_by_admin = admin.put("/roles", _granting(target, {permission}))
+    assert granted_by_admin.status == 200 and _grants(granted_by_admin.json) == {permission}
+
+
+def test_only_an_administrator_changes_a_role_its_holder_is_in(world: World) -> None:
+    everything = {permission.value for permission in Permission} - {"UpdateAccountDetails"}
+    own = world.home.add_role(unique("almost-admins"), everything)
+    holder = member_of_role(world.home, own["name"])
+
+    for granted in (everything | {"UpdateAccountDetails"}, everything - {"ManageProjects"}, everything):
+        reply = holder.put("/roles", _granting(own, granted) | {"name": unique("renamed")})
+        assert reply.status == 403 and "Administrator" in reply.json["message"], reply.body
+    assert world.read(f"/roles/{own['roleId']}") == own
+
+    changed = world.home.api.put("/roles", _granting(own, {"RunProjectBuild"}))
+    assert changed.status == 200 and _grants(changed.json) == {"RunProjectBuild"}
+
+
+def test_a_role_adder_adds_a_role_that_grants_nothing_whatever_the_body_says(world: World) -> None:
+    adder = world.callers["collaborator"]  # allowed AddRole, and neither updating nor the rest
+    body = _granting(world.read(f"/roles/{world.user_role_id}"), {permission.value for permission in Permission})
+
+    added = adder.post("/roles", body | {"name": unique("added"), "isSystem": True})
+
+    assert added.status == 200, added.body
+    assert _grants(added.json) == set() and added.json["isSystem"] is False
+    assert _grants(world.read(f"/roles/{added.json['roleId']}")) == set()
+    assert world.home.api.delete(f"/roles/{added.json['roleId']}").status == 204

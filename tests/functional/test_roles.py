@@ -402,7 +402,7 @@ def test_a_custom_role_allows_exactly_the_role_changes_it_grants(account: Accoun
     target = account.add_role("Target")
 
     added = caller.post("/roles", {"name": "Added by keeper"})
-    updated = caller.put("/roles", with_flags(target, {"RunProjectBuild"}))
+    updated = caller.put("/roles", with_flags(target, {granted}))  # the one permission the keeper holds
     deleted = caller.delete(f"/roles/{target['roleId']}")
 
     assert added.status == (200 if granted == "AddRole" else 403), added.body
@@ -412,8 +412,55 @@ def test_a_custom_role_allows_exactly_the_role_changes_it_grants(account: Accoun
     assert ("Added by keeper" in names) == (granted == "AddRole")
     assert ("Target" in names) == (granted != "DeleteRole")
     if granted != "DeleteRole":
-        expected = {"RunProjectBuild"} if granted == "UpdateRoleDetails" else set()
+        expected = {granted} if granted == "UpdateRoleDetails" else set()
         assert allowed(details(account, target["roleId"])) == expected
+
+
+def test_a_role_updater_cannot_grant_itself_environments(account: Account) -> None:
+    """The attack: a role that may only update roles reads itself, allows everything and saves."""
+    own = account.add_role("Role updaters", {"UpdateRoleDetails"})
+    _, caller = user_of_role(account, "Role updaters")
+    environment = {"name": "Production", "provider": "Webhook", "settings": {"providerSettings": []}}
+    assert_refused(caller.post("/environments", environment), 403)
+
+    message = assert_refused(
+        caller.put("/roles", with_flags(caller.get(f"/roles/{own['roleId']}").json, ALL_PERMISSIONS)), 403
+    )
+
+    assert "Administrator" in message
+    assert details(account, own["roleId"]) == own
+    assert_refused(caller.post("/environments", environment), 403)
+    assert account.api.get("/environments").json == []
+
+
+def test_a_role_updater_cannot_grant_another_role_what_it_does_not_hold(account: Account) -> None:
+    """Nor through a second role it is then given (assigning checks the same): it grants only what it holds."""
+    account.add_role("Role updaters", {"UpdateRoleDetails", "RunProjectBuild"})
+    _, caller = user_of_role(account, "Role updaters")
+    target = account.add_role("Target", {"DeleteRole"})
+
+    message = assert_refused(caller.put("/roles", with_flags(target, {"DeleteRole", "ManageEnvironments"})), 403)
+
+    assert "ManageEnvironments" in message
+    assert details(account, target["roleId"]) == target
+    kept = caller.put("/roles", with_flags(target, {"DeleteRole", "RunProjectBuild"}))  # held, or there already
+    assert kept.status == 200, kept.body
+    assert allowed(kept.json) == {"DeleteRole", "RunProjectBuild"}
+    taken = caller.put("/roles", with_flags(kept.json, {"RunProjectBuild"}))  # taking away grants nothing
+    assert taken.status == 200, taken.body
+    assert allowed(details(account, target["roleId"])) == {"RunProjectBuild"}
+
+
+def test_an_added_role_grants_nothing_whatever_the_body_asks(account: Account) -> None:
+    account.add_role("Role adders", {"AddRole"})
+    _, caller = user_of_role(account, "Role adders")
+    body = with_flags(account.add_role("Template"), ALL_PERMISSIONS) | {"name": "Everything please"}
+
+    added = caller.post("/roles", body)
+
+    assert added.status == 200, added.body
+    assert allowed(added.json) == set()
+    assert allowed(details(account, added.json["roleId"])) == set()
 
 
 def test_a_change_to_a_role_applies_at_once_to_the_users_holding_it(account: Account) -> None:
