@@ -10,7 +10,7 @@ its user does (chalicelib/api/cookies.py says how writes signed by it are kept s
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from chalice import Response
@@ -37,10 +37,16 @@ def _session_call(request: Request, answer: Callable[[], str]) -> Response:
 def sign_in(request: Request) -> Response:
     def answer() -> str:
         email, password, account_name = parse_sign_in(json_body(request))
-        token, session = sessions.sign_in(email, password, account_name)
+        token, session = sessions.sign_in(email, password, account_name, source_address(request.context))
         return session_cookie(token, session.expires, sessions.SESSION_SECONDS, mount_prefix(request.context))
 
     return _session_call(request, answer)
+
+
+def source_address(context: Mapping[str, Any]) -> str:
+    """The client's address as API Gateway saw the connection (``identity.sourceIp``): not a header it could set."""
+    identity = context.get("identity")
+    return str(identity.get("sourceIp") or "") if isinstance(identity, Mapping) else ""
 
 
 def sign_out(request: Request) -> Response:

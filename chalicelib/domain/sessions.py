@@ -6,6 +6,7 @@ acts for its user in its account exactly as an account-level API key of that use
 
 from __future__ import annotations
 
+import ipaddress
 import secrets
 from datetime import UTC, datetime, timedelta
 from functools import cache
@@ -21,8 +22,11 @@ from chalicelib.store import sessions as store
 from chalicelib.store.members import email_key, get_member, passwords_of_email
 
 SESSION_SECONDS = 12 * 3600
-# Guessing passwords: at most this many failed sign-ins with one address per window, then 429 until it ends.
+# Guessing passwords: at most this many failed sign-ins with one address from one client address per window, then
+# 429 there until it ends; one client's wrong guesses do not lock the address's owner out everywhere else.
 MAX_FAILED_SIGN_INS = 10
+# and from everywhere at once, ten clients' worth: guessing from many client addresses gains no more than that.
+MAX_FAILED_SIGN_INS_EVERYWHERE = 10 * MAX_FAILED_SIGN_INS
 FAILURE_WINDOW_SECONDS = 15 * 60
 WRONG_CREDENTIALS = "The e-mail address or the password is not right."
 
@@ -34,17 +38,22 @@ def _unusable_hash() -> str:
     return credentials.hash_password(secrets.token_urlsafe(18))
 
 
-def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, Session]:
+def sign_in(email: str, password: str, account_name: str | None, client_address: str) -> tuple[str, Session]:
     """A new session (its token and what it stores) for the user with that e-mail address and password, in
     ``account_name`` or, without one, the first account (by id) where both are right; Unauthorized otherwise, and
-    TooManyRequests once the address has failed MAX_FAILED_SIGN_INS times in the current window."""
+    TooManyRequests once the address has failed MAX_FAILED_SIGN_INS times from ``client_address`` (the request's
+    source), or MAX_FAILED_SIGN_INS_EVERYWHERE times from anywhere, in the current window."""
     window, window_ends = failure_window()
-    address = email_key(email)
-    # Counted before the password is checked (and given back if it is right), in one conditional write: requests
-    # at once cannot all find the count under the limit and then all guess.
-    if not store.take_sign_in_attempt(address, window, window_ends, MAX_FAILED_SIGN_INS):
-        minutes = max(1, round((window_ends - datetime.now(UTC)).total_seconds() / 60))
-        raise TooManyRequests(f"Too many failed sign-ins with this address: try again in {minutes} minutes.")
+    address, client = email_key(email), client_key(client_address)
+    # Counted before the password is checked (and given back if it is right), each in one conditional write:
+    # requests at once cannot all find a count under its limit and then all guess.
+    if not store.take_sign_in_attempt(address, client, window, window_ends, MAX_FAILED_SIGN_INS):
+        raise TooManyRequests(f"Too many failed sign-ins with this address: try again in {_minutes(window_ends)}.")
+    if not store.take_sign_in_attempt(address, None, window, window_ends, MAX_FAILED_SIGN_INS_EVERYWHERE):
+        store.give_back_sign_in_attempt(address, client, window)  # its password is not checked
+        raise TooManyRequests(
+            f"Too many failed sign-ins with this address from many places: try again in {_minutes(window_ends)}."
+        )
     holders = [
         (member, stored)
         for member, stored in (passwords_of_email(email) if email.strip() else [])  # no key is empty
@@ -55,7 +64,8 @@ def sign_in(email: str, password: str, account_name: str | None) -> tuple[str, S
     member = next((member for member, stored in holders if credentials.password_matches(password, stored)), None)
     if member is None:  # the attempt stays counted, known address or not: a 429 tells nothing
         raise Unauthorized(WRONG_CREDENTIALS)
-    store.give_back_sign_in_attempt(address, window)
+    store.give_back_sign_in_attempt(address, client, window)
+    store.give_back_sign_in_attempt(address, None, window)
     now = datetime.now(UTC)
     session = Session(
         account_id=member.account_id,
@@ -74,6 +84,24 @@ def failure_window() -> tuple[int, datetime]:
     """The number of the current window of failed sign-ins, and when it ends."""
     window = int(datetime.now(UTC).timestamp()) // FAILURE_WINDOW_SECONDS
     return window, datetime.fromtimestamp((window + 1) * FAILURE_WINDOW_SECONDS, UTC)
+
+
+def client_key(client_address: str) -> str:
+    """Whom failed sign-ins are counted against: the client's IP address, and for IPv6 its /64 (what one
+    client is commonly given whole)."""
+    try:
+        ip = ipaddress.ip_address(client_address.strip())
+    except ValueError:
+        return "unknown"
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
+def _minutes(window_ends: datetime) -> str:
+    return f"{max(1, round((window_ends - datetime.now(UTC)).total_seconds() / 60))} minutes"
 
 
 def sign_out(token: str) -> None:

@@ -46,17 +46,21 @@ def delete_session(token: str) -> None:
     SessionModel(key_hash(token)).delete()
 
 
-def _failures_key(email_key: str, window: int) -> str:
-    return f"sign-in-failures#{window}#{email_key}"
+def _failures_key(email_key: str, window: int, client: str | None) -> str:
+    # Two prefixes: no e-mail address sent can make one address's count from everywhere another's from one client.
+    if client is None:
+        return f"sign-in-failures#{window}#{email_key}"
+    return f"sign-in-failures-from#{window}#{client}#{email_key}"
 
 
-def take_sign_in_attempt(email_key: str, window: int, window_ends: datetime, limit: int) -> bool:
-    """Count one more sign-in with the address in the window, unless ``limit`` are counted already (False then).
+def take_sign_in_attempt(email_key: str, client: str | None, window: int, window_ends: datetime, limit: int) -> bool:
+    """Count one more sign-in with the address in the window, from ``client`` (a client address) or, with None,
+    from everywhere, unless ``limit`` are counted already (False then).
 
     One conditional update, so that requests at once cannot all read a count under the limit; the count goes
     (TTL) some time after the window ends."""
     try:
-        CounterModel(_failures_key(email_key, window)).update(
+        CounterModel(_failures_key(email_key, window, client)).update(
             actions=[CounterModel.value.add(1), CounterModel.expires.set(window_ends)],
             condition=CounterModel.value.does_not_exist() | (CounterModel.value < limit),
         )
@@ -67,6 +71,6 @@ def take_sign_in_attempt(email_key: str, window: int, window_ends: datetime, lim
     return True
 
 
-def give_back_sign_in_attempt(email_key: str, window: int) -> None:
-    """Uncount an attempt taken in the window: it succeeded."""
-    CounterModel(_failures_key(email_key, window)).update(actions=[CounterModel.value.add(-1)])
+def give_back_sign_in_attempt(email_key: str, client: str | None, window: int) -> None:
+    """Uncount an attempt taken in the window: it succeeded, or its password was never checked."""
+    CounterModel(_failures_key(email_key, window, client)).update(actions=[CounterModel.value.add(-1)])

@@ -342,6 +342,75 @@ def test_forty_wrong_passwords_at_once_get_no_more_401s_than_the_limit(
     assert sign_in(client, email).status == 429
 
 
+def from_address(client: Client, monkeypatch: pytest.MonkeyPatch, address: str) -> None:
+    """The test client's requests come from ``address`` from now on (Chalice's local gateway says 127.0.0.1 as
+    API Gateway's ``identity.sourceIp``) until the test ends."""
+    monkeypatch.setattr(client.http._local_gateway.event_converter, "LOCAL_SOURCE_IP", address)  # type: ignore[attr-defined]
+
+
+def test_ten_wrong_passwords_from_one_client_do_not_lock_the_owner_out_from_another(
+    account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    email = add_user_with_password(account)
+    from_address(client, monkeypatch, "203.0.113.7")
+    for _ in range(sessions.MAX_FAILED_SIGN_INS):
+        assert sign_in(client, email, "a wrong guess").status == 401
+    assert sign_in(client, email).status == 429  # the guesser's address is held back
+
+    from_address(client, monkeypatch, "198.51.100.20")
+    assert sign_in(client, email).status == 204  # the owner, elsewhere, is not
+
+    from_address(client, monkeypatch, "203.0.113.7")
+    assert sign_in(client, email, "a wrong guess").status == 429
+
+
+def test_wrong_passwords_from_many_clients_stop_at_the_limit_for_the_address_everywhere(
+    account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    email = add_user_with_password(account)
+    clients = sessions.MAX_FAILED_SIGN_INS_EVERYWHERE // sessions.MAX_FAILED_SIGN_INS
+    for index in range(clients):
+        from_address(client, monkeypatch, f"192.0.2.{index + 1}")
+        for _ in range(sessions.MAX_FAILED_SIGN_INS):
+            assert sign_in(client, email, "a wrong guess").status == 401
+
+    from_address(client, monkeypatch, "198.51.100.30")
+    refused = sign_in(client, email)
+
+    assert refused.status == 429, refused.body
+    assert refused.json["message"].startswith("Too many failed sign-ins with this address from many places")
+    assert sign_in(client, email, "a wrong guess").status == 429
+    window, ends = sessions.failure_window()
+    monkeypatch.setattr(sessions, "failure_window", lambda: (window + 1, ends + timedelta(minutes=15)))
+    assert sign_in(client, email).status == 204
+
+
+@pytest.mark.parametrize(
+    ("guesser", "same_client", "another_client"),
+    [
+        ("2001:db8:5:6::1", "2001:db8:5:6:ffff::9", "2001:db8:5:7::1"),  # an IPv6 client holds its /64
+        ("::ffff:203.0.113.8", "203.0.113.8", "203.0.113.9"),  # an IPv4 address is one, however written
+    ],
+)
+def test_the_addresses_of_one_client_share_its_limit(
+    account: Account,
+    client: Client,
+    monkeypatch: pytest.MonkeyPatch,
+    guesser: str,
+    same_client: str,
+    another_client: str,
+) -> None:
+    email = add_user_with_password(account)
+    from_address(client, monkeypatch, guesser)
+    for _ in range(sessions.MAX_FAILED_SIGN_INS):
+        assert sign_in(client, email, "a wrong guess").status == 401
+
+    from_address(client, monkeypatch, same_client)
+    assert sign_in(client, email).status == 429
+    from_address(client, monkeypatch, another_client)
+    assert sign_in(client, email).status == 204
+
+
 def test_successful_sign_ins_do_not_count_against_the_limit(account: Account, client: Client) -> None:
     email = add_user_with_password(account)
     for _ in range(sessions.MAX_FAILED_SIGN_INS):
