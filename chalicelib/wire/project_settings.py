@@ -19,14 +19,16 @@ IMAGES = [{"name": "Ubuntu"}]  # the one image this runner provides: Linux, scri
 
 
 def settings_json(project: Project, roles: list[Role], base_url: str, may_update: bool) -> dict[str, Any]:
-    """GET .../settings: the project, its full settings, and the build images on offer; the webhook secret's
-    token only to callers who may update the project."""
+    """GET .../settings: the project, its full settings, and the build images on offer; the webhook's id, URL and
+    secret's token only to callers who may update the project (without a secret, the URL alone starts builds: a
+    member denied RunBuild must not read it), empty strings to anyone else."""
+    webhook_url = f"{base_url}/api/{project.repository_type.lower()}/webhook?id={project.webhook_id}"
     settings = {
         **project_json(project, roles),
         "versionFormat": project.version_format,
         "nextBuildNumber": project.next_build_number,
-        "webhookId": project.webhook_id,
-        "webhookUrl": f"{base_url}/api/{project.repository_type.lower()}/webhook?id={project.webhook_id}",
+        "webhookId": project.webhook_id if may_update else "",
+        "webhookUrl": webhook_url if may_update else "",
         "ignoreServiceYml": project.ignore_service_yml,
         "rollingBuilds": project.rolling_builds,
         "configuration": project.configuration,

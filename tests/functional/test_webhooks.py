@@ -20,7 +20,7 @@ from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from tests.builds import appveyor_yml
 from tests.gitserver import GitServer, Repository
-from tests.support import Account, Caller, Reply, add_project, project_path, unique
+from tests.support import Account, Caller, Reply, add_project, member_of_role, project_path, unique
 
 YML = appveyor_yml("build_script:", "  - echo hi")
 HOSTED = {"gitHub": "GITHUB", "gitLab": "GITLAB", "bitBucket": "BITBUCKET", "gitea": "GITEA"}
@@ -334,6 +334,56 @@ def test_a_replayed_signed_body_with_a_new_delivery_id_starts_nothing(github: Ho
     assert "received already" in skipped(replayed)
     assert "received already" in skipped(recased)
     assert len(github.builds()) == 1
+
+
+def _deny_run_build(hook: HookProject, role_id: int) -> None:
+    """The project's security descriptor denies the role RunBuild (its permissions allow running builds)."""
+    descriptor = hook.settings()["securityDescriptor"]
+    for ace in descriptor["roleAces"]:
+        if ace["roleId"] == role_id:
+            ace["accessRights"] = [{"name": "RunBuild", "allowed": False}]
+    hook.configure(securityDescriptor=descriptor)
+
+
+def test_a_member_denied_run_build_cannot_read_the_webhook_url_to_start_builds(github: HookProject) -> None:
+    account = github.account
+    role = account.add_role(unique("watchers"), {"RunProjectBuild"})
+    _deny_run_build(github, role["roleId"])
+    member = member_of_role(account, role["name"])
+    start = {"accountName": github.project["accountName"], "projectSlug": github.project["slug"], "branch": "master"}
+    assert member.post("/builds", start).status == 403
+
+    read = member.get(github.path + "/settings")
+
+    assert read.status == 200, read.body
+    assert (read.json["settings"]["webhookId"], read.json["settings"]["webhookUrl"]) == ("", "")
+    assert github.settings()["webhookId"] not in read.body.decode()
+    assert github.builds() == []
+
+
+def test_who_may_update_the_project_reads_its_webhook_url(github: HookProject) -> None:
+    role = github.account.add_role(unique("maintainers"), {"UpdateProjectSettings"})
+    _deny_run_build(github, role["roleId"])  # updating settings is what counts: whoever may could set a secret
+    member = member_of_role(github.account, role["name"])
+
+    seen = member.get(github.path + "/settings").json["settings"]
+
+    assert (seen["webhookId"], seen["webhookUrl"]) == (github.settings()["webhookId"], github.url)
+
+
+def test_a_webhook_without_a_secret_builds_no_commit_the_repository_lacks(
+    account: Account, git_server: GitServer
+) -> None:
+    """Its URL alone starts builds, but only of the repository's own commits: a made-up one is not built."""
+    github = HookProject(account, git_server)
+    generic = HookProject(account, git_server, provider="git")
+    made_up = "c0ffee" * 6 + "beef"
+
+    pushed = github.post(github_push("refs/heads/master", made_up), github_headers("push"))
+    named = generic.post({"ref": "refs/heads/master", "commit": made_up})
+
+    assert "Not built" in skipped(pushed) and "Not built" in skipped(named)
+    assert github.builds() == [] and generic.builds() == []
 
 
 def test_unknown_id_is_404_and_malformed_json_is_400(github: HookProject) -> None:
