@@ -52,8 +52,9 @@ def start_clean(ticket: Ticket) -> bool:
         empty_folder(SCRATCH)
         return True
     except ScratchNotEmpty as error:
+        # the names go to the runner's own log only: an earlier job's files, maybe another tenant's
         log.error("job %s does not run: %s", ticket.job_id, error)
-        message = f"The runner's scratch folder could not be emptied; the job did not run ({error})."
+        message = "The runner's scratch folder could not be emptied of an earlier job's files; the job did not run."
         with contextlib.suppress(ProtocolError):  # then the job ends when its lease does
             JobClient(ticket).finish("failed", message, 1, [], log_tail=f"{message}\n".encode(), log_tail_sent=False)
         return False
