@@ -25,7 +25,7 @@ from chalicelib.domain.auth import Caller
 from chalicelib.domain.job_tokens import keys_of, mint_token
 from chalicelib.domain.validation import invalid, valid_name
 from chalicelib.errors import Conflict, NotFound, Unauthorized
-from chalicelib.executors.images import DEFAULT_IMAGE
+from chalicelib.executors.images import DEFAULT_IMAGE, runs_in_cloud
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import build_agents as store
 from chalicelib.store import counters, job_moves
@@ -71,6 +71,12 @@ def register(caller: Caller, name: str, images: list[str], pull_requests: bool =
     )
     store.add_agent(agent)
     return NewAgent(agent, key)
+
+
+def taken_from_service(agent: BuildAgent) -> list[str]:
+    """The agent's images the service would run itself (on AWS CodeBuild) but for it: the agent takes their jobs
+    from the service's runners, with their secure variables."""
+    return [image for image in agent.images if runs_in_cloud(image)]
 
 
 def list_agents(caller: Caller) -> list[BuildAgent]:

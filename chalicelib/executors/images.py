@@ -84,6 +84,12 @@ def _cloud_image(name: str) -> str | None:
     return name
 
 
+def runs_in_cloud(image: str) -> bool:
+    """Whether the service runs jobs of ``image`` itself, on AWS CodeBuild where it is set up, when no build agent
+    of the account serves it (``Ubuntu2204``, container images)."""
+    return image.strip().casefold() != DEFAULT_IMAGE.casefold() and _cloud_image(image.strip()) is not None
+
+
 def is_curated(image: str | None) -> bool:
     """Whether CodeBuild's ``image`` is one of its curated images this table maps to (not a user's own image)."""
     return image is not None and image in UBUNTU_IMAGES.values()

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.core.builds import Build, BuildSummary
-from chalicelib.core.jobs import Job, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobCounts
 from chalicelib.core.status import Status
 from chalicelib.shapes.time import optional_timestamps, timestamp
 
@@ -63,7 +63,7 @@ def build_json(build: Build | BuildSummary, jobs: list[Job] | None = None) -> di
 
 def job_json(job: Job) -> dict[str, Any]:
     """A build job; beyond AppVeyor's fields, where it runs (none for a job no executor took: its messages say
-    why) and, while it is queued, what it waits for (a build agent of its image)."""
+    why), the build agent that took it, and, while it is queued, what it waits for (a build agent of its image)."""
     shape = {
         "jobId": job.job_id,
         "name": job.name,
@@ -76,6 +76,8 @@ def job_json(job: Job) -> dict[str, Any]:
     }
     if job.executor is not None:  # jobs of older builds, and jobs no executor took, have none
         shape["executor"] = str(job.executor)
+    if job.executor == Executor.AGENT and job.agent:  # the build agent that took it (the team's own machine)
+        shape["agentName"] = job.agent
     if job.message and job.status == Status.QUEUED:
         shape["message"] = job.message
     return shape

@@ -131,7 +131,7 @@ def _after(job: Job, event: Event, status: Status, now: datetime, changes: _Chan
         after = replace(after, token_hash=token_hash)
     elif event is Event.REQUEUE:
         after = replace(after, started=None, finished=None, message=None, counts=JobCounts(), artifacts=[])
-        after = replace(after, reported=0, executor=None, run_on=None, external_id=None)
+        after = replace(after, reported=0, executor=None, run_on=None, external_id=None, agent=None)
     if status.finished:
         after = replace(after, finished=now, lease_expires=None, token_hash=None)
         if changes.message is not None:
@@ -194,6 +194,7 @@ def _queued_again() -> list[Any]:
         JobModel.executor.remove(),
         JobModel.run_on.remove(),
         JobModel.external_id.remove(),
+        JobModel.agent.remove(),  # the build agent that took the last run
         JobModel.waiting.set(WAITING),
         JobModel.sent_at.set(int(time.time())),
     ]

@@ -66,7 +66,8 @@ export async function buildView(page, accountName, slug, version) {
     }
     if (parts.lastStatus !== job.status) parts.status.replaceChildren(statusBadge(job.status));
     // Placed when queued (or when dispatched, for older builds); a queued job says what it waits for.
-    parts.executor.textContent = job.executor ? `runs on: ${EXECUTORS[job.executor] || job.executor}` : "";
+    const where = job.executor ? `runs on: ${EXECUTORS[job.executor] || job.executor}` : "";
+    parts.executor.textContent = job.agentName ? `${where} ${job.agentName}` : where;
     parts.waiting.textContent = job.message || "";
     parts.duration.textContent = duration(job.started, job.finished);
     parts.job = job;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.domain.build_agents import NewAgent, is_connected
+from chalicelib.domain.build_agents import NewAgent, is_connected, taken_from_service
 from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
 from chalicelib.runner.protocol import Ticket
 from chalicelib.shapes.time import timestamp
@@ -23,12 +23,23 @@ def agent_json(agent: BuildAgent) -> dict[str, Any]:
         "connected": is_connected(agent),
         "lastJobId": agent.job_id,
         "pullRequests": agent.pull_requests,
+        "takesOver": taken_from_service(agent),
     }
 
 
 def new_agent_json(new: NewAgent) -> dict[str, Any]:
-    """A newly registered agent, with its key: shown this once, never again."""
-    return {**agent_json(new.agent), "key": new.key}
+    """A newly registered agent, with its key: shown this once, never again; and, if it takes jobs the service
+    would run itself, a warning saying which."""
+    shape = {**agent_json(new.agent), "key": new.key}
+    taken = taken_from_service(new.agent)
+    if taken:
+        shape["warning"] = (
+            f"Every job of this account with the image {', '.join(taken)} now runs on this agent instead of the "
+            "service's own runners (AWS CodeBuild), its secure variables included"
+            f"{', pull requests too' if new.agent.pull_requests else ''}. "
+            "Delete the agent to give them back."
+        )
+    return shape
 
 
 def parse_registration(body: Any) -> tuple[str, list[str], bool]:

@@ -19,6 +19,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from tests.browser.conftest import SCREENSHOTS
 from tests.e2e.test_local_stack import KNOWN_KEY, LocalStack, finished
+from tests.functional.test_build_agents import start_agent
 from tests.gitserver import GitServer, Repository
 from tests.peers import WebhookReceiver
 from tests.support import unique
@@ -497,3 +498,28 @@ def test_a_job_for_an_image_only_a_silent_agent_serves_shows_it_waits_for_one(
     assert api.call("DELETE", f"/builds/local/{slug}/{version}").status_code == 204
     status_becomes(driver, "#build-status", "cancelled")
     wait(driver, lambda d: not d.find_element(By.CSS_SELECTOR, ".job .waiting").is_displayed())
+
+
+def test_a_job_a_build_agent_ran_shows_the_agents_name(
+    driver: WebDriver,
+    stack: LocalStack,
+    api: Api,
+    user: str,
+    git_server: GitServer,
+    register_agent: Callable[[str, list[str]], dict[str, Any]],
+) -> None:
+    image = unique("office-box")
+    name = unique("office")
+    agent = register_agent(name, [image])
+    slug = api.add_project(git_server, git_server.root, f"image: {image}\nbuild_script:\n  - echo on the agent\n")
+    version = api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug}).json()["version"]
+    process = start_agent(stack.base_url, agent["key"], "--once")
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output.decode()
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
+
+    status_becomes(driver, "#build-status", "success")
+    assert element(driver, ".job header .executor").text == f"runs on: build agent {name}"
+    text_of(driver, ".job", f"Running on build agent {name}.")

@@ -224,3 +224,35 @@ def test_a_runner_that_ended_fails_only_its_own_attempt_not_a_rerun_that_claimed
     held = job_store.get_job(job_id)
     dispatch.fail_if_abandoned(job_id, (held.token_hash if held else None) or "")
     assert job_store.get_job(job_id).status == "failed"  # type: ignore[union-attr]
+
+
+def test_an_admin_registering_an_agent_for_an_image_the_service_runs_is_told_it_takes_those_jobs_and_secrets(
+    account: Account,
+) -> None:
+    reply = account.api.post("/build-agents", {"name": unique("agent"), "images": ["ubuntu2204", "python:3.12"]})
+    assert reply.status == 200, reply.body
+    assert reply.json["takesOver"] == ["ubuntu2204", "python:3.12"]
+    assert "ubuntu2204, python:3.12" in reply.json["warning"] and "secure variables" in reply.json["warning"]
+    listed = {found["agentId"]: found for found in account.api.get("/build-agents").json}[reply.json["agentId"]]
+    assert listed["takesOver"] == ["ubuntu2204", "python:3.12"]
+
+    own = account.api.post("/build-agents", {"name": unique("agent"), "images": ["Visual Studio 2022"]})
+    assert (own.json["takesOver"], "warning" in own.json) == ([], False)  # nothing here runs it but the agent
+
+
+@needs_sandbox
+def test_a_job_a_build_agent_took_from_the_services_runners_names_the_agent_in_the_job_and_its_log(
+    account: Account, git_server: GitServer, pump: SqsPump, api_url: str
+) -> None:
+    agent = register(account, "Ubuntu2204")
+    yml = appveyor_yml("image: Ubuntu2204", "build_script:", "  - echo built")
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    version = project.start()["version"]
+    process = start_agent(api_url, agent["key"], "--once")
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 0, output.decode()
+
+    job = project.wait(version)["jobs"][0]
+    assert (job["status"], job["executor"], job["agentName"]) == ("success", "agent", agent["name"])
+    log = project.log(job["jobId"])
+    assert log.splitlines()[0] == f"Running on build agent {agent['name']}.", log

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +27,7 @@ from chalicelib.config import settings
 from chalicelib.domain import progress
 from chalicelib.domain.job_tokens import mint_token
 from chalicelib.runner.protocol import Ticket
+from chalicelib.runner.sandbox import NOBODY
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
@@ -122,10 +125,13 @@ def dispatched(project: BuildProject, api_url: str) -> tuple[str, Ticket]:
     return version, Ticket(api_url, job_id, token.token)
 
 
-def run_handler(namespace: tuple[str, ...], ticket: Ticket, scratch: Path) -> dict[str, Any]:
-    """Invoke the handler with ``ticket`` in a new PID namespace; what the namespace's init reported."""
+def run_handler(namespace: tuple[str, ...], ticket: Ticket, scratch: Path, user: int | None = None) -> dict[str, Any]:
+    """Invoke the handler with ``ticket`` in a new PID namespace (as ``user``, else as this process's user); what
+    the namespace's init reported."""
     report = scratch.parent / f"report-{ticket.job_id}.json"
     handler = [sys.executable, "-I", "-c", HANDLER, ticket.to_json()]
+    if user is not None:  # as the sandbox drops to nobody (chalicelib/runner/sandbox.py)
+        handler = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--", *handler]
     # As in the runner function: no setting of the service, no AWS endpoint; only the ticket and a /tmp.
     env = {"PATH": os.environ["PATH"], "TMPDIR": str(scratch), "AWS_LAMBDA_FUNCTION_NAME": FUNCTION_NAME}
     command = [*namespace, "--", sys.executable, "-I", "-c", INIT, str(report), *handler]
@@ -202,3 +208,65 @@ def test_a_second_job_in_the_same_scratch_folder_finds_nothing_of_the_first(
     assert run_handler(namespace, ticket, scratch)["handlerExit"] == 0
     assert second.build(version)["status"] == "success", second.log(ticket.job_id)
     assert list(scratch.iterdir()) == []
+
+
+@pytest.fixture
+def scratch_of_nobody() -> Iterator[Path]:
+    """A /tmp for a handler run as ``nobody``, as Lambda runs its function as a user of no rights: the tests of
+    modes a build set need it (root removes a folder of mode 000 and all in it anyway). Outside pytest's folders,
+    which only root may enter."""
+    if os.geteuid() != 0 or not shutil.which("setpriv"):
+        pytest.skip("running the handler as nobody needs root and setpriv")
+    folder = Path(tempfile.mkdtemp(prefix="conveyor-scratch-"))
+    os.chown(folder, NOBODY, NOBODY)
+    yield folder
+    for inner in [folder, *folder.rglob("*")]:  # as root: no mode stops this
+        if inner.is_dir() and not inner.is_symlink():
+            inner.chmod(0o700)
+    shutil.rmtree(folder)
+
+
+def test_a_build_cannot_leave_unreadable_folders_in_the_scratch_for_the_next_job(
+    namespace: tuple[str, ...], api_url: str, account: Account, git_server: GitServer, scratch_of_nobody: Path
+) -> None:
+    scratch = scratch_of_nobody
+    yml = appveyor_yml(
+        "build_script:",
+        # as Go's module cache is: read-only folders with files in them
+        f"  - mkdir -p {scratch}/gomodcache/pkg/mod/example.com/m@v1 && echo token > {scratch}/gomodcache/pkg/mod/x",
+        f"  - echo secret > {scratch}/gomodcache/pkg/mod/example.com/m@v1/go.mod",
+        f"  - chmod -R a-w {scratch}/gomodcache",
+        # and a folder no one may list or enter, files inside, under one only readable
+        f"  - mkdir -p {scratch}/closed/locked && echo secret > {scratch}/closed/locked/token",
+        f"  - chmod 000 {scratch}/closed/locked && chmod 0500 {scratch}/closed",
+        f"  - test ! -w {scratch}/gomodcache/pkg",
+    )
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    version, ticket = dispatched(project, api_url)
+
+    report = run_handler(namespace, ticket, scratch, user=NOBODY)
+
+    assert project.build(version)["status"] == "success", project.log(ticket.job_id)
+    assert report == {"handlerExit": 0, "left": []}
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_job_never_starts_on_a_scratch_folder_its_runner_could_not_empty(
+    namespace: tuple[str, ...], api_url: str, account: Account, git_server: GitServer, scratch_of_nobody: Path
+) -> None:
+    scratch = scratch_of_nobody
+    # what the runner's user can never remove: another user's file in another user's folder
+    (scratch / "stuck").mkdir()
+    (scratch / "stuck" / "token").write_text("token of an earlier job")
+    ran = scratch / "the-script-ran"
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", f"  - touch {ran}")})
+    version, ticket = dispatched(project, api_url)
+
+    report = run_handler(namespace, ticket, scratch, user=NOBODY)
+
+    assert report["handlerExit"] != 0  # the invocation failed: Lambda counts it as an error
+    assert not ran.exists()
+    build = project.build(version)
+    assert build["jobs"][0]["status"] == "failed"
+    log = project.log(ticket.job_id)
+    assert "could not be emptied" in log and "stuck" not in log  # an earlier job's file names are not this job's
