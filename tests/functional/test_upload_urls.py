@@ -11,18 +11,22 @@ import http.client
 import time
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
+import pytest
 import requests
 
 from chalicelib.config import settings
+from chalicelib.deploy.base import DeployFailed, open_artifact
+from chalicelib.domain.delivery_inputs import job_artifacts
 from chalicelib.domain.job_tokens import keys_of, mint_token
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.artifacts import artifact_key
+from chalicelib.store.models import JobModel
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
-from tests.support import Account, Caller
+from tests.support import Account, Caller, assert_refused
 
 YML = appveyor_yml("build_script:", "  - echo building")
 
@@ -152,3 +156,66 @@ def test_an_artifact_upload_url_refuses_a_chunked_body_larger_than_its_signed_si
     assert reply.status == 403, answer
     assert "<Code>AccessDenied</Code>" in answer
     assert stored(artifact_key(attacker.prefix, "small.bin")) is None
+
+
+# Finding 8: an upload URL after its job ended
+
+
+def test_an_upload_url_kept_past_its_jobs_end_cannot_swap_the_artifact_it_serves(
+    account: Account, git_server: GitServer
+) -> None:
+    job = running_job(account, git_server)
+    assert put(job.upload_url("app.txt", 9), b"the build").status_code == 200
+    kept = job.upload_url("app.txt", 9)  # asked for while the job ran, used after it ended
+    assert int(parse_qs(urlsplit(kept["url"]).query)["X-Amz-Expires"][0]) <= 300
+    job.finish("app.txt")
+    assert job.project.build(job.version)["status"] == "success"
+    download_path = f"/buildjobs/{job.job_id}/artifacts/app.txt"
+    permalink = f"{job.project.path}/artifacts/app.txt"
+    assert download(account.api, download_path) == "the build"
+    assert download(account.api, permalink) == "the build"
+
+    put(kept, b"a swapped")
+
+    assert "a swapped" not in download(account.api, download_path)
+    assert "a swapped" not in download(account.api, permalink)
+    assert "changed after" in assert_refused(account.api.get(download_path), 409)
+    assert "changed after" in assert_refused(account.api.get(permalink), 409)
+
+
+def test_an_upload_url_kept_past_its_jobs_end_cannot_swap_the_artifact_a_deployment_sends(
+    account: Account, git_server: GitServer
+) -> None:
+    job = running_job(account, git_server)
+    assert put(job.upload_url("app.txt", 9), b"the build").status_code == 200
+    kept = job.upload_url("app.txt", 9)
+    job.finish("app.txt")
+    finished = job_store.get_job(job.job_id)
+    assert finished is not None
+    [artifact] = job_artifacts([finished])  # what a deployment of the build is handed
+    with open_artifact(artifact) as stream:
+        assert stream.read() == b"the build"
+
+    put(kept, b"a swapped")
+
+    refused = pytest.raises(DeployFailed, match="app.txt changed after its build's job ended: it is not deployed")
+    with refused, open_artifact(artifact):
+        pass
+    assert artifact.description()["url"] is None  # what a webhook or an agent would fetch
+
+
+def test_an_artifact_stored_before_checksums_were_recorded_still_downloads(
+    account: Account, git_server: GitServer
+) -> None:
+    job = running_job(account, git_server)
+    assert put(job.upload_url("app.txt", 9), b"the build").status_code == 200
+    job.finish("app.txt")
+    model = JobModel.get(job.job_id, consistent_read=True)
+    as_before = [{name: value for name, value in item.items() if name != "etag"} for item in model.artifacts]
+    model.update(actions=[JobModel.artifacts.set(as_before)])
+
+    assert download(account.api, f"/buildjobs/{job.job_id}/artifacts/app.txt") == "the build"
+    assert download(account.api, f"{job.project.path}/artifacts/app.txt") == "the build"
+    assert [artifact["fileName"] for artifact in account.api.get(f"/buildjobs/{job.job_id}/artifacts").json] == [
+        "app.txt"
+    ]
