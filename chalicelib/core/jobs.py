@@ -41,6 +41,7 @@ class JobArtifact(FieldsRepr):
     type: str
     size: int
     created: datetime
+    etag: str | None = None  # storage's ETag at the job's finish: a changed object is not served; None: before it
 
 
 @dataclass(frozen=True, repr=False)

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, BinaryIO, cast
 
-from chalicelib.store.artifacts import artifact_url, open_artifact_stream
+from chalicelib.store.artifacts import ArtifactChanged, artifact_url, open_artifact_stream
 
 # Receivers may fetch artifacts a while after they were told of them: AppVeyor's agents get 10 minutes for ARTIFACT_URL.
 ARTIFACT_URL_SECONDS = 600
@@ -25,10 +25,15 @@ class DeployArtifact:
     type: str
     size: int
     job_prefix: str  # store.artifacts.artifact_key(job_prefix, file_name) is its object
+    etag: str | None = None  # its object's ETag at its job's finish: a changed object is not deployed
 
     def description(self) -> dict[str, Any]:
-        """The artifact as webhooks and agents are told of it, with a download URL valid for 10 minutes."""
-        url = artifact_url(self.job_prefix, self.file_name, ARTIFACT_URL_SECONDS)
+        """The artifact as webhooks and agents are told of it, with a download URL valid for 10 minutes (none when
+        it is no longer stored, or not as its job left it)."""
+        try:
+            url = artifact_url(self.job_prefix, self.file_name, ARTIFACT_URL_SECONDS, self.etag)
+        except ArtifactChanged:
+            url = None
         return {"fileName": self.file_name, "name": self.name, "type": self.type, "size": self.size, "url": url}
 
 
@@ -143,9 +148,13 @@ def _pattern(rule: str) -> Any:
 def open_artifact(artifact: DeployArtifact) -> Iterator[BinaryIO]:
     """The artifact's bytes, streamed from the data bucket (never whole in memory); DeployFailed if it is gone."""
     try:
-        stream = open_artifact_stream(artifact.job_prefix, artifact.file_name)
+        stream = open_artifact_stream(artifact.job_prefix, artifact.file_name, artifact.etag)
     except FileNotFoundError:
         raise DeployFailed(f"The artifact {artifact.file_name} is no longer stored: it cannot be deployed.") from None
+    except ArtifactChanged:
+        raise DeployFailed(
+            f"The artifact {artifact.file_name} changed after its build's job ended: it is not deployed."
+        ) from None
     try:
         yield cast(BinaryIO, stream)
     finally:

@@ -40,6 +40,7 @@ def job_artifacts(jobs: list[Job]) -> list[DeployArtifact]:
             type=artifact.type,
             size=artifact.size,
             job_prefix=blobs.prefix_of(job),
+            etag=artifact.etag,
         )
         for job in jobs
         for artifact in job.artifacts

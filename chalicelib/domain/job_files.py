@@ -12,7 +12,7 @@ from chalicelib.core.status import Status
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.build_reads import find_job
 from chalicelib.domain.project_reads import find_project
-from chalicelib.errors import Invalid, NotFound
+from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs, log_reads
 from chalicelib.store import builds as build_store
@@ -45,10 +45,15 @@ def artifact_url(caller: Caller, job_id: str, file_name: str) -> str:
 
 
 def _url_of(job: Job, file_name: str, where: str) -> str:
-    """A short-lived URL of the job's artifact ``file_name``; NotFound (saying ``where``) when it has none."""
+    """A short-lived URL of the job's artifact ``file_name``; NotFound (saying ``where``) when it has none, Conflict
+    when its object is not the one the job's finish recorded (an upload URL used after the job ended)."""
     url = None
-    if any(artifact.file_name == file_name for artifact in job.artifacts):
-        url = artifact_store.artifact_url(blobs.prefix_of(job), file_name)
+    recorded = next((artifact for artifact in job.artifacts if artifact.file_name == file_name), None)
+    if recorded is not None:
+        try:
+            url = artifact_store.artifact_url(blobs.prefix_of(job), file_name, etag=recorded.etag)
+        except artifact_store.ArtifactChanged:
+            raise Conflict(f"Artifact '{file_name}'{where} changed after its job ended: it is not served.") from None
     if url is None:
         raise NotFound(f"Artifact '{file_name}' not found{where}.")
     return url

@@ -25,7 +25,7 @@ from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
-from chalicelib.store.artifacts import artifact_key
+from chalicelib.store.artifacts import artifact_key, stored_artifact
 from chalicelib.store.uploads import presigned_upload
 
 MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log
@@ -284,24 +284,26 @@ def job_counts(job_id: str, artifacts: int) -> JobCounts:
 
 
 def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[JobArtifact]:
-    """The artifacts the runner names that are in storage, with the size storage has (not the runner's word)."""
+    """The artifacts the runner names that are in storage, with the size storage has (not the runner's word) and
+    its ETag: what is served later must be this object (an upload URL outlives its job by minutes)."""
     from chalicelib.runner.artifacts import canonical_type  # the runner's own rules, loaded only here: cold start
 
     stored: dict[str, JobArtifact] = {}
     for artifact in artifacts:
         file_name = str(artifact.get("fileName") or "")
         try:
-            size = logs.size_of(artifact_key(prefix, file_name))
+            found = stored_artifact(prefix, file_name)
         except ValueError:
             continue
-        if size is None:
+        if found is None:
             continue
         stored[file_name] = JobArtifact(
             file_name=file_name,
             name=str(artifact.get("name") or file_name)[:256],
             type=canonical_type(artifact.get("type"), file_name, lambda _: None),
-            size=size,
+            size=found.size,
             created=datetime.now(UTC),
+            etag=found.etag,
         )
     return list(stored.values())
 

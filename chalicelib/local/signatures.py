@@ -6,6 +6,11 @@ embedded emulator checks each request's AWS Signature Version 4 (in its Authoriz
 presigned URLs, in its query string) with botocore's own signer and the secret key only the stack holds, and
 answers 403 otherwise; its /moto-api/ (reset, state) is refused to everybody but the stack.
 
+A presigned URL is held to what it was signed for, as S3 holds it: an ``x-amz-*`` header it was not signed with
+(``x-amz-copy-source`` would copy another tenant's object into an artifact) is refused, and so is a body of another
+size than its signed Content-Length (sent chunked, a body is not bounded by that header). S3's refusals are S3's
+XML error; others stay JSON.
+
 So an S3 deployment to the local emulator works with the stack's own keys only (or none: the default).
 """
 
@@ -13,12 +18,15 @@ from __future__ import annotations
 
 import hmac
 import io
+import json
 import re
+import tempfile
 import time
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import parse_qsl, quote
+from xml.sax.saxutils import escape
 
 from botocore.auth import S3SigV4Auth, S3SigV4QueryAuth, SigV4Auth
 from botocore.awsrequest import AWSRequest
@@ -29,7 +37,10 @@ _HEADER = re.compile(
     r"\s*SignedHeaders=(?P<headers>[^,]+),\s*Signature=(?P<signature>[0-9a-f]{64})$"
 )
 _MAX_SKEW_SECONDS = 15 * 60
+_IN_MEMORY_BODY = 8 * 1024 * 1024  # a chunked upload's body is counted in memory up to this, then in a file
 ADMIN_HEADER = "X-Conveyor-Emulator-Key"
+_S3_ERROR = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>AccessDenied</Code><Message>{}</Message></Error>'
+NOT_SIGNED = "Refused: the request is not signed with the local stack's credentials."
 
 
 class SignedRequestsOnly:
@@ -44,24 +55,29 @@ class SignedRequestsOnly:
         path = environ.get("PATH_INFO", "")
         if path.startswith("/moto-api"):
             sent = environ.get("HTTP_" + ADMIN_HEADER.upper().replace("-", "_"), "")
-            allowed = hmac.compare_digest(sent, self._credentials.secret_key)
+            refusal = None if hmac.compare_digest(sent, self._credentials.secret_key) else NOT_SIGNED
         else:
-            allowed = self._signed(environ)
-        if allowed:
+            refusal = self._refusal(environ)
+        if refusal is None:
             return self._app(environ, start_response)
+        if _is_s3(environ):
+            start_response("403 Forbidden", [("Content-Type", "application/xml")])
+            return [_S3_ERROR.format(escape(refusal)).encode()]
         start_response("403 Forbidden", [("Content-Type", "application/json")])
-        return [b'{"message": "Refused: the request is not signed with the local stack\'s credentials."}']
+        return [json.dumps({"message": refusal}).encode()]
 
-    def _signed(self, environ: dict[str, Any]) -> bool:
+    def _refusal(self, environ: dict[str, Any]) -> str | None:
+        """Why the request is refused; None when it is signed with the stack's credentials (and a presigned one is
+        sent as it was signed)."""
         query = parse_qsl(environ.get("QUERY_STRING", ""), keep_blank_values=True)
         if any(name == "X-Amz-Signature" for name, _ in query):
-            return "HTTP_AUTHORIZATION" not in environ and self._presigned(environ, query)
+            return NOT_SIGNED if "HTTP_AUTHORIZATION" in environ else self._presigned(environ, query)
         match = _HEADER.match(environ.get("HTTP_AUTHORIZATION", ""))
         if match is None or not hmac.compare_digest(match["key"], self._access_key):
-            return False
+            return NOT_SIGNED
         headers = _headers(environ, match["headers"].split(";"))
         if not _fresh(headers.get("X-Amz-Date", ""), _MAX_SKEW_SECONDS):
-            return False
+            return NOT_SIGNED
         body = b""
         if match["service"] != "s3" or "X-Amz-Content-SHA256" not in headers:
             body = _read_body(environ)
@@ -71,29 +87,37 @@ class SignedRequestsOnly:
         request = AWSRequest(method=environ["REQUEST_METHOD"], url=_url(environ, raw_query), data=body, headers=headers)
         request.context["timestamp"] = headers.get("X-Amz-Date", "")
         expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
-        return hmac.compare_digest(expected, match["signature"])
+        return None if hmac.compare_digest(expected, match["signature"]) else NOT_SIGNED
 
-    def _presigned(self, environ: dict[str, Any], query: list[tuple[str, str]]) -> bool:
+    def _presigned(self, environ: dict[str, Any], query: list[tuple[str, str]]) -> str | None:
         fields = dict(query)
         key, _, scope = fields.get("X-Amz-Credential", "").partition("/")
         parts = scope.split("/")
         if not hmac.compare_digest(key, self._access_key) or len(parts) != 4 or parts[2] != "s3":
-            return False
+            return NOT_SIGNED
         try:
             expires = int(fields.get("X-Amz-Expires", "0"))
         except ValueError:
-            return False
+            return NOT_SIGNED
         if not _fresh(fields.get("X-Amz-Date", ""), expires, future=60):
-            return False
+            return NOT_SIGNED
         auth = S3SigV4QueryAuth(self._credentials, "s3", parts[1], expires=expires)
-        headers = _headers(environ, fields.get("X-Amz-SignedHeaders", "host").split(";"))
+        signed_names = fields.get("X-Amz-SignedHeaders", "host").split(";")
+        headers = _headers(environ, signed_names)
         unsigned = "&".join(
             part for part in environ.get("QUERY_STRING", "").split("&") if not part.startswith("X-Amz-Signature=")
         )
         request = AWSRequest(method=environ["REQUEST_METHOD"], url=_url(environ, unsigned), headers=headers)
         request.context["timestamp"] = fields.get("X-Amz-Date", "")
         expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
-        return hmac.compare_digest(expected, fields.get("X-Amz-Signature", ""))
+        if not hmac.compare_digest(expected, fields.get("X-Amz-Signature", "")):
+            return NOT_SIGNED
+        not_signed = sorted(name for name in _amz_headers(environ) if name not in signed_names)
+        if not_signed:
+            return f"There were headers present in the request which were not signed: {', '.join(not_signed)}."
+        if "content-length" in signed_names and not _body_is(environ, int(headers["Content-Length"])):
+            return "The body sent is not the size the URL was signed for (its Content-Length)."
+        return None
 
 
 def _fresh(stamp: str, seconds: int, future: int = _MAX_SKEW_SECONDS) -> bool:
@@ -137,3 +161,39 @@ def _read_body(environ: dict[str, Any]) -> bytes:
     body = environ["wsgi.input"].read(length) if length else b""
     environ["wsgi.input"] = io.BytesIO(body)
     return body
+
+
+def _is_s3(environ: dict[str, Any]) -> bool:
+    """Whether a request is for S3 (as a presigned URL, or signed for S3), whose clients read XML errors."""
+    if "X-Amz-Signature=" in environ.get("QUERY_STRING", ""):
+        return True
+    return "/s3/aws4_request" in environ.get("HTTP_AUTHORIZATION", "")
+
+
+def _amz_headers(environ: dict[str, Any]) -> list[str]:
+    """The names of the request's ``x-amz-*`` headers, lower case."""
+    return [name[5:].lower().replace("_", "-") for name in environ if name.startswith("HTTP_X_AMZ_")]
+
+
+def _body_is(environ: dict[str, Any], size: int) -> bool:
+    """Whether the request's body is ``size`` bytes. One with a Content-Length is read by that header; a chunked
+    one is not, so it is read here (up to one byte more than ``size``) and put back with its length."""
+    if not environ.get("wsgi.input_terminated") and "HTTP_TRANSFER_ENCODING" not in environ:
+        return environ.get("CONTENT_LENGTH") == str(size)
+    body = tempfile.SpooledTemporaryFile(max_size=_IN_MEMORY_BODY)  # noqa: SIM115 (moto reads it after this returns)
+    remaining = size + 1
+    while remaining > 0:
+        chunk = environ["wsgi.input"].read(min(remaining, 1024 * 1024))
+        if not chunk:
+            break
+        body.write(chunk)
+        remaining -= len(chunk)
+    if body.tell() != size:
+        body.close()
+        return False
+    body.seek(0)
+    environ["wsgi.input"] = body
+    environ["CONTENT_LENGTH"] = str(size)
+    environ.pop("wsgi.input_terminated", None)
+    environ.pop("HTTP_TRANSFER_ENCODING", None)
+    return True

@@ -15,7 +15,7 @@ from chalicelib.core.repository_names import without_credentials
 from chalicelib.shapes.builds import counts_json
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs
-from chalicelib.store.artifacts import artifact_url
+from chalicelib.store.artifacts import ArtifactChanged, artifact_url
 
 ARTIFACT_URL_SECONDS = 600  # the payload's download links last 10 minutes, as AppVeyor's do
 MAX_ARTIFACTS_PER_JOB = 50  # each one's URL costs an S3 call; the handler's time is bounded
@@ -144,8 +144,8 @@ def _artifact(build: Build, job: Job, artifact: JobArtifact) -> dict[str, Any]:
     file_name = artifact.file_name
     prefix = blobs.prefix_of(job)
     try:
-        url = artifact_url(prefix, file_name, ARTIFACT_URL_SECONDS)
-    except ValueError:  # a name that is no artifact key: nothing to download
+        url = artifact_url(prefix, file_name, ARTIFACT_URL_SECONDS, artifact.etag)
+    except (ValueError, ArtifactChanged):  # no artifact key, or changed since its job: nothing to download
         url = None
     return {
         "fileName": file_name,

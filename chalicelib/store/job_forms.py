@@ -56,6 +56,7 @@ def _artifact_from_item(item: dict[str, Any]) -> JobArtifact:
         type=str(item["type"]),
         size=int(item["size"]),
         created=datetime.fromisoformat(item["created"]),  # AppVeyor's seven fractional digits read as six
+        etag=item.get("etag"),  # artifacts stored before ETags were recorded have none
     )
 
 

@@ -1,7 +1,10 @@
 """Presigned S3 URLs for runners: each names one object, and an upload one exact size, for a short while.
 
 A runner holds no AWS credential; it sends and fetches its job's files through these. An upload URL is signed
-with the object's key, its Content-Length and its metadata, so it can store nothing else and nothing larger.
+with the object's key, its Content-Length and its metadata, so it can store nothing else and nothing larger; and
+it lasts minutes, not the hour a job may run: a runner asks for it just before it sends, and S3 checks a URL's
+expiry when a request starts, so a big file still arrives whole. What a URL could still change after its job
+ended is refused when served: the job's finish records each artifact's ETag (store/artifacts.py).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from typing import Any
 from chalicelib import aws
 from chalicelib.config import settings
 
-UPLOAD_URL_SECONDS = 3600  # a big artifact may take a while to send
+UPLOAD_URL_SECONDS = 300
 DOWNLOAD_URL_SECONDS = 600
 
 
