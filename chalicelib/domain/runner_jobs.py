@@ -19,6 +19,7 @@ from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
 from chalicelib.domain.repository_credentials import clone_source
+from chalicelib.domain.request_variables import withholds_secrets
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
@@ -138,7 +139,7 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
         "variables": environment.variables,
         "secrets": environment.secrets,
         "warnings": warnings,
-        "cacheSave": build.pull_request is None,
+        "cacheSave": not withholds_secrets(build),  # what it made is not restored by a build that gets secrets
         "inlineDeployments": deploys_in(project, build, job),  # before_deploy and after_deploy run for them
         "logTailOnFinish": True,  # the finish takes the log's last chunk (a runner asks: services before did not)
     }
