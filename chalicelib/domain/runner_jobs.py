@@ -20,7 +20,7 @@ from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
 from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.domain.request_variables import withholds_secrets
-from chalicelib.errors import Conflict, Invalid, NotFound
+from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
@@ -216,6 +216,10 @@ def update_version(job: Job, version: str) -> None:
     if not _VERSION.fullmatch(version):
         raise Invalid("A build version is 1 to 128 letters, digits, dots, dashes, underscores or plus signs.")
     build, _ = build_and_project(job)
+    if build.pull_request is not None:  # its author would choose the version a release of the project is made as
+        raise Forbidden(
+            f"A pull request's build keeps its version ({build.version}): UpdateBuild -Version is refused for it."
+        )
     if version.lower() != build.version.lower():  # versions are unique regardless of case
         build_store.change_version(build, version)
 
