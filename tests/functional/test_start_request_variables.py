@@ -164,3 +164,15 @@ def test_a_build_stored_with_a_refused_variable_runs_without_it_and_is_not_re_ru
     rerun = account.api.put("/builds", {"buildId": queued["buildId"]})
     assert rerun.status == 400, rerun.body
     assert "BASH_ENV" in rerun.json["message"]
+
+
+def test_a_member_cannot_pass_bash_env_in_a_form_encoded_start_request(project: BuildProject, builder: Caller) -> None:
+    body = (
+        f"accountName={project.project['accountName']}&projectSlug={project.project['slug']}"
+        "&environmentVariables[BASH_ENV]=%24%28echo+%24SECRET+%7C+rev%29"
+    )
+    reply = builder.post("/builds", raw=body.encode(), headers={"Content-Type": "application/x-www-form-urlencoded"})
+
+    assert reply.status == 400, reply.body
+    assert "BASH_ENV" in reply.json["message"]
+    assert project.account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"] == []
