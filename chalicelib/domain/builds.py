@@ -14,7 +14,16 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import commit_statuses, filters, job_overrides, outbox, progress, routing, unhonoured
+from chalicelib.domain import (
+    commit_statuses,
+    filters,
+    job_overrides,
+    outbox,
+    progress,
+    request_variables,
+    routing,
+    unhonoured,
+)
 from chalicelib.domain.access import PROJECT_NOT_FOUND, Right, project_denies
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.build_reads import BUILD_NOT_FOUND, find_build_by_id
@@ -63,6 +72,7 @@ class StartRequest:
 def start_build(caller: Caller, request: StartRequest) -> tuple[Build, list[Job]]:
     """Resolve the commit, fix configuration, matrix and version, and queue one message per job."""
     project = find_project(caller, request.account_name, request.project_slug, Right.RUN_BUILD)
+    request_variables.check_request_variables(request.environment_variables)
     if request.pull_request_id is not None and (request.branch or request.commit_id or request.tag):
         raise Invalid("A pull request build takes no branch, commitId or tag.")
     if request.tag is not None:
@@ -75,16 +85,23 @@ def start_build(caller: Caller, request: StartRequest) -> tuple[Build, list[Job]
         revision = _resolve(project, request.branch, request.commit_id, request.pull_request_id)
     # forced: started through the API (AppVeyor's "New build"), not by a push; APPVEYOR_FORCED_BUILD says so
     pull_request = _pull_request_fields(request.pull_request_id, revision)
-    return _create(project, revision, pull_request, request.environment_variables, {"forced": True})
+    flags = {"forced": True, **_untrusted_flag(caller, project, request.environment_variables)}
+    return _create(project, revision, pull_request, request.environment_variables, flags)
 
 
 def rerun_build(caller: Caller, build_id: int, incomplete: bool) -> tuple[Build, list[Job]]:
     """A new build of the same commit, or (``incomplete``) the failed and cancelled jobs of this one again."""
     build, project = find_build_by_id(caller, build_id, Right.RUN_BUILD)
+    # a build started before such names were refused is not run again with them
+    request_variables.check_request_variables(build.request_variables)
     if not incomplete:
         # the same commit: a pull request's merge as it was (AppVeyor's re-build), with its head as it was
         revision = _resolve(project, build.branch, build.commit["commitId"], None, ref=build.ref)
-        return _create(project, revision, build.pull_request, build.request_variables, {"reBuild": True})
+        # its variables are started again by this caller, and stay untrusted if they were
+        flags = {"reBuild": True, **_untrusted_flag(caller, project, build.request_variables)}
+        if build.flags.get(request_variables.UNTRUSTED_FLAG):
+            flags[request_variables.UNTRUSTED_FLAG] = True
+        return _create(project, revision, build.pull_request, build.request_variables, flags)
     jobs = job_store.get_jobs(build.job_ids)
     again = [job for job in jobs if job.status in (Status.FAILED, Status.CANCELLED)]
     if not again:
@@ -214,6 +231,11 @@ def start_scheduled_build(project: Project) -> tuple[Build, list[Job]]:
     """Queue the build a project's schedule asks for: its default branch's head, as an API build would build it
     (commit filters do not apply); it acts for the project, as a webhook does. APPVEYOR_SCHEDULED_BUILD says so."""
     return _create(project, _resolve(project, None, None, None), None, {}, {"scheduled": True})
+
+
+def _untrusted_flag(caller: Caller, project: Project, variables: dict[str, str]) -> dict[str, bool]:
+    """The flag of a build whose variables come from a caller who may not update the project's settings."""
+    return {request_variables.UNTRUSTED_FLAG: True} if request_variables.untrusted(caller, project, variables) else {}
 
 
 def _create(

@@ -17,7 +17,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.repository_names import public_repository_name
-from chalicelib.domain import secrets
+from chalicelib.domain import request_variables, secrets
 from chalicelib.domain.job_overrides import job_configuration
 from chalicelib.errors import Invalid
 
@@ -32,12 +32,31 @@ def job_environment(project: Project, build: Build, job: Job, warn: Callable[[st
     """Every variable of the job, and the secret values among them."""
     env = JobEnvironment()
     env.variables.update(appveyor_variables(project, build, job, None))
-    pull_request = build.pull_request is not None
     configuration = job_configuration(build.configuration, job.spec)  # with appveyor.yml's for: items for the job
     named: list[dict[str, Any]] = [*configuration.get("environmentVariables", []), *job.spec.get("variables", [])]
-    _add_named(env, secrets.project_owner(project), named, decrypt_secrets=not pull_request, warn=warn)
-    env.variables.update(build.request_variables)
+    withheld = request_variables.withholds_secrets(build)
+    warn_named = warn
+    if withheld and build.pull_request is None:  # said once, not for each secure variable
+        warn(request_variables.WITHHELD_NOTICE)
+        warn_named = _unsaid
+    _add_named(env, secrets.project_owner(project), named, decrypt_secrets=not withheld, warn=warn_named)
+    env.variables.update(_requested(build.request_variables, warn))
     return env
+
+
+def _requested(variables: dict[str, str], warn: Callable[[str], None]) -> dict[str, str]:
+    """The start request's variables, but for names no start request may set (a build queued before they were
+    refused, say)."""
+    refused = request_variables.refused_names(variables)
+    if refused:
+        warn(
+            f"Not set from the start request: {', '.join(refused)} (a start request may not change how programs start)."
+        )
+    return {name: value for name, value in variables.items() if name not in refused}
+
+
+def _unsaid(_: str) -> None:
+    """A warning said once already."""
 
 
 def _add_named(

@@ -19,7 +19,8 @@ from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
 from chalicelib.domain.repository_credentials import clone_source
-from chalicelib.errors import Conflict, Invalid, NotFound
+from chalicelib.domain.request_variables import withholds_secrets
+from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
@@ -139,7 +140,7 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
         "variables": environment.variables,
         "secrets": environment.secrets,
         "warnings": warnings,
-        "cacheSave": build.pull_request is None,
+        "cacheSave": not withholds_secrets(build),  # what it made is not restored by a build that gets secrets
         "inlineDeployments": deploys_in(project, build, job),  # before_deploy and after_deploy run for them
         "logTailOnFinish": True,  # the finish takes the log's last chunk (a runner asks: services before did not)
     }
@@ -216,6 +217,10 @@ def update_version(job: Job, version: str) -> None:
     if not _VERSION.fullmatch(version):
         raise Invalid("A build version is 1 to 128 letters, digits, dots, dashes, underscores or plus signs.")
     build, _ = build_and_project(job)
+    if build.pull_request is not None:  # its author would choose the version a release of the project is made as
+        raise Forbidden(
+            f"A pull request's build keeps its version ({build.version}): UpdateBuild -Version is refused for it."
+        )
     if version.lower() != build.version.lower():  # versions are unique regardless of case
         build_store.change_version(build, version)
 

@@ -221,7 +221,10 @@ def _phases(run: Run) -> bool:
         if run.spec.get("cacheSave"):
             save_cache(run.folder, cache_entries, cache, run.say)
         else:
-            run.say("The build cache is not saved for pull request builds.")
+            run.say(
+                "The build cache is not saved for a build that gets no secure variables (a pull request's, or one "
+                "started with variables by someone who may not change the project's settings)."
+            )
     _scripts(run, "on_finish", config.get("onBuildFinishScripts", []), may_fail=True)
     if failure is not None:
         raise failure

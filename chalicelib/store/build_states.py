@@ -17,7 +17,7 @@ from chalicelib.core.builds import Build, summary_of
 from chalicelib.core.jobs import Job
 from chalicelib.errors import Conflict
 from chalicelib.store import outbox, reports
-from chalicelib.store.builds import build_from_model, version_claim
+from chalicelib.store.builds import build_from_model, get_build_by_version, version_claim
 from chalicelib.store.job_moves import JobMove
 from chalicelib.store.jobs import job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
@@ -67,8 +67,9 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
     """Store a new build and its jobs at once, numbered by its project: ``build`` carries the project's next build
     number as read, which moves on in the same step, and the build is shown as the project's last unless the
     project shows a newer one. When another start took the number meanwhile, the project is read again and the
-    build tried with the next one (and its version, ``version_of`` it). The build as stored; None when the project
-    is gone; Conflict when its version exists in the project already, or when other starts kept taking its number.
+    build tried with the next one (and its version, ``version_of`` it); so it is when a build of another number
+    holds its version. The build as stored; None when the project is gone; Conflict when its version exists in the
+    project already (a build of its number has it), or when other starts kept taking its number.
     """
     project = _project_key(build)
     if project is None:
@@ -84,20 +85,24 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
         # was as read) is a version taken (or a build or job id, never in practice)
         if codes is None:
             raise refused
-        if codes[-1] is None and CONDITION_FAILED in codes[:-1]:
+        version_taken = CONDITION_FAILED in codes[:-1]
+        if codes[-1] is None and version_taken:
             _pass_number(project, build.build_number)
-            raise refused
+            if not _taken_by_another_number(build, version_of):
+                raise refused
         # else the number was taken by another start, the project shows a newer build or is gone, or an item was
         # busy with another transaction (a build of the project writing its state): a moment later, read it again
-        if attempt < _START_ATTEMPTS - 1:
+        elif attempt < _START_ATTEMPTS - 1:
             time.sleep(random.uniform(0, min(_LONGEST_WAIT_SECONDS, 0.01 * 2**attempt)))
         current = _project_as_now(project)
         if current is None or int(current.project_id) != build.project_id:
             return None
         number = int(current.next_build_number)  # a project stored before builds numbered this way reads 1
-        if number == build.build_number and CONDITION_FAILED in codes[:-1]:
+        if number == build.build_number and version_taken:
             _pass_number(project, number)
-            raise refused  # the number was still this build's: its version is taken
+            if not _taken_by_another_number(build, version_of):
+                raise refused  # the number was still this build's: its version is taken
+            continue  # the next try finds the number passed on
         if number != build.build_number:
             build = replace(build, build_number=number, version=version_of(number))
         summary = current.last_build_id is None or int(current.last_build_id) <= build.build_id
@@ -120,6 +125,17 @@ def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bo
         for job in jobs:
             transaction.save(job_model(job, pull_request=build.pull_request is not None), condition=_new_job)
         transaction.update(project, actions=actions, condition=condition & _next_number_is(number))
+
+
+def _taken_by_another_number(build: Build, version_of: Callable[[int], str]) -> bool:
+    """Whether the start's version is held by a build of another number (one that took it with UpdateBuild
+    -Version, or a claim left behind) and the next number gives another version: the start then skips the number,
+    as it skips one another start took, rather than stop the project's builds at a version a build chose (issue
+    34, finding 10). A build of this very number (the number set back by hand) still refuses it."""
+    if version_of(build.build_number + 1).lower() == build.version.lower():  # a version without {build}
+        return False
+    holder = get_build_by_version(build.project_id, build.version)
+    return holder is None or holder.build_number != build.build_number
 
 
 def _pass_number(project: ProjectModel, number: int) -> None:

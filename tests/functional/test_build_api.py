@@ -447,6 +447,8 @@ def test_a_project_stored_before_it_kept_a_next_build_number_numbers_its_builds_
 def test_a_version_taken_is_still_refused_whatever_the_projects_summary_said(
     project: BuildProject, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    project.start()  # build 1 holds 1.0.1, and the number is set back to 1 by hand
+    assert project.account.api.put(f"{project.path}/settings/build-number", {"nextBuildNumber": 1}).status == 204
     _cancel_next_transaction(monkeypatch, "ConditionalCheckFailed", last=2)  # the last job, and the summary
 
     reply = project.account.api.post("/builds", start_body(project))
