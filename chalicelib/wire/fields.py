@@ -80,9 +80,12 @@ def bounded_variables(name: str, variables: dict[str, str]) -> dict[str, str]:
     """A start request's variables, within their limits: how many, how long a name, how big in all."""
     if len(variables) > MAX_VARIABLES:
         raise invalid(name, f"{name} may hold at most {MAX_VARIABLES} variables.")
-    for variable in variables:
+    for variable, value in variables.items():
         if len(variable) > MAX_TEXT_LENGTH:
             raise invalid(name, f"{name}: a variable name must be at most {MAX_TEXT_LENGTH} characters long.")
+        # No process environment can hold these: the build's runner could only fail on them
+        if "=" in variable or "\0" in variable or "\0" in value:
+            raise invalid(name, f"{name}: a variable's name may not hold '=' or a NUL character, nor its value a NUL.")
     if len(json.dumps(variables)) > MAX_VARIABLES_BYTES:
         raise invalid(name, f"{name} must be at most {MAX_VARIABLES_BYTES} bytes long as JSON.")
     return variables

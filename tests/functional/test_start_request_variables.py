@@ -176,3 +176,14 @@ def test_a_member_cannot_pass_bash_env_in_a_form_encoded_start_request(project: 
     assert reply.status == 400, reply.body
     assert "BASH_ENV" in reply.json["message"]
     assert project.account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"] == []
+
+
+@pytest.mark.parametrize("variables", [{"A=B": "x"}, {"A\0B": "x"}, {"NAME": "x\0y"}], ids=["equals", "nul", "value"])
+def test_a_start_request_variable_no_environment_can_hold_is_a_400_not_a_failed_build(
+    project: BuildProject, builder: Caller, variables: dict[str, str]
+) -> None:
+    reply = start(project, builder, variables)
+
+    assert reply.status == 400, reply.body
+    assert "environmentVariables" in reply.json["message"]
+    assert project.account.api.get(f"{project.path}/history?recordsNumber=10").json["builds"] == []
