@@ -23,11 +23,12 @@ from chalicelib import outbound
 from chalicelib.core.environments import Environment
 from chalicelib.domain import secrets
 from chalicelib.domain.auth import Caller
+from chalicelib.domain.delivery_inputs import substitute
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import valid_named_values
 from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid, valid_name
 from chalicelib.domain.warm import WarmCache
-from chalicelib.errors import Conflict, NotFound
+from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import counters
 from chalicelib.store import environments as store
 from chalicelib.store.environments import ENVIRONMENT_NOT_FOUND
@@ -101,9 +102,12 @@ def add_environment(caller: Caller, request: EnvironmentInput) -> EnvironmentDet
     if request.provider is None:
         raise invalid("provider", "provider is required.")
     provider = valid_provider(request.provider)
-    owner = secrets.Owner(caller.account_id, "environment", counters.next_value(counters.ENVIRONMENTS))
-    settings = _protected_settings(owner, request, {})
     access_key = token_urlsafe(24)
+    owner = replace(
+        secrets.Owner(caller.account_id, "environment", counters.next_value(counters.ENVIRONMENTS)),
+        binding=secrets.delivery_binding(provider, access_key_hash(access_key)),
+    )
+    settings = _protected_settings(owner, request, {})
     environment = Environment(
         account_id=caller.account_id,
         environment_id=owner.object_id,
@@ -125,18 +129,17 @@ def update_environment(caller: Caller, environment_id: int, request: Environment
     if store.environment_name_key(name) != store.environment_name_key(before.name):
         _free_name(caller, name)
     after = replace(
-        before,
-        name=name,
-        provider=before.provider if request.provider is None else valid_provider(request.provider),
-        settings=_protected_settings(secrets.environment_owner(before), request, before.settings),
+        before, name=name, provider=before.provider if request.provider is None else valid_provider(request.provider)
     )
-    _secrets_stay_put(before, after)
     if _replaces_access_key(before, request.access_key):
         key = valid_access_key(request.access_key or "")
         if store.access_key_taken(access_key_hash(key)):
             raise Conflict("That environment access key is in use; choose another.")
         token = secrets.encrypt(secrets.environment_owner(before), ACCESS_KEY_FIELD, key)
         after = replace(after, access_key=token, access_key_hash=access_key_hash(key))
+    # new secrets are bound to where the environment delivers from now on: its new provider, its new key
+    after = replace(after, settings=_protected_settings(secrets.environment_owner(after), request, before.settings))
+    _secrets_stay_put(before, after)
     return _details(caller, store.save_environment(before, after))
 
 
@@ -150,8 +153,13 @@ def delete_environment(caller: Caller, environment_id: int) -> None:
 _decrypted: WarmCache[str] = WarmCache()
 
 
-def environment_values(environment: Environment) -> tuple[dict[str, str], dict[str, str], list[str]]:
-    """Provider settings and environment variables by name, secrets decrypted, and the secrets (to mask)."""
+def environment_values(
+    environment: Environment, left_out: list[str] | None = None
+) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """Provider settings and environment variables by name, secrets decrypted, and the secrets (to mask).
+
+    A secret that does not decrypt for this environment as it delivers now (its provider, an Agent's key) raises
+    Invalid; with ``left_out``, it is left out instead (unset) and its field named there."""
     secret_values: list[str] = []
     owner = secrets.environment_owner(environment)
 
@@ -161,7 +169,13 @@ def environment_values(environment: Environment) -> tuple[dict[str, str], dict[s
             value = entry["value"].get("value") or ""
             if entry["value"].get("isEncrypted") and value:
                 field = f"{kind}/{entry['name']}"
-                value = _decrypted.get((owner, field, value), partial(secrets.decrypt, owner, field, value))
+                try:
+                    value = _decrypted.get((owner, field, value), partial(secrets.decrypt, owner, field, value))
+                except Invalid:
+                    if left_out is None:
+                        raise
+                    left_out.append(f"{kind} {entry['name']}")
+                    continue
                 if value not in secret_values:
                     secret_values.append(value)
             found[entry["name"]] = value
@@ -173,6 +187,33 @@ def environment_values(environment: Environment) -> tuple[dict[str, str], dict[s
         plain(settings.get("environmentVariables", []), "variable"),
         secret_values,
     )
+
+
+def rebound_settings(environment: Environment) -> dict[str, Any] | None:
+    """The environment's settings with every delivered secret bound to where it delivers now (its provider, an
+    Agent's key): tokens made before that binding (bound to the environment alone, or ``cvy1:`` to the account)
+    re-encrypted; None when none needs it. For the migration of stored environments."""
+    owner = secrets.environment_owner(environment)
+    unbound = replace(owner, binding="")
+    settings = copy.deepcopy(environment.settings)
+    changed = False
+    for holder, key, field in _delivered_secrets(settings):
+        token = holder[key]
+        if not isinstance(token, str) or not secrets.is_token(token):
+            continue
+        if token.startswith(secrets.TOKEN_PREFIX):
+            try:
+                secrets.decrypt(owner, field, token)
+                continue  # bound already
+            except Invalid:
+                pass
+        try:
+            plain = secrets.decrypt(unbound, field, token)
+        except Invalid:
+            continue  # not this environment's: it stays, and its deployments say so
+        holder[key] = secrets.encrypt(owner, field, plain)
+        changed = True
+    return settings if changed else None
 
 
 def find_environment_by_access_key(access_key: str) -> Environment | None:
@@ -253,20 +294,39 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
 
 
 def _secrets_stay_put(before: Environment, after: Environment) -> None:
-    """Refuse an update that sends stored secrets somewhere else (another server, URL or endpoint)
-    without sending them again: who may update an environment sees its secrets' tokens only, and must not get the
-    plain values by pointing the deployment at a host of their own."""
-    if secrets.destinations(after.settings.get("providerSettings", [])) == secrets.destinations(
-        before.settings.get("providerSettings", [])
-    ):
+    """Refuse an update that sends stored secrets somewhere else without sending them again: who may update an
+    environment sees its secrets' tokens only, and must not get the plain values by pointing the deployment at a
+    host of their own (a server, URL or endpoint, or a variable one names), at another provider (an Agent, which
+    hands every setting and variable to the machine that asks), or at an access key of their own."""
+    if _destination(after) == _destination(before):
         return
-    stored = {holder[key] for holder, key, _ in secrets.secret_fields(before.settings)}
-    if any(holder[key] in stored for holder, key, _ in secrets.secret_fields(after.settings)):
+    stored = {holder[key] for holder, key, _ in _delivered_secrets(before.settings)}
+    if any(holder[key] in stored for holder, key, _ in _delivered_secrets(after.settings)):
         raise invalid(
-            "settings.providerSettings",
-            "The deployment's destination changed: send its secure values again (a stored one goes only to the "
-            "destination it was set for).",
+            "settings",
+            "The deployment's destination changed (its provider, an Agent's access key, or where it delivers): send "
+            "its secure values again (a stored one goes only to the destination it was set for).",
         )
+
+
+def _destination(environment: Environment) -> tuple[str, str]:
+    """Where an environment's deployments hand its secrets: its provider (and an Agent's key), and each destination
+    setting with the environment's own variables in it (secure ones as their tokens, which change when set again)."""
+    settings = environment.settings
+    variables = {
+        entry["name"]: str(entry["value"].get("value") or "") for entry in settings.get("environmentVariables", [])
+    }
+    written = [
+        {"name": entry["name"], "value": {"value": substitute(str(entry["value"].get("value") or ""), variables)}}
+        for entry in settings.get("providerSettings", [])
+        if not entry["value"].get("isEncrypted")
+    ]
+    return secrets.delivery_binding(environment.provider, environment.access_key_hash), secrets.destinations(written)
+
+
+def _delivered_secrets(settings: dict[str, Any]) -> list[tuple[dict[str, Any], str, str]]:
+    """The secrets a deployment hands over: the provider settings' and the variables' (not the notifications')."""
+    return [found for found in secrets.secret_fields(settings) if found[2].startswith(secrets.BOUND_TO_DELIVERY)]
 
 
 def _check_hosts(settings: dict[str, Any]) -> None:
