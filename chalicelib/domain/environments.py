@@ -31,6 +31,7 @@ from chalicelib.domain.warm import WarmCache
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import counters
 from chalicelib.store import environments as store
+from chalicelib.store import projects as project_store
 from chalicelib.store.environments import ENVIRONMENT_NOT_FOUND
 
 PROVIDERS = (
@@ -54,6 +55,8 @@ MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
 HOST_SETTINGS = ("url", "server", "host", "endpoint", "symbol_server")  # provider settings the service connects to
 # where the secrets go: the hosts, and the GitHub repository a token publishes to
 ACCESS_KEY_FIELD = "accessKey"  # the field an access key's token is bound to
+INLINE_PROJECTS = "inlineDeploymentProjectIds"  # the settings' list of projects whose appveyor.yml may deploy here
+MAX_INLINE_PROJECTS = 200
 MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
 
 
@@ -67,6 +70,7 @@ class EnvironmentInput:
     environment_variables: Any
     notifications: Any = None
     access_key: str | None = None
+    inline_projects: Any = None  # projectIds whose appveyor.yml may deploy here; None: keep what is stored
 
 
 @dataclass(frozen=True)
@@ -281,6 +285,9 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
         "notifications": copy.deepcopy(stored.get("notifications", []))
         if request.notifications is None
         else _notifications(request.notifications),
+        INLINE_PROJECTS: list(stored.get(INLINE_PROJECTS, []))
+        if request.inline_projects is None
+        else _inline_projects(owner.account_id, request.inline_projects),
     }
     _check_hosts(settings)
     secrets.protect_document(owner, settings, stored, "settings")
@@ -341,6 +348,26 @@ def _check_hosts(settings: dict[str, Any]) -> None:
         url = (notification.get("settings") or {}).get("url") if isinstance(notification, dict) else None
         if isinstance(url, str) and (refusal := outbound.url_refusal(url)):
             raise invalid("settings.notifications", f"url: {refusal}")
+
+
+def inline_deployment_projects(environment: Environment) -> list[int]:
+    """The projects whose appveyor.yml may deploy to the environment (``deploy: provider: Environment``); none for
+    an environment stored before the list existed (issue 34: nobody listed, nobody deploys from a repository)."""
+    return list(environment.settings.get(INLINE_PROJECTS, []))
+
+
+def _inline_projects(account_id: int, sent: Any) -> list[int]:
+    """The projectIds sent, each a project of the account, once each, in the order sent."""
+    field = f"settings.{INLINE_PROJECTS}"
+    if not isinstance(sent, list) or not all(type(item) is int for item in sent):
+        raise invalid(field, f"{field} must be an array of projectIds.")
+    if len(sent) > MAX_INLINE_PROJECTS:
+        raise invalid(field, f"{field} may hold at most {MAX_INLINE_PROJECTS} projects.")
+    chosen = list(dict.fromkeys(sent))
+    for project_id in chosen:
+        if project_id < 1 or project_store.get_project_by_id(account_id, project_id) is None:
+            raise invalid(field, f"{field}: the account has no project {project_id}.")
+    return chosen
 
 
 def _named_values(values: Any, field: str) -> list[dict[str, Any]]:

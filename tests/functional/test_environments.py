@@ -150,7 +150,7 @@ def test_added_environment_shows_its_settings_access_key_and_creation_time(accou
     assert TIMESTAMP.match(environment["created"])
     assert isinstance(environment["environmentAccessKey"], str) and len(environment["environmentAccessKey"]) >= 16
     settings = environment["settings"]
-    assert set(settings) == {"providerSettings", "environmentVariables", "notifications"}
+    assert set(settings) == {"providerSettings", "environmentVariables", "notifications", "inlineDeploymentProjectIds"}
     assert [entry["name"] for entry in settings["providerSettings"]] == ["server", "password"]
     assert value_of(settings["providerSettings"], "server") == {"isEncrypted": False, "value": "ftp.example.com"}
     assert value_of(settings["providerSettings"], "password")["isEncrypted"] is True
@@ -158,6 +158,7 @@ def test_added_environment_shows_its_settings_access_key_and_creation_time(accou
     assert value_of(settings["environmentVariables"], "STAGE") == {"isEncrypted": False, "value": "production"}
     assert_opaque(value_of(settings["environmentVariables"], "TOKEN")["value"], TOKEN_VALUE)
     assert settings["notifications"] == []
+    assert settings["inlineDeploymentProjectIds"] == []  # no project's appveyor.yml deploys here unless listed
 
 
 def test_settings_show_the_environment_as_it_was_added_with_its_access_key_as_a_token(
