@@ -323,10 +323,9 @@ def _destination(environment: Environment) -> tuple[str, str]:
     variables = {
         entry["name"]: str(entry["value"].get("value") or "") for entry in settings.get("environmentVariables", [])
     }
-    written = [
+    written = [  # a secure one (a secret URL) as its token: sent anew, it moves the others too
         {"name": entry["name"], "value": {"value": substitute(str(entry["value"].get("value") or ""), variables)}}
         for entry in settings.get("providerSettings", [])
-        if not entry["value"].get("isEncrypted")
     ]
     return secrets.delivery_binding(environment.provider, environment.access_key_hash), secrets.destinations(written)
 

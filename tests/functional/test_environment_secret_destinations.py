@@ -186,6 +186,26 @@ def test_an_environment_updater_cannot_move_the_url_its_secret_goes_to_through_a
     assert "send its secure values again" in reply.json["message"]
 
 
+def test_an_environment_updater_cannot_send_the_stored_password_to_a_secure_url_of_their_own(
+    built: tuple[BuildProject, dict[str, Any]],
+) -> None:
+    project, _ = built
+    environment = add(
+        project.account,
+        "Webhook",
+        [named("url", "http://127.0.0.1:8001/deploy", secure=True), named("authorization", "Bearer s", secure=True)],
+        [],
+    )
+    attacker = updater(project.account)
+    changed = copy.deepcopy(read(attacker, environment))
+    changed["settings"]["providerSettings"][0]["value"]["value"] = "http://127.0.0.1:8002/"  # theirs; the token kept
+
+    reply = attacker.put("/environments", changed)
+
+    assert reply.status == 400, reply.body
+    assert "send its secure values again" in reply.json["message"]
+
+
 def test_environment_secrets_stored_before_their_binding_deliver_after_the_migration(account: Account) -> None:
     environment = ftp_environment(account)
     stored = environment_store.get_environment(_account_id(account), environment["deploymentEnvironmentId"])
