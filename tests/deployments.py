@@ -51,6 +51,15 @@ def add_environment(
     return reply.json
 
 
+def allow_inline_deployments(account: Account, environment: dict[str, Any], *projects: dict[str, Any]) -> None:
+    """List the projects among those whose appveyor.yml may deploy to the environment (``provider: Environment``)."""
+    path = f"/environments/{environment['deploymentEnvironmentId']}/settings"
+    shown = account.api.get(path).json["environment"]
+    shown["settings"]["inlineDeploymentProjectIds"] = [project["projectId"] for project in projects]
+    reply = account.api.put("/environments", shown)
+    assert reply.status == 200, reply.body
+
+
 def deploy(project: BuildProject, environment: dict[str, Any], version: str, **fields: Any) -> Any:
     """POST /api/deployments; the reply."""
     return project.account.api.post(

@@ -59,7 +59,9 @@ def next_job(environment: Environment, agent_name: str) -> AgentJob | None:
             if job.status == Status.QUEUED and job_moves.claim_job(job.job_id, _lease()):
                 job_store.name_agent(job.job_id, agent_name)
                 progress.refresh_deployment(job.project_id, deployment.deployment_id)
-                return _assignment(environment, job)
+                assignment = _assignment(environment, job)
+                if assignment is not None:
+                    return assignment
     return None
 
 
@@ -81,7 +83,7 @@ def append_log(environment: Environment, job_id: str, lines: list[str]) -> None:
         raise Conflict("The job has finished; its log is closed.")
     from chalicelib.runner.logstream import SecretMask, split_line  # the runner loads only where used: cold start
 
-    mask = SecretMask(environment_values(environment)[2])
+    mask = SecretMask(environment_values(environment, left_out=[])[2])
     body = b"".join(piece + b"\n" for line in lines for piece in split_line(mask(line)))
     logs.put_chunk(blobs.prefix_of(job), job_store.next_log_chunk(job.job_id), body)
 
@@ -107,7 +109,8 @@ def finish(environment: Environment, job_id: str, succeeded: bool, message: str 
         progress.finish_job(fresh, succeeded, message, counts=JobCounts(messages=0 if succeeded else 1))
 
 
-def _assignment(environment: Environment, job: Job) -> AgentJob:
+def _assignment(environment: Environment, job: Job) -> AgentJob | None:
+    """What the agent is handed for the job it claimed; None when it may not have it (the job fails, saying why)."""
     deployment = deployment_store.get_deployment(job.project_id, job.deployment_id or 0)
     build = build_store.get_build(job.project_id, job.build_id)
     project = project_store.get_project_by_id(job.account_id, job.project_id)
@@ -117,6 +120,9 @@ def _assignment(environment: Environment, job: Job) -> AgentJob:
 
     # APPVEYOR_BUILD_FOLDER is the agent's own: it sets it to the folder it puts the artifacts in
     inputs = deployment_inputs(project, build, deployment, environment, Path("."))
+    if inputs.refusal is not None:  # secrets set for another provider or key are never handed to this agent
+        progress.finish_job(job_store.get_job(job.job_id) or job, False, inputs.refusal)
+        return None
     return AgentJob(
         deployment_id=deployment.deployment_id,
         job_id=job.job_id,

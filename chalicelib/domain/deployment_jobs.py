@@ -29,6 +29,7 @@ from chalicelib.domain.delivery_inputs import DeploymentInputs, job_artifacts, s
 from chalicelib.domain.environments import environment_values
 from chalicelib.domain.inline_delivery import inline_inputs
 from chalicelib.domain.job_environment import appveyor_variables
+from chalicelib.domain.secrets import DESTINATION_SETTINGS
 from chalicelib.executors import job_timeout
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.logstream import LogStream, SecretMask
@@ -88,19 +89,30 @@ def run_deployment_job(job_id: str) -> None:
 def deployment_inputs(
     project: Project, build: Build, deployment: Deployment, environment: Environment, folder: Path
 ) -> DeploymentInputs:
-    """The artifacts, variables and settings of a deployment job; ``folder`` is its APPVEYOR_BUILD_FOLDER."""
-    provider_settings, environment_variables, secrets = environment_values(environment)
+    """The artifacts, variables and settings of a deployment job; ``folder`` is its APPVEYOR_BUILD_FOLDER.
+
+    Where it delivers (a destination setting's $(NAME)) takes no variable of the deployment's start request: who
+    may start a deployment does not choose where the environment's secrets go. A secret that does not decrypt for
+    the environment as it delivers now (set for another provider or agent key) is refused, saying which."""
+    left_out: list[str] = []
+    provider_settings, environment_variables, secrets = environment_values(environment, left_out)
     chosen = [job for job in job_store.get_jobs(build.job_ids) if deployment.build_job_id in (None, job.job_id)]
-    variables = {
-        **appveyor_variables(project, build, chosen[0], folder),
-        **environment_variables,
-        **deployment.variables,
-    }
+    unrequested = {**appveyor_variables(project, build, chosen[0], folder), **environment_variables}
+    variables = {**unrequested, **deployment.variables}
+    if left_out:
+        refusal = (
+            f"The environment's secure {', '.join(left_out)} were not set for where it delivers now (its provider, "
+            "or its agents' access key): set them again in the environment's settings."
+        )
+        return DeploymentInputs(chosen, [], {}, {}, secrets, refusal=refusal)
     return DeploymentInputs(
         build_jobs=chosen,
         artifacts=job_artifacts(chosen),
         variables=variables,
-        settings={name: substitute(value, variables) for name, value in provider_settings.items()},
+        settings={
+            name: substitute(value, unrequested if name.lower() in DESTINATION_SETTINGS else variables)
+            for name, value in provider_settings.items()
+        },
         secrets=secrets,
     )
 

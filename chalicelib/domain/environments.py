@@ -23,13 +23,15 @@ from chalicelib import outbound
 from chalicelib.core.environments import Environment
 from chalicelib.domain import secrets
 from chalicelib.domain.auth import Caller
+from chalicelib.domain.delivery_inputs import substitute
 from chalicelib.domain.permissions import Permission
 from chalicelib.domain.project_settings import valid_named_values
 from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid, valid_name
 from chalicelib.domain.warm import WarmCache
-from chalicelib.errors import Conflict, NotFound
+from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import counters
 from chalicelib.store import environments as store
+from chalicelib.store import projects as project_store
 from chalicelib.store.environments import ENVIRONMENT_NOT_FOUND
 
 PROVIDERS = (
@@ -53,6 +55,8 @@ MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
 HOST_SETTINGS = ("url", "server", "host", "endpoint", "symbol_server")  # provider settings the service connects to
 # where the secrets go: the hosts, and the GitHub repository a token publishes to
 ACCESS_KEY_FIELD = "accessKey"  # the field an access key's token is bound to
+INLINE_PROJECTS = "inlineDeploymentProjectIds"  # the settings' list of projects whose appveyor.yml may deploy here
+MAX_INLINE_PROJECTS = 200
 MAX_SETTINGS_BYTES = 300_000  # the stored settings, secrets encrypted, must fit a DynamoDB item (400 KB)
 
 
@@ -66,6 +70,7 @@ class EnvironmentInput:
     environment_variables: Any
     notifications: Any = None
     access_key: str | None = None
+    inline_projects: Any = None  # projectIds whose appveyor.yml may deploy here; None: keep what is stored
 
 
 @dataclass(frozen=True)
@@ -101,9 +106,12 @@ def add_environment(caller: Caller, request: EnvironmentInput) -> EnvironmentDet
     if request.provider is None:
         raise invalid("provider", "provider is required.")
     provider = valid_provider(request.provider)
-    owner = secrets.Owner(caller.account_id, "environment", counters.next_value(counters.ENVIRONMENTS))
-    settings = _protected_settings(owner, request, {})
     access_key = token_urlsafe(24)
+    owner = replace(
+        secrets.Owner(caller.account_id, "environment", counters.next_value(counters.ENVIRONMENTS)),
+        binding=secrets.delivery_binding(provider, access_key_hash(access_key)),
+    )
+    settings = _protected_settings(owner, request, {})
     environment = Environment(
         account_id=caller.account_id,
         environment_id=owner.object_id,
@@ -125,18 +133,17 @@ def update_environment(caller: Caller, environment_id: int, request: Environment
     if store.environment_name_key(name) != store.environment_name_key(before.name):
         _free_name(caller, name)
     after = replace(
-        before,
-        name=name,
-        provider=before.provider if request.provider is None else valid_provider(request.provider),
-        settings=_protected_settings(secrets.environment_owner(before), request, before.settings),
+        before, name=name, provider=before.provider if request.provider is None else valid_provider(request.provider)
     )
-    _secrets_stay_put(before, after)
     if _replaces_access_key(before, request.access_key):
         key = valid_access_key(request.access_key or "")
         if store.access_key_taken(access_key_hash(key)):
             raise Conflict("That environment access key is in use; choose another.")
         token = secrets.encrypt(secrets.environment_owner(before), ACCESS_KEY_FIELD, key)
         after = replace(after, access_key=token, access_key_hash=access_key_hash(key))
+    # new secrets are bound to where the environment delivers from now on: its new provider, its new key
+    after = replace(after, settings=_protected_settings(secrets.environment_owner(after), request, before.settings))
+    _secrets_stay_put(before, after)
     return _details(caller, store.save_environment(before, after))
 
 
@@ -150,8 +157,13 @@ def delete_environment(caller: Caller, environment_id: int) -> None:
 _decrypted: WarmCache[str] = WarmCache()
 
 
-def environment_values(environment: Environment) -> tuple[dict[str, str], dict[str, str], list[str]]:
-    """Provider settings and environment variables by name, secrets decrypted, and the secrets (to mask)."""
+def environment_values(
+    environment: Environment, left_out: list[str] | None = None
+) -> tuple[dict[str, str], dict[str, str], list[str]]:
+    """Provider settings and environment variables by name, secrets decrypted, and the secrets (to mask).
+
+    A secret that does not decrypt for this environment as it delivers now (its provider, an Agent's key) raises
+    Invalid; with ``left_out``, it is left out instead (unset) and its field named there."""
     secret_values: list[str] = []
     owner = secrets.environment_owner(environment)
 
@@ -161,7 +173,13 @@ def environment_values(environment: Environment) -> tuple[dict[str, str], dict[s
             value = entry["value"].get("value") or ""
             if entry["value"].get("isEncrypted") and value:
                 field = f"{kind}/{entry['name']}"
-                value = _decrypted.get((owner, field, value), partial(secrets.decrypt, owner, field, value))
+                try:
+                    value = _decrypted.get((owner, field, value), partial(secrets.decrypt, owner, field, value))
+                except Invalid:
+                    if left_out is None:
+                        raise
+                    left_out.append(f"{kind} {entry['name']}")
+                    continue
                 if value not in secret_values:
                     secret_values.append(value)
             found[entry["name"]] = value
@@ -173,6 +191,33 @@ def environment_values(environment: Environment) -> tuple[dict[str, str], dict[s
         plain(settings.get("environmentVariables", []), "variable"),
         secret_values,
     )
+
+
+def rebound_settings(environment: Environment) -> dict[str, Any] | None:
+    """The environment's settings with every delivered secret bound to where it delivers now (its provider, an
+    Agent's key): tokens made before that binding (bound to the environment alone, or ``cvy1:`` to the account)
+    re-encrypted; None when none needs it. For the migration of stored environments."""
+    owner = secrets.environment_owner(environment)
+    unbound = replace(owner, binding="")
+    settings = copy.deepcopy(environment.settings)
+    changed = False
+    for holder, key, field in _delivered_secrets(settings):
+        token = holder[key]
+        if not isinstance(token, str) or not secrets.is_token(token):
+            continue
+        if token.startswith(secrets.TOKEN_PREFIX):
+            try:
+                secrets.decrypt(owner, field, token)
+                continue  # bound already
+            except Invalid:
+                pass
+        try:
+            plain = secrets.decrypt(unbound, field, token)
+        except Invalid:
+            continue  # not this environment's: it stays, and its deployments say so
+        holder[key] = secrets.encrypt(owner, field, plain)
+        changed = True
+    return settings if changed else None
 
 
 def find_environment_by_access_key(access_key: str) -> Environment | None:
@@ -240,6 +285,9 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
         "notifications": copy.deepcopy(stored.get("notifications", []))
         if request.notifications is None
         else _notifications(request.notifications),
+        INLINE_PROJECTS: list(stored.get(INLINE_PROJECTS, []))
+        if request.inline_projects is None
+        else _inline_projects(owner.account_id, request.inline_projects),
     }
     _check_hosts(settings)
     secrets.protect_document(owner, settings, stored, "settings")
@@ -253,20 +301,38 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
 
 
 def _secrets_stay_put(before: Environment, after: Environment) -> None:
-    """Refuse an update that sends stored secrets somewhere else (another server, URL or endpoint)
-    without sending them again: who may update an environment sees its secrets' tokens only, and must not get the
-    plain values by pointing the deployment at a host of their own."""
-    if secrets.destinations(after.settings.get("providerSettings", [])) == secrets.destinations(
-        before.settings.get("providerSettings", [])
-    ):
+    """Refuse an update that sends stored secrets somewhere else without sending them again: who may update an
+    environment sees its secrets' tokens only, and must not get the plain values by pointing the deployment at a
+    host of their own (a server, URL or endpoint, or a variable one names), at another provider (an Agent, which
+    hands every setting and variable to the machine that asks), or at an access key of their own."""
+    if _destination(after) == _destination(before):
         return
-    stored = {holder[key] for holder, key, _ in secrets.secret_fields(before.settings)}
-    if any(holder[key] in stored for holder, key, _ in secrets.secret_fields(after.settings)):
+    stored = {holder[key] for holder, key, _ in _delivered_secrets(before.settings)}
+    if any(holder[key] in stored for holder, key, _ in _delivered_secrets(after.settings)):
         raise invalid(
-            "settings.providerSettings",
-            "The deployment's destination changed: send its secure values again (a stored one goes only to the "
-            "destination it was set for).",
+            "settings",
+            "The deployment's destination changed (its provider, an Agent's access key, or where it delivers): send "
+            "its secure values again (a stored one goes only to the destination it was set for).",
         )
+
+
+def _destination(environment: Environment) -> tuple[str, str]:
+    """Where an environment's deployments hand its secrets: its provider (and an Agent's key), and each destination
+    setting with the environment's own variables in it (secure ones as their tokens, which change when set again)."""
+    settings = environment.settings
+    variables = {
+        entry["name"]: str(entry["value"].get("value") or "") for entry in settings.get("environmentVariables", [])
+    }
+    written = [  # a secure one (a secret URL) as its token: sent anew, it moves the others too
+        {"name": entry["name"], "value": {"value": substitute(str(entry["value"].get("value") or ""), variables)}}
+        for entry in settings.get("providerSettings", [])
+    ]
+    return secrets.delivery_binding(environment.provider, environment.access_key_hash), secrets.destinations(written)
+
+
+def _delivered_secrets(settings: dict[str, Any]) -> list[tuple[dict[str, Any], str, str]]:
+    """The secrets a deployment hands over: the provider settings' and the variables' (not the notifications')."""
+    return [found for found in secrets.secret_fields(settings) if found[2].startswith(secrets.BOUND_TO_DELIVERY)]
 
 
 def _check_hosts(settings: dict[str, Any]) -> None:
@@ -281,6 +347,26 @@ def _check_hosts(settings: dict[str, Any]) -> None:
         url = (notification.get("settings") or {}).get("url") if isinstance(notification, dict) else None
         if isinstance(url, str) and (refusal := outbound.url_refusal(url)):
             raise invalid("settings.notifications", f"url: {refusal}")
+
+
+def inline_deployment_projects(environment: Environment) -> list[int]:
+    """The projects whose appveyor.yml may deploy to the environment (``deploy: provider: Environment``); none for
+    an environment stored before the list existed (issue 34: nobody listed, nobody deploys from a repository)."""
+    return list(environment.settings.get(INLINE_PROJECTS, []))
+
+
+def _inline_projects(account_id: int, sent: Any) -> list[int]:
+    """The projectIds sent, each a project of the account, once each, in the order sent."""
+    field = f"settings.{INLINE_PROJECTS}"
+    if not isinstance(sent, list) or not all(type(item) is int for item in sent):
+        raise invalid(field, f"{field} must be an array of projectIds.")
+    if len(sent) > MAX_INLINE_PROJECTS:
+        raise invalid(field, f"{field} may hold at most {MAX_INLINE_PROJECTS} projects.")
+    chosen = list(dict.fromkeys(sent))
+    for project_id in chosen:
+        if project_id < 1 or project_store.get_project_by_id(account_id, project_id) is None:
+            raise invalid(field, f"{field}: the account has no project {project_id}.")
+    return chosen
 
 
 def _named_values(values: Any, field: str) -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ from chalicelib.domain.commit_statuses import MAX_BUILD_MESSAGES
 from chalicelib.domain.delivery_inputs import substitute
 from chalicelib.domain.deploy_conditions import JobVariables, conditions_hold, job_variables
 from chalicelib.domain.deployments import Target, environment_named, queue_deployment
+from chalicelib.domain.environments import INLINE_PROJECTS, inline_deployment_projects
 from chalicelib.domain.job_overrides import job_configuration
 from chalicelib.errors import Conflict, Invalid
 from chalicelib.shapes.time import timestamp
@@ -176,6 +177,8 @@ def _environment_target(
     environment = environment_named(project.account_id, name)
     if environment is None:
         return None, {}, f"the account has no environment named '{name}'."
+    if project.project_id not in inline_deployment_projects(environment):
+        return None, {}, _not_listed(project, environment)
     try:
         target = Target.of(environment)
     except Invalid as error:
@@ -210,6 +213,15 @@ def _passable(
             taken.update(found.lower() for found in re.findall(r"\$\(([^)]*)\)", written))
     passed = {name: value for name, value in values.items() if name.lower() not in taken}
     return passed, sorted(set(values) - set(passed))
+
+
+def _not_listed(project: Project, environment: Environment) -> str:
+    """Why an environment that does not list the project takes none of its appveyor.yml's deployments."""
+    return (
+        f"the environment '{environment.name}' does not list this project (projectId {project.project_id}) among "
+        f"those whose appveyor.yml may deploy to it: whoever may update the environment adds it to the environment's "
+        f"settings.{INLINE_PROJECTS} (none are listed by default)."
+    )
 
 
 def _unsupported(number: int, provider: str) -> str:

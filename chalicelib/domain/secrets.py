@@ -8,6 +8,10 @@ another environment, KMS refuses it. A client that sends a token back in its own
 that sends anything else sends a new plain value, which is encrypted before it is stored. Plain text never
 leaves the service except into the build or the delivery that uses it.
 
+An environment's settings and variables are bound, besides, to where its deployments deliver them: its provider,
+and an Agent environment's access key (``setting/password@Agent:<key hash>``). Changed to another provider, or
+handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where they were set for.
+
 Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
 where they are stored, and only there: an owner accepts the legacy tokens found in its own stored settings.
 """
@@ -18,7 +22,7 @@ import base64
 import binascii
 import copy
 from collections.abc import Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from chalicelib.core.environments import Environment
@@ -34,6 +38,8 @@ MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
 MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
 _VARIABLE_LISTS = frozenset({"environmentVariables", "variables", "onEnvironmentVariables"})
 _SETTING_LISTS = frozenset({"providerSettings"})
+AGENT_PROVIDER = "Agent"  # the provider whose deliveries go to whoever holds the environment's access key
+BOUND_TO_DELIVERY = ("setting/", "variable/")  # an environment's fields a deployment hands over (notifications: not)
 # an appveyor.yml deploy: entry's settings that say where its secrets go (as an environment's do, domain/environments)
 DESTINATION_SETTINGS = (
     "url",
@@ -60,6 +66,7 @@ class Owner:
     kind: str  # "project", "environment"
     object_id: int
     legacy: frozenset[str] = frozenset()  # cvy1 tokens found in the object's own stored settings
+    binding: str = ""  # an environment's: where its deployments deliver (``@FTP``, ``@Agent:<key hash>``)
 
     @classmethod
     def of(cls, kind: str, account_id: int, object_id: int, *stored: Any) -> Owner:
@@ -68,10 +75,11 @@ class Owner:
         return cls(account_id, kind, object_id, frozenset(legacy))
 
     def context(self, field: str) -> dict[str, str]:
+        bound = field + self.binding if field.startswith(BOUND_TO_DELIVERY) else field
         return {
             "conveyor-account": str(self.account_id),
             "conveyor-owner": f"{self.kind}/{self.object_id}",
-            "conveyor-field": field,
+            "conveyor-field": bound,
         }
 
     def describe(self, field: str) -> str:
@@ -84,10 +92,18 @@ def project_owner(project: Project) -> Owner:
 
 
 def environment_owner(environment: Environment) -> Owner:
-    """Who an environment's secrets belong to: its settings, variables, notifications and access key."""
-    return Owner.of(
+    """Who an environment's secrets belong to: its settings, variables, notifications and access key; its settings'
+    and variables' bound to where it delivers them."""
+    owner = Owner.of(
         "environment", environment.account_id, environment.environment_id, environment.settings, environment.access_key
     )
+    return replace(owner, binding=delivery_binding(environment.provider, environment.access_key_hash))
+
+
+def delivery_binding(provider: str, access_key_hash: str) -> str:
+    """Where an environment's deployments hand its settings and variables: its provider, and for an Agent
+    environment whoever holds its access key (known by the key's hash)."""
+    return f"@{provider}:{access_key_hash}" if provider == AGENT_PROVIDER else f"@{provider}"
 
 
 def encrypt(owner: Owner, field: str, plain: str) -> str:

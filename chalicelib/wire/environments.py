@@ -6,7 +6,12 @@ from typing import Any
 
 from chalicelib.core.deployments import EnvironmentAtStart
 from chalicelib.core.environments import Environment
-from chalicelib.domain.environments import MAX_ACCESS_KEY_FIELD_LENGTH, EnvironmentDetails, EnvironmentInput
+from chalicelib.domain.environments import (
+    MAX_ACCESS_KEY_FIELD_LENGTH,
+    EnvironmentDetails,
+    EnvironmentInput,
+    inline_deployment_projects,
+)
 from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid, too_long
 from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
@@ -37,6 +42,7 @@ def environment_details(details: EnvironmentDetails) -> dict[str, Any]:
         "providerSettings": environment.settings.get("providerSettings", []),
         "environmentVariables": environment.settings.get("environmentVariables", []),
         "notifications": environment.settings.get("notifications", []),
+        "inlineDeploymentProjectIds": inline_deployment_projects(environment),
     }
     return {**shape, "created": timestamp(environment.created), **optional_timestamps(updated=environment.updated)}
 
@@ -76,6 +82,7 @@ def _input(fields: Fields, name: str, provider: str | None, access_key: str | No
         environment_variables=settings["environmentVariables"],
         notifications=settings.get("notifications"),
         access_key=access_key,
+        inline_projects=settings.get("inlineDeploymentProjectIds"),
     )
 
 

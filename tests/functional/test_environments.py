@@ -150,7 +150,7 @@ def test_added_environment_shows_its_settings_access_key_and_creation_time(accou
     assert TIMESTAMP.match(environment["created"])
     assert isinstance(environment["environmentAccessKey"], str) and len(environment["environmentAccessKey"]) >= 16
     settings = environment["settings"]
-    assert set(settings) == {"providerSettings", "environmentVariables", "notifications"}
+    assert set(settings) == {"providerSettings", "environmentVariables", "notifications", "inlineDeploymentProjectIds"}
     assert [entry["name"] for entry in settings["providerSettings"]] == ["server", "password"]
     assert value_of(settings["providerSettings"], "server") == {"isEncrypted": False, "value": "ftp.example.com"}
     assert value_of(settings["providerSettings"], "password")["isEncrypted"] is True
@@ -158,6 +158,7 @@ def test_added_environment_shows_its_settings_access_key_and_creation_time(accou
     assert value_of(settings["environmentVariables"], "STAGE") == {"isEncrypted": False, "value": "production"}
     assert_opaque(value_of(settings["environmentVariables"], "TOKEN")["value"], TOKEN_VALUE)
     assert settings["notifications"] == []
+    assert settings["inlineDeploymentProjectIds"] == []  # no project's appveyor.yml deploys here unless listed
 
 
 def test_settings_show_the_environment_as_it_was_added_with_its_access_key_as_a_token(
@@ -320,8 +321,17 @@ def test_update_changes_settings_and_marks_the_environment_updated(
     assert listed(account) == [{key: changed[key] for key in SUMMARY_KEYS | {"updated"}}]
 
 
+def secrets_sent_again(environment: dict[str, Any]) -> dict[str, Any]:
+    """The environment's settings (as ftp_body made them) with its secure values in plain text again, as a change of
+    provider needs them."""
+    settings = copy.deepcopy(environment["settings"])
+    value_of(settings["providerSettings"], "password")["value"] = PASSWORD
+    value_of(settings["environmentVariables"], "TOKEN")["value"] = TOKEN_VALUE
+    return settings
+
+
 def test_provider_in_settings_wins_over_the_top_level_one(account: Account, environment: dict[str, Any]) -> None:
-    settings = {**environment["settings"], "provider": "s3"}
+    settings = {**secrets_sent_again(environment), "provider": "s3"}
 
     reply = update(account.api, environment, provider="AzureBlob", settings=settings)
 
@@ -330,7 +340,10 @@ def test_provider_in_settings_wins_over_the_top_level_one(account: Account, envi
 
 
 def test_provider_at_top_level_alone_changes_it(account: Account, environment: dict[str, Any]) -> None:
-    assert update(account.api, environment, provider="Webhook").json["provider"] == "Webhook"
+    reply = update(account.api, environment, provider="Webhook", settings=secrets_sent_again(environment))
+
+    assert reply.status == 200, reply.body
+    assert reply.json["provider"] == "Webhook"
 
 
 def test_update_without_a_provider_keeps_it(account: Account, environment: dict[str, Any]) -> None:

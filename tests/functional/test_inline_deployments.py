@@ -15,7 +15,7 @@ from chalicelib.domain.inline_deployments import start_inline_deployments
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml
-from tests.deployments import ARTIFACTS_YML, add_environment, wait_for_deployment
+from tests.deployments import ARTIFACTS_YML, add_environment, allow_inline_deployments, wait_for_deployment
 from tests.gitserver import GitServer
 from tests.peers import FtpServer, WebhookReceiver
 from tests.support import Account, project_path
@@ -218,6 +218,7 @@ def test_the_environment_provider_deploys_to_the_named_environment_with_the_entr
             "    name: nowhere-to-be-found",
         )
         project = BuildProject(account, git_server, {"appveyor.yml": yml})
+        allow_inline_deployments(account, environment, project.project)
         build = project.run()
         (deployment,) = build_deployments(project, build, 1)
         messages = build_messages(project, build, 3)

@@ -894,3 +894,29 @@ def test_start_variables_that_change_how_programs_start_are_refused_from_every_c
     if status == 400:
         assert "LD_PRELOAD" in reply.json["message"] and "BASH_ENV" in reply.json["message"]
     assert started() == before
+
+
+def test_a_provider_or_agent_key_change_needs_the_environments_secrets_sent_again(world: World) -> None:
+    """Rule of issue 34 (finding 2): who may update an environment sees its secrets' tokens, never their values; a
+    change of where they go (another provider, another agent's key) needs them sent again, whoever the caller is."""
+    updater = member_of_role(world.home, world.home.add_role(unique("updaters"), {"UpdateEnvironmentSettings"})["name"])
+    environment = add_environment(world.home, "Agent", {"agents_timeout": "60", "password": "agent-pass"}, {"password"})
+    path = f"/environments/{environment['deploymentEnvironmentId']}/settings"
+    as_read = world.read(path)["environment"]
+    sent_again = copy.deepcopy(as_read)
+    for setting in sent_again["settings"]["providerSettings"]:
+        if setting["name"] == "password":
+            setting["value"]["value"] = "agent-pass"
+    changes = {"provider": {"provider": "Webhook"}, "key": {"environmentAccessKey": unique("a-new-agent-key-0123")}}
+
+    refused = {
+        (who, name): caller.put("/environments", {**as_read, **change}).status
+        for who, caller in (("updater", updater), ("admin", world.home.api))
+        for name, change in changes.items()
+    }
+    unchanged = world.read(path)["environment"]
+    accepted = world.home.api.put("/environments", {**sent_again, **changes["key"]}).status
+
+    assert set(refused.values()) == {400}, refused
+    assert (unchanged["provider"], unchanged["environmentAccessKey"]) == ("Agent", as_read["environmentAccessKey"])
+    assert accepted == 200
