@@ -569,9 +569,11 @@ def test_the_stored_scan_finds_plain_values(stored: list[dict[str, Any]]) -> Non
 
 
 def owner_of(item: dict[str, Any]) -> secrets.Owner:
-    """Who the secrets of a stored item belong to: its environment, else its project."""
+    """Who the secrets of a stored item belong to: its environment (its settings and variables bound to where it
+    delivers them), else its project."""
     if item["__table"] == settings().table_name("environments"):
-        return secrets.Owner(int(item["account_id"]), "environment", int(item["environment_id"]))
+        binding = secrets.delivery_binding(item["provider"], item["access_key_hash"])
+        return secrets.Owner(int(item["account_id"]), "environment", int(item["environment_id"]), binding=binding)
     return secrets.Owner(int(item["account_id"]), "project", int(item["project_id"]))
 
 
