@@ -9,6 +9,7 @@
     appveyor UpdateTest NAME ... (the same options)
     appveyor PushArtifact PATH [-FileName NAME] [-DeploymentName NAME] [-Type TYPE]
     appveyor UpdateBuild -Version VERSION
+    appveyor exit            (ends the job as a success once this command ends, after on_success and on_finish)
 
 Verbs and options ignore case, as on AppVeyor. Each call is one request to ``$APPVEYOR_API_URL``, which the runner
 serves on localhost. The runner copies this file into the build's PATH as it is: it uses the standard library only.
@@ -32,6 +33,7 @@ _VERBS: dict[str, tuple[str, str, str | None, tuple[str, ...]]] = {
     "updatetest": ("PUT", "api/tests", "name", ("name",)),
     "pushartifact": ("POST", "api/artifacts", "path", ("path",)),
     "updatebuild": ("PUT", "api/build", None, ()),
+    "exit": ("POST", "api/build/exit", None, ()),  # the runner's own route: AppVeyor's agent takes it its own way
 }
 _TEST_FIELDS = {
     "name": "testName",
@@ -79,7 +81,7 @@ def parse(arguments: list[str]) -> tuple[str, str, dict[str, Any]]:
     if verb not in _VERBS:
         raise UsageError(
             f"unknown verb '{arguments[0]}'; known: AddMessage, AddCompilationMessage, SetVariable, "
-            "AddTest, UpdateTest, PushArtifact, UpdateBuild"
+            "AddTest, UpdateTest, PushArtifact, UpdateBuild, exit"
         )
     method, path, positional, required = _VERBS[verb]
     options: dict[str, str] = {}
@@ -109,6 +111,7 @@ def parse(arguments: list[str]) -> tuple[str, str, dict[str, Any]]:
         "updatetest": _TEST_FIELDS,
         "pushartifact": _ARTIFACT_FIELDS,
         "updatebuild": _BUILD_FIELDS,
+        "exit": {},
     }[verb]
     unknown = [name for name in options if name not in fields and name != "verbosity"]
     if unknown:

@@ -8,6 +8,7 @@ its lease was lost) stops the job.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import logging
 import os
@@ -36,6 +37,18 @@ _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")  # of the runner's own enviro
 
 class JobFailed(Exception):
     """A phase failed; the message says where and why."""
+
+
+class JobEnded(Exception):
+    """A command ended the job's shell (``exit N``): the job ends at once, nothing more runs."""
+
+    def __init__(self, succeeded: bool, message: str | None) -> None:
+        super().__init__(message)
+        self.succeeded, self.message = succeeded, message
+
+
+class _ExitRequested(Exception):
+    """``appveyor exit``: the job skips to on_success and on_finish."""
 
 
 def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
@@ -101,11 +114,14 @@ def _run(client: JobClient, spec: dict[str, Any], work: Path) -> str:
             succeeded = _phases(run)
         except JobFailed as failure:
             message = str(failure)
+        except JobEnded as ended:
+            succeeded, message = ended.succeeded, ended.message
         except Exception:  # the runner's own fault: the job fails and says so, the details go to the runner's log
             log.exception("job %s: the runner failed", spec["jobId"])
             message = "The runner failed unexpectedly; the job could not finish."
             run.say(message)
         finally:
+            run.session.close()
             reason = run.end()
             beat.join(timeout=float(spec.get("heartbeatSeconds") or 5) + 5)
     if reason == TIMED_OUT:
@@ -193,30 +209,38 @@ def _phases(run: Run) -> bool:
     cache = RemoteCache(run.client)
     failure: JobFailed | None = None
     try:
-        run.say(f"Build started: {run.spec.get('title', '')}, job {run.spec['jobId']} {run.spec.get('jobName', '')}")
-        _scripts(run, "init", config.get("initScripts", []))
-        _clone(run)
-        if cache_entries:
-            restore_cache(run.folder, cache_entries, cache, run.say)
-        for phase, key in _BEFORE_TESTS:
-            _scripts(run, phase, config.get(key, []))
-        _build_phase(run, config)
-        _scripts(run, "before_package", config.get("beforePackageScripts", []))
-        for phase, key in _AFTER_BUILD:
-            _scripts(run, phase, config.get(key, []))
-        if config.get("testMode") == "script":
-            _scripts(run, "test_script", config.get("testScripts", []))
-        _scripts(run, "after_test", config.get("afterTestScripts", []))
-        _artifacts(run, config.get("artifacts", []))
-        if config.get("deployMode") == "script":
-            for phase, key in _DEPLOY:
+        try:
+            run.say(
+                f"Build started: {run.spec.get('title', '')}, job {run.spec['jobId']} {run.spec.get('jobName', '')}"
+            )
+            _scripts(run, "init", config.get("initScripts", []))
+            _clone(run)
+            if cache_entries:
+                restore_cache(run.folder, cache_entries, cache, run.say)
+            for phase, key in _BEFORE_TESTS:
                 _scripts(run, phase, config.get(key, []))
-        elif config.get("deployMode") == "providers" and run.spec.get("inlineDeployments"):
-            _inline_deploy_phase(run, config, int(run.spec["inlineDeployments"]))
+            _build_phase(run, config)
+            _scripts(run, "before_package", config.get("beforePackageScripts", []))
+            for phase, key in _AFTER_BUILD:
+                _scripts(run, phase, config.get(key, []))
+            if config.get("testMode") == "script":
+                _scripts(run, "test_script", config.get("testScripts", []))
+            _scripts(run, "after_test", config.get("afterTestScripts", []))
+            _artifacts(run, config.get("artifacts", []))
+            if config.get("deployMode") == "script":
+                for phase, key in _DEPLOY:
+                    _scripts(run, phase, config.get(key, []))
+            elif config.get("deployMode") == "providers" and run.spec.get("inlineDeployments"):
+                _inline_deploy_phase(run, config, int(run.spec["inlineDeployments"]))
+        except _ExitRequested:
+            run.say("appveyor exit: the job ends here as a success, after on_success and on_finish.")
         _scripts(run, "on_success", config.get("onBuildSuccessScripts", []))
     except JobFailed as error:
         failure = error
-        _scripts(run, "on_failure", config.get("onBuildErrorScripts", []), may_fail=True)
+        try:
+            _scripts(run, "on_failure", config.get("onBuildErrorScripts", []), may_fail=True)
+        except JobEnded:  # the shell ended: the job ends at once, failed as it is
+            raise failure from None
     if failure is None and cache_entries:
         if run.spec.get("cacheSave"):
             save_cache(run.folder, cache_entries, cache, run.say)
@@ -225,7 +249,8 @@ def _phases(run: Run) -> bool:
                 "The build cache is not saved for a build that gets no secure variables (a pull request's, or one "
                 "started with variables by someone who may not change the project's settings)."
             )
-    _scripts(run, "on_finish", config.get("onBuildFinishScripts", []), may_fail=True)
+    with contextlib.suppress(JobEnded):  # the shell ended: the job ends with the result it has
+        _scripts(run, "on_finish", config.get("onBuildFinishScripts", []), may_fail=True)
     if failure is not None:
         raise failure
     run.say("Build success")
@@ -289,6 +314,9 @@ def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
     run.artifacts.extend(artifact for artifact in found if artifact.file_name not in pushed)
 
 
+_LAST_PHASES = ("on_success", "on_failure", "on_finish")  # ``appveyor exit`` there ends only the phase
+
+
 def _scripts(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: bool = False) -> None:
     """Run a phase's scripts in order; the first that fails fails the job (unless ``may_fail``)."""
     if not scripts or (may_fail and run.stop_reason is not None):
@@ -297,16 +325,18 @@ def _scripts(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: bool
     for script in scripts:
         for line in str(script.get("script") or "").splitlines() or [""]:
             run.say(f"$ {line}")
-        command = shell.command_for(script)
-        if isinstance(command, str):
-            outcome = shell.Outcome(None, command)
-            run.say(command)
-        else:
-            outcome = shell.run(command, run.folder, run.variables, run.say, run.should_stop)
+        outcome = _script(run, script)
+        if run.exit_requested and not outcome.ended_shell and run.stop_reason is None:
+            run.exit_requested = False
+            if phase in _LAST_PHASES:
+                return
+            raise _ExitRequested()
         if outcome.succeeded:
             continue
         if run.stop_reason is not None:
             raise JobFailed(f"The job was stopped in {phase}: {run.stop_reason}.")
+        if outcome.ended_shell:
+            raise _shell_ended(run, phase, outcome.exit_code, may_fail)
         message = f"Command exited with code {outcome.exit_code}" if outcome.exit_code is not None else outcome.stopped
         if may_fail:
             run.say(f"{message} (in {phase}; the job's result stands)")
@@ -314,6 +344,40 @@ def _scripts(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: bool
         run.messages.append(str(message))
         run.say(str(message))
         raise JobFailed(f"{message} in {phase}.")
+
+
+def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
+    """Run one script: Bash lines in the job's session, PowerShell in pwsh where there is one."""
+    if shell.in_session(script):
+        return run.session.run(str(script.get("script") or ""), run.variables, run.should_stop)
+    command = shell.command_for(script, run.variables)
+    if command is None:
+        run.say(
+            f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{script['language']}:' script."
+        )
+        return shell.Outcome(0)
+    if isinstance(command, str):
+        run.say(command)
+        return shell.Outcome(None, command)
+    return shell.run(command, run.folder, run.variables, run.say, run.should_stop)
+
+
+def _shell_ended(run: Run, phase: str, code: int | None, may_fail: bool) -> JobEnded:
+    """AppVeyor's rule for a shell that ends: ``exit 0`` ends the job green at once, ``exit N`` red at once; in
+    on_failure and on_finish, whose failures never change the result, it ends the job as it stands."""
+    how = f"exited with code {code}" if code is not None and code >= 0 else f"was killed by signal {-(code or 0)}"
+    if may_fail:
+        run.say(f"The job's shell {how} in {phase}: the job ends here; its result stands.")
+        return JobEnded(False, None)  # _phases ends the job as it stands
+    if code == 0:
+        run.say(
+            f"The job's shell exited with code 0 in {phase}: the job ends here as a success (exit 0 skips "
+            "on_success and on_finish)."
+        )
+        return JobEnded(True, None)
+    message = f"The job's shell {how} in {phase}: the job ends here as a failure (exit skips on_failure and on_finish)."
+    run.say(message)
+    return JobEnded(False, message)
 
 
 def main() -> int:

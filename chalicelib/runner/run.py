@@ -9,6 +9,7 @@ from typing import Any
 from chalicelib.runner.artifacts import Artifact
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.protocol import JobClient
+from chalicelib.runner.session import Session
 
 
 @dataclass(kw_only=True)
@@ -20,6 +21,11 @@ class Run(Attempt):
     folder: Path
     messages: list[str] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
+    exit_requested: bool = False  # ``appveyor exit`` was called: the job skips to on_success and on_finish
+    session: Session = field(init=False)  # the job's Bash, from its first script to its last
+
+    def __post_init__(self) -> None:
+        self.session = Session(self.folder, self.say)
 
     @property
     def configuration(self) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""Running one script of a build phase: its own process group, output line by line, stoppable."""
+"""Running one program in its own process group, output line by line, stoppable: a PowerShell script of a build
+phase, a build agent's deploy_script. A build's Bash lines run in the job's one shell (runner/session.py)."""
 
 from __future__ import annotations
 
@@ -23,25 +24,32 @@ _STOPPED_READ_SECONDS = 0.5
 class Outcome:
     exit_code: int | None  # None when the script was stopped or could not start
     stopped: str | None = None  # why it was stopped: the stop reason, or the start failure
+    ended_shell: bool = False  # the command ended the job's shell (``exit N``): exit_code is the shell's
 
     @property
     def succeeded(self) -> bool:
-        return self.exit_code == 0
+        return self.exit_code == 0 and not self.ended_shell
 
 
-def command_for(script: Mapping[str, Any]) -> list[str] | str:
-    """The argv that runs a configured script here, or the message saying why it cannot run.
+def in_session(script: Mapping[str, Any]) -> bool:
+    """Whether a configured script runs in the job's Bash session (runner/session.py).
 
-    Plain lines and ``cmd:`` lines share the language ``cmd`` in AppVeyor's configuration JSON, so
-    both run with /bin/sh on this Linux runner, as plain lines do on AppVeyor's Ubuntu images.
+    Plain lines and ``cmd:`` lines share the language ``cmd`` in AppVeyor's configuration JSON, so they cannot be
+    told apart: both run in Bash, as plain lines do on AppVeyor's Ubuntu images (where ``cmd:`` would be skipped).
     """
+    return str(script.get("language") or "cmd") in ("cmd", "sh")
+
+
+def command_for(script: Mapping[str, Any], variables: Mapping[str, str]) -> list[str] | str | None:
+    """The argv that runs a configured script not run in the job's session, a message saying why it cannot run
+    here, or None when AppVeyor's rules skip it on Linux."""
     language, text = str(script.get("language") or "cmd"), str(script.get("script") or "")
-    if language in ("cmd", "sh"):
-        return ["/bin/sh", "-c", text]
-    if language == "pwsh" and shutil.which("pwsh"):
-        return ["pwsh", "-NoProfile", "-NonInteractive", "-Command", text]
     if language in ("ps", "pwsh"):
-        return f"'{language}:' scripts need PowerShell, which this Linux runner does not have; use 'sh:'."
+        if str(variables.get("APPVEYOR_YML_DISABLE_PS_LINUX", "")).lower() == "true":
+            return None
+        if shutil.which("pwsh", path=variables.get("PATH")):
+            return ["pwsh", "-NoProfile", "-NonInteractive", "-Command", text]
+        return f"'{language}:' scripts need PowerShell (pwsh), which this Linux runner does not have; use 'sh:'."
     return f"Scripts in '{language}' cannot run on this runner."
 
 

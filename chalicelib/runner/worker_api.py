@@ -175,6 +175,10 @@ class WorkerApi:
         if ignored:
             self._run.say(f"UpdateBuild: only -Version is applied here; {', '.join(ignored)} left as they are.")
 
+    def exit_build(self, body: Any) -> None:
+        """``appveyor exit``: the job ends as a success once the command that called it ends (runner/job.py)."""
+        self._run.exit_requested = True
+
 
 _ROUTES = {
     ("POST", "api/build/messages"): WorkerApi.add_message,
@@ -187,6 +191,7 @@ _ROUTES = {
     ("POST", "api/artifacts"): WorkerApi.push_artifact,
     ("PUT", "api/artifacts"): WorkerApi.finish_artifact,
     ("PUT", "api/build"): WorkerApi.update_build,
+    ("POST", "api/build/exit"): WorkerApi.exit_build,
 }
 
 

@@ -103,7 +103,7 @@ def test_failing_script_fails_the_job_and_the_build_and_runs_on_failure(make_pro
                 "build: off",
                 "test_script:",
                 "  - echo before the failure",
-                "  - exit 3",
+                "  - sh -c 'exit 3'",  # a failing command (exit 3 itself would end the job at once, AppVeyor's rule)
                 "  - echo never printed",
                 "on_failure:",
                 "  - echo cleaning up after failure",

@@ -148,3 +148,9 @@ def test_a_command_line_the_verb_does_not_take_is_a_usage_error(arguments: list[
         parse(arguments)
 
     assert complaint in str(raised.value)
+
+
+def test_exit_asks_the_runner_to_end_the_job_and_takes_no_argument() -> None:
+    assert parse(["exit"]) == ("POST", "api/build/exit", {})
+    with pytest.raises(UsageError):
+        parse(["Exit", "3"])
