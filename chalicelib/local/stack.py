@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from chalice.cli.factory import CLIFactory
-from chalice.local import ChaliceRequestHandler, LocalDevServer
+from chalice.local import ChaliceRequestHandler, LocalDevServer, ThreadedHTTPServer
 
 from chalicelib import executors
 from chalicelib.config import settings
@@ -35,6 +35,9 @@ class _RequestHandler(ChaliceRequestHandler):
     """
 
     disable_nagle_algorithm = True
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """No access line per request: the stack stays quiet (docs/operations.md); errors still print."""
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("do_"):  # http.server looks up do_<METHOD>
@@ -85,11 +88,21 @@ class _RequestPerThread:
         self._local.request = request
 
 
+class _QuietServer(ThreadedHTTPServer):
+    """chalice local's server, without a traceback for a client that went away mid-answer (a closed browser tab, a
+    cancelled poll): that is the client's doing, not an error of the stack's. Other errors still print."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def serve_api(app: Any, config: Any, port: int) -> LocalDevServer:
     """The API served over HTTP on 127.0.0.1:``port`` (0: any free port) from a thread, as chalice local does."""
     if not isinstance(type(app).__dict__.get("current_request"), _RequestPerThread):
         type(app).current_request = _RequestPerThread()
-    server = LocalDevServer(app, config, "127.0.0.1", port, handler_cls=_RequestHandler)
+    server = LocalDevServer(app, config, "127.0.0.1", port, handler_cls=_RequestHandler, server_cls=_QuietServer)
     threading.Thread(target=server.server.serve_forever, name="chalice-local", daemon=True).start()
     return server
 
@@ -101,6 +114,8 @@ def local_config() -> Any:
 
 def run_local(options: LocalOptions) -> None:
     """Start emulator (unless AWS_ENDPOINT_URL names one), resources, API, pump; serve until signalled."""
+    # The stack knows its own URL: links it sends out (commit statuses, notifications) point at it unless set.
+    os.environ.setdefault("CONVEYOR_BASE_URL", f"http://127.0.0.1:{options.port}")
     emulator = None
     if os.environ.get("AWS_ENDPOINT_URL"):
         use_fake_credentials()
