@@ -380,7 +380,7 @@ def _unseen(url: str) -> str | None:
     return (
         f"nothing at {path} can be read from here: a build runs in a sandbox, as the user nobody, which does not "
         "see /tmp, /var/tmp, /dev/shm or home folders; put the repository in a folder every user may read outside "
-        f"those, such as one inside the Conveyor folder ({_CONVEYOR_FOLDER}), and name that path"
+        f"those, such as out/ inside the Conveyor folder ({_CONVEYOR_FOLDER / 'out'}, ignored by git)"
     )
 
 

@@ -586,7 +586,7 @@ def test_a_repository_outside_what_a_build_sees_fails_saying_where_to_put_it(sta
     log = stack.get(f"/api/buildjobs/{build['jobs'][0]['jobId']}/log", stack.key).text
     assert "not found, or not a git repository" not in log
     assert "does not see /tmp, /var/tmp, /dev/shm or home folders" in log, log
-    assert "inside the Conveyor folder" in log
+    assert f"such as out/ inside the Conveyor folder ({PROJECT_DIR / 'out'}, ignored by git)" in log
 
 
 def test_a_stopped_and_restarted_stack_still_has_its_projects_builds_logs_artifacts_and_secrets(
