@@ -25,7 +25,7 @@ from chalicelib.domain.repository_credentials import NO_CREDENTIALS, Credentials
 from chalicelib.domain.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
-from chalicelib.domain.yamlconfig.notifications import read_back, refusal
+from chalicelib.domain.yamlconfig.notifications import provider_sent, read_back, refusal
 from chalicelib.errors import Invalid
 from chalicelib.store import projects as store
 
@@ -207,12 +207,15 @@ def _protected(project: Project, configuration: dict[str, Any], field: str) -> d
 
 
 def _check_new_notifications(project: Project, configuration: dict[str, Any], field: str) -> None:
-    """Refuse a new or changed notifications entry that Conveyor would not send, or whose URL names a host it never
-    connects to. One identical to a stored entry passes as it is (saved before such entries were refused, it is
-    named in its builds' messages), so settings read and put back unchanged are taken."""
+    """Refuse a new or changed notifications entry of a provider Conveyor sends that it could not send as written
+    (a misspelt Slack key, no webhook), or whose URL names a host it never connects to. One identical to a stored
+    entry passes as it is (saved before such entries were refused, it is named in its builds' messages), so
+    settings read and put back unchanged are taken. An entry of a provider Conveyor does not send at all (AppVeyor's
+    GitHubPullRequest, HipChat) is taken with the rest, as appveyor.yml settings it does not honour are: each build
+    names it among its messages ("Notification 2 (GitHubPullRequest) was not sent: ...")."""
     stored = [read_back(entry) for entry in project.configuration.get("notifications") or []]
     for index, notification in enumerate(configuration.get("notifications") or []):
-        if notification in stored:
+        if notification in stored or not provider_sent(notification):
             continue
         if (refused := refusal(notification)) is not None:
             raise invalid(field, refused.at(f"notifications[{index}]"))

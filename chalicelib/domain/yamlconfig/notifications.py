@@ -78,6 +78,12 @@ class Refusal:
         return f"{path}.{self.key}: {self.reason}." if self.key else f"{path}: {self.reason}."
 
 
+def provider_sent(notification: Json) -> bool:
+    """Whether Conveyor sends the entry's provider at all (an AppVeyor provider it has no use for is taken with
+    the rest of a project's settings, as other settings it does not honour are, and its builds say so)."""
+    return str(notification.get("provider", "")).strip().lower() in {sent.lower() for sent in SENT_PROVIDERS}
+
+
 def refusal(notification: Json) -> Refusal | None:
     """Why Conveyor would not send an entry (as read: ``{provider, settings, ...}``), or None: another provider, a
     chat setting it does not know or of the wrong form, or a chat entry that names no destination. Project settings
