@@ -851,3 +851,27 @@ def test_merging_leaves_the_project_configuration_untouched() -> None:
     before = copy.deepcopy(PROJECT)
     merge_repository_file(PROJECT, "1.0.{build}", "environment: {NEW: x}")
     assert before == PROJECT
+
+
+# AppVeyor's build modes as a word (its Build tab's MSBuild, Script, Off), in any case: real files write them.
+BUILD_WORDS = {
+    "build: Script": {"buildMode": "script"},
+    "build: script\nbuild_script: [make]": {"buildMode": "script", "buildScripts": [script("make")]},
+    "build: MSBuild": {},  # MSBuild mode, the mapping form's and the default: a Linux runner skips it, saying so
+    "build: msbuild\nbuild_script: [make]": {"buildMode": "script", "buildScripts": [script("make")]},
+    "build: Off": {"buildMode": "none"},
+    "build: OFF\nbuild_script: [make]": {"buildMode": "none", "buildScripts": [script("make")]},
+}
+
+
+@pytest.mark.parametrize(("text", "fields"), BUILD_WORDS.items(), ids=BUILD_WORDS.keys())
+def test_a_build_mode_written_as_appveyors_word_is_read_as_its_mapping_form_would_be(text: str, fields: Json) -> None:
+    config, _ = from_yaml(text)
+
+    assert changes(text) == fields
+    assert round_trips(config)
+
+
+def test_a_build_word_appveyor_does_not_have_is_refused_naming_the_modes() -> None:
+    assert invalid_message("build: Make").startswith("build: ")
+    assert "off, Script, MSBuild or a mapping" in invalid_message("build: Make")
