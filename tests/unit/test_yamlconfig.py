@@ -13,7 +13,9 @@ from chalicelib.domain.yamlconfig import (
     DEFAULT_VERSION_FORMAT,
     default_configuration,
     from_yaml,
+    is_per_branch,
     merge_repository_file,
+    read_settings_yaml,
     to_yaml,
 )
 from chalicelib.domain.yamlconfig.notifications import read_back, refusal
@@ -691,13 +693,33 @@ def test_a_version_without_build_is_refused() -> None:
     assert "Version format must contain {build} variable." in invalid_message("version: 1.0.0")
 
 
-def test_a_projects_settings_are_one_configuration_not_a_list_per_branch() -> None:
-    # a repository's appveyor.yml may hold a list, or for: items (tests/unit/test_for_items.py)
-    assert "a project's settings are one configuration" in invalid_message("- branches: {only: [main]}\n  install: [x]")
+LISTED = "- branches: {only: [main]}\n  install: [x]\n- branches: {only: [dev]}\n  install: [y]\n"
+WITH_FOR = "install: [x]\nfor:\n  - branches: {only: [dev]}\n    install: [y]\n"
 
 
-def test_a_projects_settings_hold_no_for_items() -> None:
-    assert invalid_message("for:\n  - branches: {only: [main]}").startswith("for: ")
+@pytest.mark.parametrize(
+    ("text", "branch", "install"),
+    [
+        (LISTED, "main", "x"),
+        (LISTED, "dev", "y"),
+        (LISTED, "other", "x"),
+        (WITH_FOR, "main", "x"),
+        (WITH_FOR, "dev", "y"),
+    ],
+)
+def test_a_projects_settings_yaml_takes_a_list_of_configurations_and_for_items_read_for_a_branch(
+    text: str, branch: str, install: str
+) -> None:
+    configuration, _ = read_settings_yaml(text, branch)
+
+    assert configuration["installScripts"] == [script(install)]
+    assert is_per_branch(text)
+
+
+def test_a_projects_settings_yaml_refuses_a_mistake_in_an_item_its_branch_does_not_read() -> None:
+    with pytest.raises(Invalid) as refusal:
+        read_settings_yaml(WITH_FOR + "  - branches: {only: [qa]}\n    install: {not: scripts}\n", "main")
+    assert refusal.value.message.startswith("for[1].install: ")
 
 
 def test_a_top_level_scalar_is_refused() -> None:
