@@ -39,6 +39,7 @@ KEPT_SERVICES = ("dynamodb", "s3", "kms")
 SNAPSHOT = "emulator.pickle"
 LOCK = "lock"
 SAVE_DELAY_SECONDS = 1.0  # a change is on disk this long after it, at most (plus the time to write it)
+QUIET_WAIT_SECONDS = 30.0  # how long a snapshot waits for a moment with no request in flight before it holds them
 NO_STATE = "none"  # CONVEYOR_STATE_DIR=none: keep nothing, start empty each time
 _READS = ("Get", "BatchGet", "Query", "Scan", "TransactGet", "Describe", "List")
 _KMS_READS = ("Encrypt", "Decrypt", "GenerateDataKey", "Describe", "List", "Get")
@@ -105,8 +106,11 @@ class Gate:
 
     @contextmanager
     def closed(self) -> Iterator[None]:
-        """No request in the emulator for the time of the block (new ones wait)."""
+        """No request in the emulator for the time of the block (new ones wait). It waits first for a moment with
+        none in flight while letting new ones in (a long upload must not hold every other request back), for
+        QUIET_WAIT_SECONDS at most; then it holds new ones back until those in flight are done."""
         with self._changed:
+            self._changed.wait_for(lambda: self._in_flight == 0, QUIET_WAIT_SECONDS)
             self._closed = True
             self._changed.wait_for(lambda: self._in_flight == 0)
             self.dirty = False
