@@ -209,6 +209,7 @@ class KeptState:
             pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
             pickler.dispatch_table = _dispatch_table()
             pickler.dump(state)
+        self.folder.mkdir(mode=0o700, parents=True, exist_ok=True)  # deleted while the stack runs: made again
         partial = self.snapshot.with_suffix(".partial")
         with os.fdopen(os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb") as target:
             target.write(buffer.getbuffer())
