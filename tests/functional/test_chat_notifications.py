@@ -174,7 +174,11 @@ def test_a_settings_document_with_a_provider_conveyor_does_not_send_is_taken_and
     project = BuildProject(account, git_server, {"README.md": "no appveyor.yml: the project's settings build it\n"})
     yaml_path = project_path(project.project) + "/settings/yaml"
     copied = appveyor_yml(
-        *BUILD_LINES, "notifications:", "  - provider: GitHubPullRequest", "    auth_token: abc", *last_entry(last)
+        *BUILD_LINES,
+        "notifications:",
+        "  - provider: GitHubPullRequest",
+        "    auth_token: ghp_never-sent-0123456789",
+        *last_entry(last),
     )
 
     reply = account.api.put(yaml_path, raw=copied.encode(), headers={"Content-Type": "text/plain"})
@@ -182,6 +186,7 @@ def test_a_settings_document_with_a_provider_conveyor_does_not_send_is_taken_and
     assert reply.status == 204, reply.body
     saved = account.api.get(yaml_path).body.decode()
     assert "provider: GitHubPullRequest" in saved and f"url: {last.url}/last" in saved
+    assert "ghp_never-sent" not in saved and "auth_token:\n      secure: " in saved  # a token is kept encrypted
     build = project.run()
     assert build["status"] == "success"
     wait_for(last, 1)  # the rest of the document is honoured: its webhook entry is sent

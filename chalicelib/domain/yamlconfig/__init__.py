@@ -27,7 +27,7 @@ from chalicelib.domain.yamlconfig.for_items import (
     read_for,
     select,
 )
-from chalicelib.domain.yamlconfig.notifications import NOTIFICATIONS
+from chalicelib.domain.yamlconfig.notifications import NOTIFICATIONS, UNSENT_CREDENTIALS
 from chalicelib.domain.yamlconfig.pipeline import ARTIFACTS, BUILD, DEPLOY, TEST, modes_written, read_modes
 from chalicelib.domain.yamlconfig.scalars import Plain, Scalar
 from chalicelib.domain.yamlconfig.sections import SCRIPT_FIELDS, SCRIPTS, STACKS, branches, group, mode_scripts, single
@@ -226,12 +226,10 @@ def is_per_branch(text: str) -> bool:
     return isinstance(document, list) or (isinstance(document, dict) and "for" in document)
 
 
-_CHAT_CREDENTIALS = ("incoming_webhook", "auth_token")
-
-
 def written_secrets(text: str) -> list[tuple[str, Any]]:
-    """Every secret the text holds as written, with where: each ``secure:`` value, and each Slack or Teams
-    credential written in plain text (a project's settings store those as secure values)."""
+    """Every secret the text holds as written, with where: each ``secure:`` value, and each value of a key that
+    names a credential (``auth_token``, ``password``, ...) written in plain text (a project's settings store a
+    notification's as secure values)."""
     found: list[tuple[str, Any]] = []
 
     def walk(value: Any, path: str) -> None:
@@ -241,7 +239,7 @@ def written_secrets(text: str) -> list[tuple[str, Any]]:
                 found.append((path, secure.text if isinstance(secure, Scalar) else secure))
                 return
             for key, item in value.items():
-                if str(key) in _CHAT_CREDENTIALS and isinstance(item, str | Scalar):
+                if str(key) in UNSENT_CREDENTIALS and isinstance(item, str | Scalar):
                     found.append((f"{path}.{key}", item.text if isinstance(item, Scalar) else item))
                 else:
                     walk(item, f"{path}.{key}" if path else str(key))

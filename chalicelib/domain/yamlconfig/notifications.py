@@ -37,6 +37,8 @@ _NOT_SENT = {
     "campfire": "use a Webhook entry instead",
     "vsoteamroom": "team rooms were retired from Azure DevOps; use MicrosoftTeams",
 }
+# The settings of AppVeyor's other providers that hold credentials: sealed as secure values, though never sent.
+UNSENT_CREDENTIALS = ("auth_token", "token", "access_token", "api_key", "password", "incoming_webhook")
 MAX_NAME_SHOWN = 50  # of a provider's or key's name in a message: a repository's appveyor.yml may hold anything
 
 
