@@ -24,6 +24,7 @@ from werkzeug.serving import make_server
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from chalicelib.local import moto_patches
+from chalicelib.local.persistence import KeptState
 from chalicelib.local.signatures import ADMIN_HEADER, SignedRequestsOnly
 
 REGION = "us-east-1"
@@ -96,10 +97,13 @@ def _text(value: str | bytes) -> str:
 class Emulator:
     """An embedded AWS emulator; ``start`` points this process's AWS clients at it."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, kept: KeptState | None = None) -> None:
+        """``kept``: where its state is restored from and saved to (None: it starts empty and keeps nothing)."""
         # werkzeug logs every request at INFO; the local stack promises to stay quiet.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self._server = _Server(ip_address="127.0.0.1", port=port, verbose=False)
+        self.kept = kept
+        self.restored = ""
         self.endpoint = ""
         self._secret_key = ""
         self._hook: tuple[str, _InProcess] | None = None
@@ -110,9 +114,16 @@ class Emulator:
         use_fake_credentials()
         moto_patches.install()
         self._secret_key = os.environ["AWS_SECRET_ACCESS_KEY"]
-        moto = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
+        moto: Callable[..., Iterable[bytes]] = _OneDynamoDbRequestAtATime(
+            DomainDispatcherApplication(create_backend_app)
+        )
+        if self.kept is not None:
+            self.restored = self.kept.restore()
+            moto = self.kept.wrap(moto)
         self._server.app = SignedRequestsOnly(moto, os.environ["AWS_ACCESS_KEY_ID"], self._secret_key)
         self._server.start()
+        if self.kept is not None:
+            self.kept.start()
         host, port = self._server.get_host_and_port()
         self.endpoint = f"http://{host}:{port}"
         os.environ["AWS_ENDPOINT_URL"] = self.endpoint
@@ -129,6 +140,8 @@ class Emulator:
         if self._hook in BUILTIN_HANDLERS:
             BUILTIN_HANDLERS.remove(self._hook)
         self._server.stop()
+        if self.kept is not None:
+            self.kept.stop()  # what changed since its last snapshot
 
 
 def use_fake_credentials() -> None:
