@@ -1,6 +1,8 @@
 """The dashboard in a real headless Chromium against ``conveyor local``: signing in both ways, adding a project of
-a local git repository, a build's log followed live to its success, a slow build cancelled, a deployment to a
-webhook on loopback, bad YAML refused in place, and the account's build agents with a job that waits for one.
+a local git repository, a build's log followed live to its success, a slow build cancelled and its jobs re-run,
+a deployment to a webhook on loopback, bad YAML refused in place, and the account's build agents with a job that
+waits for one; a build's page (issue 36): its jobs listed, one shown at a time in tabs at an address of its own,
+artifacts downloaded with an API key, a finished log opened at its top, a job that could not run saying why.
 Each page is photographed at 360 px and at desktop width into tests/artifacts/browser/."""
 
 from __future__ import annotations
