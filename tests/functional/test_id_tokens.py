@@ -333,3 +333,124 @@ def test_every_token_is_signed_by_kms_which_verifies_it_as_its_own(
     finally:
         kms.meta.events.unregister("before-call.kms", count)
     assert calls == ["Sign"] * 3
+
+
+# Deployments: the S3 provider assumes a role with the deployment's ID token instead of stored keys.
+
+
+@pytest.fixture
+def sts_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, str]]:
+    """The AssumeRoleWithWebIdentity calls the emulator's STS answers, as it was sent them (moto keeps the role it
+    lent, not the token it was shown)."""
+    from moto.sts.responses import TokenResponse
+
+    calls: list[dict[str, str]] = []
+    answer = TokenResponse.assume_role_with_web_identity
+
+    def recorded(self: TokenResponse) -> Any:
+        calls.append({name: self._get_param(name) for name in ("RoleArn", "RoleSessionName", "WebIdentityToken")})
+        return answer(self)
+
+    monkeypatch.setattr(TokenResponse, "assume_role_with_web_identity", recorded)
+    return calls
+
+
+@pytest.fixture
+def signing_keys(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The access key of each request the emulator took as signed."""
+    from chalicelib.local.signatures import SignedRequestsOnly
+
+    keys: list[str] = []
+    check = SignedRequestsOnly._credentials_of
+
+    def recorded(self: SignedRequestsOnly, access_key: str) -> Any:
+        found = check(self, access_key)
+        if found is not None:
+            keys.append(access_key)
+        return found
+
+    monkeypatch.setattr(SignedRequestsOnly, "_credentials_of", recorded)
+    return keys
+
+
+def test_an_s3_deployment_with_role_arn_assumes_it_with_the_deployments_id_token_and_uploads_with_its_keys(
+    built: tuple[BuildProject, dict[str, Any]],
+    sts_calls: list[dict[str, str]],
+    signing_keys: list[str],
+    api_url: str,
+) -> None:
+    from moto.sts.models import sts_backends
+
+    from tests.deployments import add_environment, deployed, deployment_log
+
+    project, build = built
+    target = f"oidc-target-{build['buildId']}"
+    aws.client("s3").create_bucket(Bucket=target)
+    role = "arn:aws:iam::123456789012:role/deployer"
+    environment = add_environment(project.account, "S3", {"bucket": target, "role_arn": role})
+
+    deployment = deployed(project, environment, build["version"])
+
+    log = deployment_log(project, deployment)
+    assert deployment["status"] == "success", log
+    assert f"Assumed {role} with the deployment's ID token" in log
+    listed = aws.client("s3").list_objects_v2(Bucket=target).get("Contents", [])
+    assert sorted(entry["Key"] for entry in listed) == ["out/app.txt", "site/index.html"]
+    ((call),) = sts_calls
+    assert call["RoleArn"] == role
+    account = project.project["accountName"]
+    claims = verified(call["WebIdentityToken"], f"{api_url}/oidc/{account.lower()}", STS)
+    assert claims["sub"] == f"project:{account}/{project.project['slug']}:environment:{environment['name']}"
+    assert claims["environment"] == environment["name"] and claims["build_id"] == build["buildId"]
+    lent = [
+        role_lent
+        for account_backends in sts_backends.values()
+        for backend in account_backends.values()
+        for role_lent in backend.assumed_roles
+        if role_lent.role_arn == role
+    ]
+    assert len(lent) == 1 and lent[0].session_name == call["RoleSessionName"]
+    assert lent[0].access_key_id in signing_keys  # the uploads were signed with the role's temporary keys
+
+
+def test_an_s3_deployment_with_stored_keys_and_role_arn_is_refused_saying_why(
+    built: tuple[BuildProject, dict[str, Any]], sts_calls: list[dict[str, str]]
+) -> None:
+    from tests.deployments import add_environment, deployed, deployment_log
+
+    project, build = built
+    aws.client("s3").create_bucket(Bucket=f"oidc-both-{build['buildId']}")
+    settings_given = {
+        "bucket": f"oidc-both-{build['buildId']}",
+        "role_arn": "arn:aws:iam::123456789012:role/deployer",
+        "access_key_id": "AKIAEXAMPLE",
+        "secret_access_key": "not-a-real-secret",
+    }
+    environment = add_environment(project.account, "S3", settings_given, secure={"secret_access_key"})
+
+    deployment = deployed(project, environment, build["version"])
+
+    assert deployment["status"] == "failed"
+    assert "leave access_key_id and secret_access_key empty" in deployment_log(project, deployment)
+    assert sts_calls == []
+
+
+def test_a_build_cannot_trade_its_id_token_for_the_local_emulators_keys(
+    good: tuple[str, str], aws_endpoint: str
+) -> None:
+    """Locally a build reaches the emulator's port, and moto checks no token: an unsigned AssumeRoleWithWebIdentity
+    from outside the stack's process is refused like any unsigned request, a valid ID token and all."""
+    token, _ = good
+    reply = requests.post(
+        aws_endpoint + "/",
+        data={
+            "Action": "AssumeRoleWithWebIdentity",
+            "Version": "2011-06-15",
+            "RoleArn": "arn:aws:iam::123456789012:role/anything",
+            "RoleSessionName": "build",
+            "WebIdentityToken": token,
+        },
+        timeout=10,
+    )
+    assert reply.status_code == 403, reply.text
+    assert "AccessKeyId" not in reply.text
