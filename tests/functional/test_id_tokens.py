@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import jwt
@@ -454,3 +455,48 @@ def test_a_build_cannot_trade_its_id_token_for_the_local_emulators_keys(
     )
     assert reply.status_code == 403, reply.text
     assert "AccessKeyId" not in reply.text
+
+
+def test_a_rotation_publishes_the_next_key_before_it_signs_and_keeps_the_old_one_while_its_tokens_live(
+    asked: tuple[BuildProject, dict[str, Any], str], good: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, build, _ = asked
+    old_token, issuer = good
+    old_kid = jwt.get_unverified_header(old_token)["kid"]
+    kms = aws.client("kms")
+    new_key = kms.create_key(KeySpec="RSA_2048", KeyUsage="SIGN_VERIFY")["KeyMetadata"]["KeyId"]
+
+    def published() -> list[str]:
+        return [key["kid"] for key in requests.get(f"{issuer}/.well-known/jwks", timeout=10).json()["keys"]]
+
+    monkeypatch.setenv("CONVEYOR_OIDC_PUBLISHED_KEYS", new_key)  # step 1: published, not signing
+    assert published() == [old_kid, new_key]
+    assert jwt.get_unverified_header(id_tokens.signed_token(_subject(build, project), STS, ""))["kid"] == old_kid
+
+    monkeypatch.setenv("CONVEYOR_OIDC_PUBLISHED_KEYS", settings().oidc_signing_key)  # step 3: the new one signs
+    monkeypatch.setenv("CONVEYOR_OIDC_SIGNING_KEY", new_key)
+    new_token = id_tokens.signed_token(_subject(build, project), STS, "")
+
+    assert published() == [new_key, old_kid]
+    assert jwt.get_unverified_header(new_token)["kid"] == new_key
+    assert verified(new_token, issuer, STS)["sub"] == verified(old_token, issuer, STS)["sub"]
+
+
+def test_projects_and_builds_stored_before_id_tokens_ask_for_none(
+    asked: tuple[BuildProject, dict[str, Any], str],
+) -> None:
+    """Configurations stored before ``idToken`` existed lack it: they ask for nothing, and say nothing of it."""
+    project, build, _ = asked
+    subject = _subject(build, project)
+    before = {"idToken", "idTokenPullRequests"}
+    old = id_tokens.Subject(
+        replace(
+            subject.project, configuration={k: v for k, v in subject.project.configuration.items() if k not in before}
+        ),
+        replace(subject.build, configuration={k: v for k, v in subject.build.configuration.items() if k not in before}),
+        subject.job,
+    )
+    said: list[str] = []
+
+    assert id_tokens.request_variables(old, "http://127.0.0.1:1", said.append) == ({}, [])
+    assert said == []
