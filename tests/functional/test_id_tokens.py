@@ -500,3 +500,30 @@ def test_projects_and_builds_stored_before_id_tokens_ask_for_none(
 
     assert id_tokens.request_variables(old, "http://127.0.0.1:1", said.append) == ({}, [])
     assert said == []
+
+
+def test_a_deployments_start_request_cannot_point_role_arn_at_another_role(
+    built: tuple[BuildProject, dict[str, Any]], sts_calls: list[dict[str, str]]
+) -> None:
+    """role_arn is a destination: its $(NAME) takes the environment's variables, never the start request's."""
+    from tests.deployments import add_environment, deploy, wait_for_deployment
+
+    project, build = built
+    target = f"oidc-dest-{build['buildId']}"
+    aws.client("s3").create_bucket(Bucket=target)
+    own = "arn:aws:iam::123456789012:role/deployer"
+    environment = add_environment(
+        project.account, "S3", {"bucket": target, "role_arn": "$(DEPLOY_ROLE)"}, DEPLOY_ROLE=own
+    )
+
+    started = deploy(
+        project,
+        environment,
+        build["version"],
+        environmentVariables={"DEPLOY_ROLE": "arn:aws:iam::123456789012:role/admin"},
+    )
+    assert started.status == 200, started.body
+    finished = wait_for_deployment(project.account, started.json["deploymentId"])
+
+    assert finished["status"] == "success"
+    assert [call["RoleArn"] for call in sts_calls] == [own]
