@@ -100,6 +100,8 @@ _SECTIONS: dict[str, Section] = {
     "clone_script": _scripts("clone_script"),
     "hosts": single("hosts", "hostsEntries", HOSTS),
     "environment": ENVIRONMENT,
+    "id_token": single("id_token", "idToken", FLAG),
+    "id_token_pull_requests": single("id_token_pull_requests", "idTokenPullRequests", FLAG),
     "matrix": MATRIX,
     "cache": single("cache", "cacheEntries", VALUES),
     "services": single("services", "services", VALUES),
