@@ -147,6 +147,17 @@ def element(driver: WebDriver, css: str, seconds: float = 30) -> WebElement:
     return found
 
 
+def click(driver: WebDriver, css: str, seconds: float = 30) -> None:
+    """Click the element matching ``css``, found again if the page redrew it between the find and the click (a
+    build page redraws as its build moves on)."""
+
+    def clicked(d: WebDriver) -> bool:
+        d.find_element(By.CSS_SELECTOR, css).click()
+        return True
+
+    wait(driver, clicked, seconds)
+
+
 def text_of(driver: WebDriver, css: str, text: str, seconds: float = 30) -> WebElement:
     """The element matching ``css`` once its text contains ``text``."""
 
@@ -347,11 +358,11 @@ def test_a_slow_build_is_cancelled_from_its_page(
     slug = api.add_project(git_server, git_server.root, SLOW_YML)
     sign_in(driver, stack, user)
     driver.get(f"{stack.base_url}/#/projects/local/{slug}")
-    element(driver, "#start-build button[type=submit]").click()
+    click(driver, "#start-build button[type=submit]")
     status_becomes(driver, "#build-status", "running")
     text_of(driver, "pre.log", "started slowly")
 
-    element(driver, "#cancel-build").click()
+    click(driver, "#cancel-build")
 
     status_becomes(driver, "#build-status", "cancelled", seconds=30)
     element(driver, "#rerun-incomplete")
@@ -423,7 +434,7 @@ def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
 
     editor.clear()
     editor.send_keys("build_script: [unclosed\n")
-    element(driver, "#settings-yaml button[type=submit]").click()
+    click(driver, "#settings-yaml button[type=submit]")
 
     error = element(driver, ".message.error")
     expected = api.call("PUT", f"/projects/local/{slug}/settings/yaml", data=b"build_script: [unclosed\n").json()
@@ -434,7 +445,7 @@ def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
 
     editor.clear()
     editor.send_keys("build_script:\n  - echo from the dashboard\n")
-    element(driver, "#settings-yaml button[type=submit]").click()
+    click(driver, "#settings-yaml button[type=submit]")
     text_of(driver, ".message.info", "Saved.")
     assert "echo from the dashboard" in api.call("GET", f"/projects/local/{slug}/settings/yaml").text
 
@@ -457,7 +468,7 @@ def test_a_projects_history_shows_a_page_of_builds_and_the_older_ones_on_request
     wait(driver, lambda d: len(shown()) == HISTORY_PAGE)
     newest_first = [build["version"] for build in reversed(started)]
     assert shown() == newest_first[:HISTORY_PAGE]
-    element(driver, "#older-builds").click()
+    click(driver, "#older-builds")
 
     wait(driver, lambda d: len(shown()) == len(started))
     assert shown() == newest_first
@@ -470,7 +481,7 @@ def test_the_build_agents_page_says_how_to_add_one_then_lists_it_not_connected(
     driver: WebDriver, stack: LocalStack, user: str, register_agent: Callable[[str, list[str]], dict[str, Any]]
 ) -> None:
     sign_in(driver, stack, user)
-    element(driver, "#nav a[href='#/agents']").click()
+    click(driver, "#nav a[href='#/agents']")
     empty = element(driver, "#no-agents")
     assert "POST /api/build-agents" in empty.text
     assert f"CONVEYOR_AGENT_KEY=<key> conveyor agent --builds --url {stack.base_url}" in empty.text
@@ -596,18 +607,18 @@ def test_re_running_a_cancelled_jobs_shows_its_new_log_not_the_old_one(
     slug = api.add_project(git_server, git_server.root, SLOW_YML)
     sign_in(driver, stack, user)
     driver.get(f"{stack.base_url}/#/projects/local/{slug}")
-    element(driver, "#start-build button[type=submit]").click()
+    click(driver, "#start-build button[type=submit]")
     text_of(driver, "pre.log", "started slowly")
-    element(driver, "#cancel-build").click()
+    click(driver, "#cancel-build")
     text_of(driver, "pre.log", "The build was cancelled.", seconds=30)
 
-    element(driver, "#rerun-incomplete").click()
+    click(driver, "#rerun-incomplete")
 
     status_becomes(driver, "#build-status", "running")
     wait(driver, lambda d: "The build was cancelled." not in d.find_element(By.CSS_SELECTOR, "pre.log").text)
     text_of(driver, "pre.log", "started slowly")
     screenshots(driver, "build-rerun-incomplete")
-    element(driver, "#cancel-build").click()
+    click(driver, "#cancel-build")
     status_becomes(driver, "#build-status", "cancelled", seconds=30)
 
 
@@ -690,5 +701,5 @@ def test_a_matrix_build_lists_its_jobs_and_shows_one_at_a_time_with_tabs_at_a_ur
     driver.get(shared)
     driver.refresh()  # a link to the job, opened afresh, opens on it
     text_of(driver, "pre.log", "this is the experimental job")
-    element(driver, "#all-jobs").click()
+    click(driver, "#all-jobs")
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#build-jobs tbody tr")) == 2)
