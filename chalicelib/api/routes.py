@@ -94,6 +94,12 @@ ROUTES: tuple[Route, ...] = (
     Route("PUT", RUNNER + "/tests", "runner.update_tests"),
     Route("PUT", RUNNER + "/build", "runner.update_build"),
     Route("POST", RUNNER + "/finish", "runner.runner_finish"),
+    # test_results.py: a test results file for a running job, with its job token or a key that may run its builds
+    # (at /api and, for user-level keys, under the account prefix, as an API route is)
+    *(
+        Route("POST", prefix + "/testresults/{resultsFormat}/{jobId}", "test_results.upload_test_results")
+        for prefix in ("/api", ACCOUNT_PREFIX)
+    ),
     # webhooks.py: repositories' webhooks, with the project's webhook id (and secret)
     *(
         Route(

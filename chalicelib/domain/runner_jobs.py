@@ -212,6 +212,14 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
     reports.add_reports(job.job_id, sized, first_reported)
 
 
+def add_parsed_tests(job: Job, tests: list[dict[str, Any]]) -> None:
+    """Store the tests of a result file (domain/result_files.py): each checked for size before any is stored, and
+    the job's quota taken for all of them at once."""
+    sized = [(reports.TEST, _sized(_bounded(test))) for test in tests]
+    _take_quota(job, len(sized))
+    reports.add_reports(job.job_id, sized)
+
+
 def update_version(job: Job, version: str) -> None:
     """UpdateBuild -Version: the build's version, unique in its project as at start."""
     if not _VERSION.fullmatch(version):

@@ -191,6 +191,9 @@ POST   /bitbucket/webhook                                           200   200  2
 POST   /git/webhook                                                 200   200  200     200          200   200
 POST   /session                                                     204   204  204     204          204   204
 DELETE /session                                                     204   204  204     204          204   204
+# test results files (issue 38): a job token, or a key that may run the project's builds, while the job runs (the
+# world's job has ended: 409 for who may)
+POST   /testresults/{resultsFormat}/{jobId}                         409   409  403     403          404   401
 """
 
 # "<endpoint> as <caller>" -> why the service's answer differs from the designed one in MATRIX, and where.
@@ -920,3 +923,11 @@ def test_a_provider_or_agent_key_change_needs_the_environments_secrets_sent_agai
     assert set(refused.values()) == {400}, refused
     assert (unchanged["provider"], unchanged["environmentAccessKey"]) == ("Agent", as_read["environmentAccessKey"])
     assert accepted == 200
+
+
+# Issue 38: a test results file, sent to the shared build's (ended) job; refused, none of it may reach the job.
+REQUESTS["POST /testresults/{resultsFormat}/{jobId}"] = Request(
+    params=lambda world: {"resultsFormat": "junit"},
+    body=lambda world, _: '<testsuite name="forged"><testcase classname="forged" name="forged"/></testsuite>',
+    probe=_reads("/buildjobs/{jobId}/tests"),
+)

@@ -1,0 +1,63 @@
+"""Test results through real builds: pytest's --junitxml uploaded with curl to the job's own Build Worker API, with
+no key, and what the project's tests then show (issue 38)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest as pytest_module
+
+from chalicelib.local.pump import SqsPump
+from tests.builds import BuildProject, appveyor_yml
+from tests.gitserver import GitServer
+from tests.support import Account
+
+# the venv's pytest, run by the sandbox's python3 (the same minor version): the build's user cannot run the venv's
+# interpreter, which lives below a home folder, but may read its site-packages below the work tree
+SITE_PACKAGES = Path(pytest_module.__file__).resolve().parents[1]
+TEST_MATH = """\
+def test_adds():
+    assert 1 + 1 == 2
+
+def test_divides():
+    assert 7 / 2 == 3, "7 / 2 is not 3"
+"""
+UPLOAD = 'curl -sS -f -F "file=@results.xml" "$APPVEYOR_API_URL/api/testresults/junit/$APPVEYOR_JOB_ID"'
+
+
+def pytest_yml(*after: str) -> str:
+    return appveyor_yml(
+        "build: off",
+        "test_script:",
+        f"  - PYTHONPATH={SITE_PACKAGES} python3 -m pytest -q -p no:cacheprovider --junitxml=results.xml || true",
+        f"  - {UPLOAD}",
+        *after,
+    )
+
+
+def job_tests(account: Account, job_id: str) -> dict[str, dict[str, Any]]:
+    reply = account.api.get(f"/buildjobs/{job_id}/tests")
+    assert reply.status == 200, reply.body
+    return {test["testName"]: test for test in reply.json}
+
+
+def test_a_build_uploads_pytests_junitxml_with_curl_to_its_worker_api_without_a_key(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    project = BuildProject(account, git_server, {"test_math.py": TEST_MATH, "appveyor.yml": pytest_yml()})
+
+    build = project.run()
+
+    (job,) = build["jobs"]
+    log = project.log(job["jobId"])
+    assert build["status"] == "success", log
+    assert (job["testsCount"], job["passedTestsCount"], job["failedTestsCount"]) == (2, 1, 1), log
+    tests = job_tests(account, job["jobId"])
+    assert {name: test["outcome"] for name, test in tests.items()} == {
+        "test_math.test_adds": "Passed",
+        "test_math.test_divides": "Failed",
+    }
+    assert all(isinstance(test["durationMilliseconds"], int) for test in tests.values())
+    assert "7 / 2 is not 3" in tests["test_math.test_divides"]["ErrorMessage"]
+    assert "Test results (junit): 2 tests." in log
