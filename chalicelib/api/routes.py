@@ -171,6 +171,25 @@ API_ROUTES: tuple[ApiRoute, ...] = (
         "GET", PROJECT + "/build/{buildVersion}", "project_reads.get_project_build_by_version", visitor=Visitor.PROJECT
     ),
     ApiRoute("GET", PROJECT + "/history", "project_reads.get_project_history", visitor=Visitor.PROJECT),
+    # test_history.py: a project's tests, one test's runs, the quarantine (Conveyor's extension)
+    ApiRoute("GET", PROJECT + "/tests", "test_history.list_project_tests"),
+    ApiRoute("GET", PROJECT + "/tests/{testId}/history", "test_history.get_test_history"),
+    ApiRoute("GET", PROJECT + "/tests/quarantine", "test_history.get_test_quarantine"),
+    ApiRoute(
+        "PUT", PROJECT + "/tests/quarantine", "test_history.update_test_quarantine", Permission.UPDATE_PROJECT_SETTINGS
+    ),
+    ApiRoute(
+        "DELETE",
+        PROJECT + "/tests/quarantine",
+        "test_history.clear_test_quarantine",
+        Permission.UPDATE_PROJECT_SETTINGS,
+    ),
+    ApiRoute(
+        "DELETE",
+        PROJECT + "/tests/quarantine/{testId}",
+        "test_history.release_quarantined_test",
+        Permission.UPDATE_PROJECT_SETTINGS,
+    ),
     # builds.py
     ApiRoute("POST", "/builds", "builds.start_build", Permission.RUN_PROJECT_BUILD),
     ApiRoute("PUT", "/builds", "builds.rerun_build", Permission.RUN_PROJECT_BUILD),

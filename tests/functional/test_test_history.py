@@ -1,0 +1,152 @@
+"""Per-test history, flakiness and quarantine (issue 38), without a pump: a build's job is claimed as dispatch does,
+its runner's calls are played through the test client (a results file, then its finish), and a re-run of what
+failed claims it again."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from chalicelib.store import test_history as history_store
+from tests.awscalls import dynamodb_calls
+from tests.builds import BuildProject, appveyor_yml
+from tests.gitserver import GitServer
+from tests.runners import dispatch
+from tests.support import Account, Caller, Reply, unique
+
+
+def junit(**outcomes: str) -> bytes:
+    """A JUnit file of tests in class ``suite``, each passed or failed as named."""
+    cases = "".join(
+        f'<testcase classname="suite" name="{name}" time="0.{index + 1:03d}">'
+        + ('<failure message="it broke">trace</failure>' if outcome == "failed" else "")
+        + "</testcase>"
+        for index, (name, outcome) in enumerate(outcomes.items())
+    )
+    return f'<testsuite name="suite">{cases}</testsuite>'.encode()
+
+
+class Attempts:
+    """A project whose one job is run attempt by attempt: claimed, given a results file, finished."""
+
+    def __init__(self, account: Account, git_server: GitServer, api_url: str) -> None:
+        self.account, self.api_url = account, api_url
+        self.project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo")})
+        self.build: dict[str, Any] = {}
+
+    def start(self) -> str:
+        """A new build of the same commit; its job's id."""
+        self.build = self.project.start()
+        return str(self.project.build(self.build["version"])["jobs"][0]["jobId"])
+
+    def attempt(self, job_id: str, results: bytes, result: str) -> Reply:
+        """Claim the job, upload ``results`` with its token, finish it ``result``; the finish's reply."""
+        token = dispatch(job_id, self.api_url).token
+        runner = Caller(self.account.client, None, authorization=f"Bearer {token}")
+        sent = runner.call("POST", f"/testresults/junit/{job_id}", raw=results, headers={"Content-Type": "text/xml"})
+        assert sent.status == 200, sent.body
+        body = {"result": result, "message": None, "logChunks": 0, "artifacts": []}
+        if result == "failed":
+            body["failedPhase"] = "test_script"
+        self.runner = runner
+        return runner.post(f"/runner/jobs/{job_id}/finish", body)
+
+    def rerun_incomplete(self) -> None:
+        reply = self.account.api.put("/builds", {"buildId": self.build["buildId"], "reRunIncomplete": True})
+        assert reply.status == 200, reply.body
+
+    def tests(self, sort: str = "name") -> dict[str, dict[str, Any]]:
+        reply = self.account.api.get(f"{self.project.path}/tests?sort={sort}")
+        assert reply.status == 200, reply.body
+        return {test["testName"]: test for test in reply.json["tests"]}
+
+    def job(self) -> dict[str, Any]:
+        return dict(self.project.build(self.build["version"])["jobs"][0])
+
+
+@pytest.fixture
+def attempts(account: Account, git_server: GitServer, api_url: str) -> Attempts:
+    return Attempts(account, git_server, api_url)
+
+
+def test_a_test_failing_then_passing_on_a_rerun_of_the_same_commit_is_flaky(attempts: Attempts) -> None:
+    job_id = attempts.start()
+    assert attempts.attempt(job_id, junit(adds="passed", divides="failed"), "failed").status == 204
+    attempts.rerun_incomplete()
+
+    assert attempts.attempt(job_id, junit(adds="passed", divides="passed"), "success").status == 204
+
+    tests = attempts.tests()
+    assert tests["suite.divides"]["flaky"] is True
+    assert tests["suite.adds"]["flaky"] is False
+    assert (tests["suite.divides"]["runs"], tests["suite.divides"]["failures"]) == (2, 1)
+    assert tests["suite.divides"]["recentOutcomes"] == "FP"
+    assert tests["suite.divides"]["failureRate"] == 0.5
+    assert tests["suite.divides"]["lastFailure"]["attempt"] == 1
+    history = attempts.account.api.get(f"{attempts.project.path}/tests/{tests['suite.divides']['testId']}/history").json
+    assert [(run["attempt"], run["outcome"]) for run in history["runs"]] == [(2, "Passed"), (1, "Failed")]
+    assert {run["jobId"] for run in history["runs"]} == {job_id}
+    assert history["runs"][1]["errorMessage"] == "it broke"
+
+
+def test_a_test_failing_on_one_commit_and_passing_on_another_is_not_flaky(
+    attempts: Attempts, git_server: GitServer
+) -> None:
+    assert attempts.attempt(attempts.start(), junit(divides="failed"), "failed").status == 204
+    attempts.project.repository.commit({"README": unique("change")})
+
+    assert attempts.attempt(attempts.start(), junit(divides="passed"), "success").status == 204
+
+    assert attempts.tests()["suite.divides"]["flaky"] is False
+
+
+def test_the_tests_list_sorts_by_slowest_failing_and_flaky(attempts: Attempts) -> None:
+    job_id = attempts.start()
+    attempts.attempt(job_id, junit(a_fast="passed", b_broken="failed", c_slow="passed", d_flaky="failed"), "failed")
+    attempts.rerun_incomplete()
+    attempts.attempt(job_id, junit(a_fast="passed", b_broken="failed", c_slow="passed", d_flaky="passed"), "failed")
+
+    slowest = list(attempts.tests("slowest"))
+    failing = list(attempts.tests("failing"))
+    flaky = list(attempts.tests("flaky"))
+
+    assert slowest[0] == "suite.d_flaky"  # time 0.004, the last in the file
+    assert failing[0] == "suite.b_broken"
+    assert flaky[0] == "suite.d_flaky"
+    assert attempts.account.api.get(f"{attempts.project.path}/tests?sort=random").status == 400
+
+
+def test_the_tests_list_of_1000_tests_with_100_runs_each_is_two_dynamodb_calls(attempts: Attempts) -> None:
+    """The read is a Query of small summaries whatever the runs: seeded straight into the store (1,000 tests by
+    100 job finishes would take minutes), in the shape job finishes write."""
+    from tests.test_history_seed import seed_tests
+
+    project_id = attempts.project.project["projectId"]
+    seed_tests(project_id, tests=1000, runs=100)
+    path = f"{attempts.project.path}/tests?sort=slowest"
+    assert attempts.account.api.get(path).status == 200  # warm: the key's lookup is cached, as a warm function's
+
+    with dynamodb_calls() as calls:
+        reply = attempts.account.api.get(path)
+
+    assert reply.status == 200
+    assert len(reply.json["tests"]) == 1000
+    assert len(calls) <= 3, calls
+    assert "Scan" not in calls
+    assert len(history_store.quarantine_and_summaries(project_id)[1]) == 1000
+
+
+def test_one_tests_history_is_at_most_three_dynamodb_calls(attempts: Attempts) -> None:
+    job_id = attempts.start()
+    attempts.attempt(job_id, junit(divides="failed"), "failed")
+    test_id = attempts.tests()["suite.divides"]["testId"]
+    path = f"{attempts.project.path}/tests/{test_id}/history"
+    attempts.account.api.get(path)
+
+    with dynamodb_calls() as calls:
+        reply = attempts.account.api.get(path)
+
+    assert reply.status == 200 and len(reply.json["runs"]) == 1
+    assert len(calls) <= 3, calls
+    assert attempts.account.api.get(f"{attempts.project.path}/tests/{'0' * 24}/history").status == 404
