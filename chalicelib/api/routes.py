@@ -93,6 +93,7 @@ ROUTES: tuple[Route, ...] = (
     Route("POST", RUNNER + "/tests", "runner.add_tests"),
     Route("PUT", RUNNER + "/tests", "runner.update_tests"),
     Route("PUT", RUNNER + "/build", "runner.update_build"),
+    Route("POST", RUNNER + "/quarantine", "runner.quarantine"),
     Route("POST", RUNNER + "/finish", "runner.runner_finish"),
     # test_results.py: a test results file for a running job, with its job token or a key that may run its builds
     # (at /api and, for user-level keys, under the account prefix, as an API route is)

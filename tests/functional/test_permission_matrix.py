@@ -201,6 +201,7 @@ GET    /projects/{accountName}/{projectSlug}/tests/quarantine       200   200  2
 PUT    /projects/{accountName}/{projectSlug}/tests/quarantine       200   403  403     200          404   401
 DELETE /projects/{accountName}/{projectSlug}/tests/quarantine       200   403  403     200          404   401
 DELETE /projects/{accountName}/{projectSlug}/tests/quarantine/{testId} 200 403 403   200          404   401
+POST   /runner/jobs/{jobId}/quarantine                              401   401  401     401          401   401
 """
 
 # "<endpoint> as <caller>" -> why the service's answer differs from the designed one in MATRIX, and where.

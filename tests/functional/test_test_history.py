@@ -150,3 +150,63 @@ def test_one_tests_history_is_at_most_three_dynamodb_calls(attempts: Attempts) -
     assert reply.status == 200 and len(reply.json["runs"]) == 1
     assert len(calls) <= 3, calls
     assert attempts.account.api.get(f"{attempts.project.path}/tests/{'0' * 24}/history").status == 404
+
+
+def make_flaky(attempts: Attempts) -> tuple[str, str]:
+    """``suite.divides`` flaky (failed, then passed on a re-run of the same commit); its job's id and test id."""
+    job_id = attempts.start()
+    attempts.attempt(job_id, junit(adds="passed", divides="failed"), "failed")
+    attempts.rerun_incomplete()
+    attempts.attempt(job_id, junit(adds="passed", divides="passed"), "success")
+    return job_id, attempts.tests()["suite.divides"]["testId"]
+
+
+def quarantine_asked(attempts: Attempts, results: bytes) -> Reply:
+    """A new build's job reports ``results``; what its runner is told when its test_script fails."""
+    job_id = attempts.start()
+    token = dispatch(job_id, attempts.api_url).token
+    runner = Caller(attempts.account.client, None, authorization=f"Bearer {token}")
+    assert runner.call("POST", f"/testresults/junit/{job_id}", raw=results).status == 200
+    return runner.post(f"/runner/jobs/{job_id}/quarantine", {})
+
+
+def test_a_failure_outside_the_quarantine_still_fails_its_job(attempts: Attempts) -> None:
+    make_flaky(attempts)
+    attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True})
+
+    reply = quarantine_asked(attempts, junit(adds="failed", divides="failed"))
+
+    assert reply.status == 200, reply.body
+    assert reply.json == {"quarantined": []}
+
+
+def test_quarantine_is_off_until_a_project_turns_it_on(attempts: Attempts) -> None:
+    make_flaky(attempts)
+
+    reply = quarantine_asked(attempts, junit(adds="passed", divides="failed"))
+
+    assert reply.json == {"quarantined": []}
+    assert attempts.tests()["suite.divides"]["quarantined"] is False
+
+
+def test_a_test_cleared_from_quarantine_by_hand_fails_its_job_again(attempts: Attempts) -> None:
+    _, test_id = make_flaky(attempts)
+    path = f"{attempts.project.path}/tests/quarantine"
+    assert attempts.account.api.put(path, {"enabled": True}).json["tests"][0]["testId"] == test_id
+    assert quarantine_asked(attempts, junit(divides="failed")).json == {"quarantined": ["suite.divides"]}
+
+    cleared = attempts.account.api.delete(f"{path}/{test_id}")
+
+    assert cleared.status == 200 and cleared.json == {"enabled": True, "tests": []}, cleared.body
+    assert attempts.tests()["suite.divides"]["flaky"] is False
+    assert quarantine_asked(attempts, junit(divides="failed")).json == {"quarantined": []}
+
+
+def test_quarantine_takes_only_true_or_false(attempts: Attempts) -> None:
+    reply = attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": "yes"})
+
+    assert reply.status == 400 and "enabled" in reply.json["message"]
+    assert attempts.account.api.get(f"{attempts.project.path}/tests/quarantine").json == {
+        "enabled": False,
+        "tests": [],
+    }

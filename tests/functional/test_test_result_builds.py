@@ -61,3 +61,48 @@ def test_a_build_uploads_pytests_junitxml_with_curl_to_its_worker_api_without_a_
     assert all(isinstance(test["durationMilliseconds"], int) for test in tests.values())
     assert "7 / 2 is not 3" in tests["test_math.test_divides"]["ErrorMessage"]
     assert "Test results (junit): 2 tests." in log
+
+
+FLAKY_TESTS = """\
+import os
+
+def test_stable():
+    assert True
+
+def test_flaky():
+    assert os.environ.get("APPVEYOR_RE_RUN_INCOMPLETE") == "True", "fails but on a re-run"
+"""
+ON_FINISH_YML = appveyor_yml(
+    "build: off",
+    "test_script:",
+    f"  - PYTHONPATH={SITE_PACKAGES} python3 -m pytest -q -p no:cacheprovider --junitxml=results.xml",
+    "on_finish:",
+    f"  - {UPLOAD}",
+)
+
+
+def test_a_test_failing_then_passing_on_rerun_is_flaky_and_quarantine_keeps_its_next_failure_green(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    project = BuildProject(account, git_server, {"test_flaky.py": FLAKY_TESTS, "appveyor.yml": ON_FINISH_YML})
+    first = project.run()
+    assert first["status"] == "failed", project.log(first["jobs"][0]["jobId"])
+    rerun = account.api.put("/builds", {"buildId": first["buildId"], "reRunIncomplete": True})
+    assert rerun.status == 200, rerun.body
+    again = project.wait(first["version"])
+    assert again["status"] == "success", project.log(again["jobs"][0]["jobId"])
+    tests = {test["testName"]: test for test in account.api.get(f"{project.path}/tests").json["tests"]}
+    assert tests["test_flaky.test_flaky"]["flaky"] is True
+    assert tests["test_flaky.test_stable"]["flaky"] is False
+    enabled = account.api.put(f"{project.path}/tests/quarantine", {"enabled": True})
+    assert [test["testName"] for test in enabled.json["tests"]] == ["test_flaky.test_flaky"], enabled.body
+
+    quarantined = project.run()
+
+    (job,) = quarantined["jobs"]
+    log = project.log(job["jobId"])
+    assert quarantined["status"] == "success", log
+    assert "Quarantined flaky tests failed: test_flaky.test_flaky" in log
+    messages = account.api.get(f"/buildjobs/{job['jobId']}/messages").json
+    assert any("test_flaky.test_flaky" in message["message"] for message in messages), messages
+    assert job_tests(account, job["jobId"])["test_flaky.test_flaky"]["outcome"] == "Failed"
