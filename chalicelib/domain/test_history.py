@@ -3,7 +3,7 @@ project's tests list and one test's history show, and which failures quarantine 
 
 A test is named by its framework, file and name (``test_id``). Each job's attempt that reported it adds a run,
 kept by project, test, commit, branch, job name and attempt; its working state and summary follow (core/test_stats.py
-says when it is flaky). A project's quarantine, when on, holds the tests that flaked: a job whose test_script failed
+says when it is flaky), except a pull request's, whose author chooses what it reports. A project's quarantine, when on, holds the tests that flaked: a job whose test_script failed
 only by such tests ends green, saying which (runner/job.py asks at its end).
 """
 
@@ -67,7 +67,9 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
         runs[test_id] = (run, report)
     if not runs:
         return
-    flaked = _update_states(job.project_id, runs)
+    # a pull request's build reports what its author wants (a fork's, anyone's): its runs are kept in each test's
+    # history, but never make a test flaky, nor put it in quarantine, nor change its summary
+    flaked = _update_states(job.project_id, runs) if build.pull_request is None else []
     store.add_test_runs(
         job.project_id,
         [

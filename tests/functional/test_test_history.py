@@ -47,9 +47,6 @@ class Attempts:
         sent = runner.call("POST", f"/testresults/junit/{job_id}", raw=results, headers={"Content-Type": "text/xml"})
         assert sent.status == 200, sent.body
         body = {"result": result, "message": None, "logChunks": 0, "artifacts": []}
-        if result == "failed":
-            body["failedPhase"] = "test_script"
-        self.runner = runner
         return runner.post(f"/runner/jobs/{job_id}/finish", body)
 
     def rerun_incomplete(self) -> None:
@@ -210,3 +207,23 @@ def test_quarantine_takes_only_true_or_false(attempts: Attempts) -> None:
         "enabled": False,
         "tests": [],
     }
+
+
+def test_a_pull_requests_build_cannot_make_a_test_flaky_to_quarantine_it(attempts: Attempts) -> None:
+    """A fork's pull request builds code its author wrote and uploads results its author chose: reporting a test
+    failed then passed on one commit must not flag it flaky, which with quarantine on would hide its real
+    failures on the project's own branches."""
+    from chalicelib.store.models import BuildModel
+
+    attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True})
+    job_id = attempts.start()
+    stored = BuildModel.get(attempts.project.project["projectId"], attempts.build["buildId"])
+    stored.update(actions=[BuildModel.pull_request.set({"pullRequestId": 7, "pullRequestName": "innocent"})])
+    attempts.attempt(job_id, junit(divides="failed"), "failed")
+    attempts.rerun_incomplete()
+
+    attempts.attempt(job_id, junit(divides="passed"), "success")
+
+    assert attempts.tests() == {}
+    assert attempts.account.api.get(f"{attempts.project.path}/tests/quarantine").json["tests"] == []
+    assert quarantine_asked(attempts, junit(divides="failed")).json == {"quarantined": []}

@@ -106,3 +106,28 @@ def test_a_test_failing_then_passing_on_rerun_is_flaky_and_quarantine_keeps_its_
     messages = account.api.get(f"/buildjobs/{job['jobId']}/messages").json
     assert any("test_flaky.test_flaky" in message["message"] for message in messages), messages
     assert job_tests(account, job["jobId"])["test_flaky.test_flaky"]["outcome"] == "Failed"
+
+
+HOSTILE = {
+    "laughs.xml": '<?xml version="1.0"?>\n<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
+    '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]>\n<testsuite name="l"><testcase classname="x" name="&c;"/></testsuite>\n',
+    "xxe.xml": '<?xml version="1.0"?>\n<!DOCTYPE t [<!ENTITY s SYSTEM "file:///etc/passwd">]>\n'
+    '<testsuite name="t"><testcase classname="x" name="leak"><failure message="&s;"/></testcase></testsuite>\n',
+}
+
+
+def test_a_builds_hostile_results_files_are_refused_by_its_worker_api_and_store_nothing(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    send = 'curl -s -o /dev/null -w "{name} HTTP %{{http_code}}\\n" -F "file=@{name}" '
+    send += '"${{APPVEYOR_API_URL}}api/testresults/junit/$APPVEYOR_JOB_ID"'
+    yml = appveyor_yml("build: off", "test_script:", *(f"  - {send.format(name=name)}" for name in HOSTILE))
+    project = BuildProject(account, git_server, {**HOSTILE, "appveyor.yml": yml})
+
+    build = project.run()
+
+    (job,) = build["jobs"]
+    log = project.log(job["jobId"])
+    assert "laughs.xml HTTP 400" in log and "xxe.xml HTTP 400" in log, log
+    assert job_tests(account, job["jobId"]) == {}
+    assert "root:" not in log
