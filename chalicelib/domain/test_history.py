@@ -3,8 +3,9 @@ project's tests list and one test's history show, and which failures quarantine 
 
 A test is named by its framework, file and name (``test_id``). Each job's attempt that reported it adds a run,
 kept by project, test, commit, branch, job name and attempt; its working state and summary follow (core/test_stats.py
-says when it is flaky), except a pull request's, whose author chooses what it reports. A project's quarantine, when on, holds the tests that flaked: a job whose test_script failed
-only by such tests ends green, saying which (runner/job.py asks at its end).
+says when it is flaky), except a pull request's, whose author chooses what it reports. A project's quarantine,
+when on, holds the tests that flaked: a job whose test_script failed only by such tests goes on (or ends) green,
+saying which (runner/job.py asks).
 """
 
 from __future__ import annotations
