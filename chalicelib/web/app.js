@@ -7,12 +7,14 @@ import { deploymentView, environmentsView, environmentView } from "./deploy.js";
 import { h } from "./dom.js";
 import { projectsView, projectView } from "./projects.js";
 import { signInView } from "./signin.js";
+import { testsView } from "./tests.js";
 
 const ROUTES = [
   [/^#\/signin$/, signInView, { open: true }],
   [/^#\/projects$/, projectsView],
   [/^#\/projects\/([^/]+)\/([^/]+)$/, projectView],
   [/^#\/projects\/([^/]+)\/([^/]+)\/build\/([^/]+)$/, buildView],
+  [/^#\/projects\/([^/]+)\/([^/]+)\/tests(?:\/([a-z]+))?$/, testsView],
   [/^#\/environments$/, environmentsView],
   [/^#\/environments\/(\d+)$/, environmentView],
   [/^#\/deployments\/(\d+)$/, deploymentView],

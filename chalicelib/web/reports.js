@@ -50,7 +50,11 @@ export class JobReports {
     }
     const count = (outcome) => tests.filter((test) => test.outcome === outcome).length;
     const rows = tests.map((test) => h("tr", { "data-test": test.testName, "data-outcome": test.outcome },
-      h("td", {}, test.testName, test.ErrorMessage ? h("div", { class: "report-detail" }, test.ErrorMessage) : null),
+      h("td", {}, test.testName, test.ErrorMessage ? h("div", { class: "report-detail" }, test.ErrorMessage) : null,
+        test.ErrorStackTrace
+          ? h("details", { class: "stack-trace" }, h("summary", {}, "Stack trace"),
+            h("pre", { class: "report-detail" }, test.ErrorStackTrace))
+          : null),
       h("td", {}, pill(test.outcome.toLowerCase(), test.outcome)),
       h("td", { class: "number" }, testDuration(test.durationMilliseconds))));
     this.tests.replaceChildren(

@@ -523,3 +523,59 @@ def test_a_job_a_build_agent_ran_shows_the_agents_name(
     status_becomes(driver, "#build-status", "success")
     assert element(driver, ".job header .executor").text == f"runs on: build agent {name}"
     text_of(driver, ".job", f"Running on build agent {name}.")
+
+
+RESULTS_XML = """\
+<testsuite name="parser">
+  <testcase classname="tests.test_parser" name="test_empty_file" time="0.012"/>
+  <testcase classname="tests.test_parser" name="test_large_file" time="1.530"/>
+  <testcase classname="tests.test_parser" name="test_bad_token" time="0.007">
+    <failure message="AssertionError: expected an error, got none">def test_bad_token():
+&gt;       assert parse("@") is None
+E       AssertionError: expected an error, got none
+
+tests/test_parser.py:12: AssertionError</failure>
+  </testcase>
+</testsuite>
+"""
+UPLOADING_YML = (
+    "build: off\n"
+    "test_script:\n"
+    '  - curl -sS -f -F "file=@results.xml" "${APPVEYOR_API_URL}api/testresults/junit/$APPVEYOR_JOB_ID"\n'
+)
+
+
+def test_a_projects_tests_tab_and_a_failed_tests_stack_trace(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    name = f"{unique('repo')}.git"
+    Repository.create(git_server.root, name).commit({"appveyor.yml": UPLOADING_YML, "results.xml": RESULTS_XML})
+    reply = api.call("POST", "/projects", json={"repositoryProvider": "git", "repositoryName": git_server.url_of(name)})
+    slug = reply.json()["slug"]
+    for _ in range(2):
+        version = api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug}).json()["version"]
+        assert finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")["status"] == "success"
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
+    failed = element(driver, '[data-reports="tests"] tr[data-test="tests.test_parser.test_bad_token"]')
+    failed.find_element(By.CSS_SELECTOR, "details.stack-trace summary").click()
+    trace = failed.find_element(By.CSS_SELECTOR, "details.stack-trace pre")
+    assert "tests/test_parser.py:12: AssertionError" in trace.text
+    driver.execute_script("document.querySelector('[data-reports=\"tests\"]').scrollIntoView()")
+    screenshots(driver, "build-test-stack-trace")
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}")
+    element(driver, "#tests-tab").click()
+    rows_css = "#tests tr[data-test]"
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, rows_css)) == 3)
+    names = [row.get_attribute("data-test") for row in driver.find_elements(By.CSS_SELECTOR, rows_css)]
+    assert names[0] == "tests.test_parser.test_large_file"  # slowest first
+    bad = element(driver, '#tests tr[data-test="tests.test_parser.test_bad_token"]')
+    bars = bad.find_elements(By.CSS_SELECTOR, "svg.sparkline rect")
+    assert [bar.get_attribute("data-outcome") for bar in bars] == ["failed", "failed"]
+    assert "100 %" in bad.text
+    screenshots(driver, "tests-tab", dark=True)
+
+    element(driver, '#test-sorts a[href$="/failing"]').click()
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, rows_css).get_attribute("data-test").endswith("bad_token"))
