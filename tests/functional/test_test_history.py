@@ -227,3 +227,15 @@ def test_a_pull_requests_build_cannot_make_a_test_flaky_to_quarantine_it(attempt
     assert attempts.tests() == {}
     assert attempts.account.api.get(f"{attempts.project.path}/tests/quarantine").json["tests"] == []
     assert quarantine_asked(attempts, junit(divides="failed")).json == {"quarantined": []}
+
+
+def test_a_job_of_many_tests_records_each_of_them(attempts: Attempts) -> None:
+    """More tests than one transaction (50) or one batch read (100) holds."""
+    many = {f"case_{index:03d}": "failed" if index % 40 == 0 else "passed" for index in range(230)}
+
+    assert attempts.attempt(attempts.start(), junit(**many), "failed").status == 204
+
+    tests = attempts.tests()
+    assert len(tests) == 230
+    assert sum(test["failures"] for test in tests.values()) == 6
+    assert all(test["runs"] == 1 for test in tests.values())
