@@ -267,10 +267,10 @@ def finish(
     if result == "cancelled" or Status(job.status) is Status.CANCELLING:
         progress.end_job(job, Event.STOPPED, "Cancelled by a user.", counts, stored, holder, build)
         return
-    moved = progress.finish_job(job, result == "success", message, counts, stored, holder, build)
     tests = found[reports.TEST] if found is not None else []
-    if moved is not None and tests and job.deployment_id is None:  # once per attempt: a redelivery moves nothing
+    if tests and job.deployment_id is None:  # before the move: whoever sees the job ended sees its tests' history
         _record_tests(job, build, tests)
+    progress.finish_job(job, result == "success", message, counts, stored, holder, build)
 
 
 def _record_tests(job: Job, build: Build | None, tests: list[Any]) -> None:

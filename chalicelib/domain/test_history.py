@@ -40,9 +40,8 @@ def test_id_of(framework: str | None, file_name: str | None, name: str) -> str:
 
 
 def record_job_tests(job: Job, build: Build, tests: list[Report], finished: datetime) -> None:
-    """Add the runs of a job's attempt that just ended to its tests' history; tests that flaked enter the
-    project's quarantine when it is on. Called once per attempt, after the attempt's move (a redelivered finish
-    that finds the job moved adds nothing)."""
+    """Add the runs of a job's attempt that is ending to its tests' history; tests that flaked enter the
+    project's quarantine when it is on. A finish sent again for the same attempt adds nothing more."""
     runs: dict[str, tuple[test_stats.Run, Report]] = {}
     at = int(finished.timestamp())
     for report in tests:
@@ -93,6 +92,8 @@ def _update_states(project_id: int, runs: dict[str, tuple[test_stats.Run, Report
         for test_id in pending:
             run, report = runs[test_id]
             found = stored.get(test_id)
+            if found is not None and found.body.get("lastRun") == _run_key(run):
+                continue  # a finish sent again after this attempt's runs were written: counted once
             state = (
                 test_stats.state_of(found.body)
                 if found
@@ -106,11 +107,16 @@ def _update_states(project_id: int, runs: dict[str, tuple[test_stats.Run, Report
             if state.flaky_at == run.at and test_id not in flaked:
                 flaked.append(test_id)
             summary = test_stats.summary(state, test_id)
-            updates.append((test_id, test_stats.state_json(state), summary, found.version if found else 0))
+            body = {**test_stats.state_json(state), "lastRun": _run_key(run)}
+            updates.append((test_id, body, summary, found.version if found else 0))
         pending = store.save_working_states(project_id, updates)
         if not pending:
             return flaked
     raise Conflict("The project's tests changed too often meanwhile: their history could not be written.")
+
+
+def _run_key(run: test_stats.Run) -> str:
+    return f"{run.job_id}#{run.attempt}"
 
 
 def _quarantine(project_id: int, flaked: dict[str, test_stats.Run], runs: dict[str, Any]) -> None:
