@@ -108,6 +108,35 @@ def test_a_test_failing_then_passing_on_rerun_is_flaky_and_quarantine_keeps_its_
     assert job_tests(account, job["jobId"])["test_flaky.test_flaky"]["outcome"] == "Failed"
 
 
+INLINE_UPLOAD_YML = appveyor_yml(
+    "build: off",
+    "test_script:",  # results sent within test_script: a quarantined failure lets the job go on
+    f"  - PYTHONPATH={SITE_PACKAGES} python3 -m pytest -q -p no:cacheprovider --junitxml=results.xml; s=$?; "
+    + UPLOAD
+    + "; (exit $s)",
+    "after_test:",
+    "  - echo after_test ran",
+)
+
+
+def test_a_quarantined_failure_reported_within_test_script_lets_the_job_go_on_to_after_test(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    project = BuildProject(account, git_server, {"test_flaky.py": FLAKY_TESTS, "appveyor.yml": INLINE_UPLOAD_YML})
+    first = project.run()
+    assert first["status"] == "failed", project.log(first["jobs"][0]["jobId"])
+    assert account.api.put("/builds", {"buildId": first["buildId"], "reRunIncomplete": True}).status == 200
+    assert project.wait(first["version"])["status"] == "success"
+    assert account.api.put(f"{project.path}/tests/quarantine", {"enabled": True}).json["tests"]
+
+    build = project.run()
+
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "success", log
+    assert "Quarantined flaky tests failed: test_flaky.test_flaky. They do not fail the job: the job goes on." in log
+    assert "after_test ran" in log
+
+
 HOSTILE = {
     "laughs.xml": '<?xml version="1.0"?>\n<!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;">'
     '<!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;">]>\n<testsuite name="l"><testcase classname="x" name="&c;"/></testsuite>\n',
