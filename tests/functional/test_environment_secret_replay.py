@@ -1,0 +1,49 @@
+"""A second review of issue 34, finding 2, as an attacker: an environment's stored secret follows a destination
+of the updater's own when moved in two steps. First the URL is changed with a new secure value of the updater's
+(accepted: the sender knows it); then the stored secret's token, read before, is sent back with the URL unchanged
+(the destination did not change in that update, and the token still decrypts for the environment's provider)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from tests.builds import BuildProject
+from tests.deployments import deploy, named, wait_for_deployment
+from tests.functional.test_environment_secret_destinations import add, read, receivers, updater  # noqa: F401
+
+AUTHORIZATION = "Bearer production-hook-secret"
+
+
+def test_an_environment_updater_moves_a_stored_secret_to_their_url_in_two_updates(
+    built: tuple[BuildProject, dict[str, Any]], receivers: Any  # noqa: F811
+) -> None:
+    project, build = built
+    own, attackers = receivers
+    environment = add(
+        project.account,
+        "Webhook",
+        [named("url", own.url + "/deploy"), named("authorization", AUTHORIZATION, secure=True)],
+        [],
+    )
+    attacker = updater(project.account)
+    as_read = read(attacker, environment)
+    stored_token = as_read["settings"]["providerSettings"][1]["value"]["value"]
+    assert stored_token.startswith("cvy2:")
+
+    moved = copy.deepcopy(as_read)
+    moved["settings"]["providerSettings"][0]["value"]["value"] = attackers.url + "/stolen"
+    moved["settings"]["providerSettings"][1]["value"]["value"] = "Bearer the-attackers-own-value"  # sent again
+    first = attacker.put("/environments", moved)
+    assert first.status == 200, first.body  # a new destination with new secure values: allowed
+
+    replayed = copy.deepcopy(read(attacker, environment))
+    replayed["settings"]["providerSettings"][1]["value"]["value"] = stored_token  # the old secret's token, read before
+    second = attacker.put("/environments", replayed)
+
+    started = deploy(project, environment, build["version"])  # the next deployment, started by whoever deploys
+    assert started.status == 200, started.body
+    wait_for_deployment(project.account, started.json["deploymentId"])
+    received = [request.headers.get("authorization") for request in attackers.requests]
+    assert AUTHORIZATION not in received, "the stored secret went to the updater's URL"
+    assert second.status == 400, second.body
