@@ -16,7 +16,8 @@ AUTHORIZATION = "Bearer production-hook-secret"
 
 
 def test_an_environment_updater_moves_a_stored_secret_to_their_url_in_two_updates(
-    built: tuple[BuildProject, dict[str, Any]], receivers: Any  # noqa: F811
+    built: tuple[BuildProject, dict[str, Any]],
+    receivers: Any,  # noqa: F811
 ) -> None:
     project, build = built
     own, attackers = receivers
