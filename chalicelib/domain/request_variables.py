@@ -108,7 +108,17 @@ def untrusted(caller: Caller, project: Project, variables: dict[str, str]) -> bo
 def withholds_secrets(build: Build) -> bool:
     """Whether the build decrypts no secure variable and saves no cache: a pull request's, or one started with
     variables by a caller who may not update the project's settings (builds stored before say neither)."""
-    return build.pull_request is not None or bool(build.flags.get(UNTRUSTED_FLAG))
+    return why_untrusted(build) is not None
+
+
+def why_untrusted(build: Build) -> str | None:
+    """Why the build is treated as code of someone who may not change the project (as messages say it), or None:
+    a pull request's, or one started with variables by a caller who may not update the project's settings."""
+    if build.pull_request is not None:
+        return "it is a pull request's build"
+    if build.flags.get(UNTRUSTED_FLAG):
+        return "it was started with environment variables by someone who may not change the project's settings"
+    return None
 
 
 def _refused(name: str) -> bool:

@@ -19,7 +19,7 @@ from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
 from chalicelib.domain.repository_credentials import clone_source
-from chalicelib.domain.request_variables import withholds_secrets
+from chalicelib.domain.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
@@ -221,6 +221,8 @@ def update_version(job: Job, version: str) -> None:
         raise Forbidden(
             f"A pull request's build keeps its version ({build.version}): UpdateBuild -Version is refused for it."
         )
+    if (reason := why_untrusted(build)) is not None:  # as a pull request's: its variables shape its scripts
+        raise Forbidden(f"This build keeps its version ({build.version}): {reason}. UpdateBuild -Version is refused.")
     if version.lower() != build.version.lower():  # versions are unique regardless of case
         build_store.change_version(build, version)
 

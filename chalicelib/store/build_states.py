@@ -63,13 +63,14 @@ def _build_model(build: Build) -> BuildModel:
     )
 
 
-def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -> Build | None:
+def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str], untrusted: bool = False) -> Build | None:
     """Store a new build and its jobs at once, numbered by its project: ``build`` carries the project's next build
     number as read, which moves on in the same step, and the build is shown as the project's last unless the
     project shows a newer one. When another start took the number meanwhile, the project is read again and the
     build tried with the next one (and its version, ``version_of`` it); so it is when a build of another number
-    holds its version. The build as stored; None when the project is gone; Conflict when its version exists in the
-    project already (a build of its number has it), or when other starts kept taking its number.
+    holds its version. ``untrusted``: its jobs wait only for build agents that take pull requests. The build as
+    stored; None when the project is gone; Conflict when its version exists in the project already (a build of its
+    number has it), or when other starts kept taking its number.
     """
     project = _project_key(build)
     if project is None:
@@ -77,7 +78,7 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
     summary = True
     for attempt in range(_START_ATTEMPTS):
         try:
-            _add_build(build, jobs, project, summary)
+            _add_build(build, jobs, project, summary, untrusted)
             return build
         except Conflict as error:
             refused, codes = error, cancellation_codes(error)
@@ -112,7 +113,7 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
     )
 
 
-def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bool) -> None:
+def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bool, untrusted: bool) -> None:
     """One transaction: the version claim, the build, its jobs, and the project's next build number moved on if it
     is still the build's (with the project's summary, when ``summary``: unless the project shows a newer build)."""
     _new_job = JobModel.job_id.does_not_exist()
@@ -123,7 +124,7 @@ def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bo
         claim(transaction, version_claim(build.project_id, build.version))
         transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
         for job in jobs:
-            transaction.save(job_model(job, pull_request=build.pull_request is not None), condition=_new_job)
+            transaction.save(job_model(job, pull_request=untrusted), condition=_new_job)
         transaction.update(project, actions=actions, condition=condition & _next_number_is(number))
 
 

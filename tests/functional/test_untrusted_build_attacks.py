@@ -35,6 +35,16 @@ def start(project: BuildProject, caller: Caller, variables: dict[str, str], **fi
     return caller.post("/builds", {**body, "environmentVariables": variables})
 
 
+def claimed(account: Account, project: BuildProject, version: str) -> tuple[str, Caller]:
+    """The build's job, claimed here as dispatch claims it, and its runner: what the build's scripts call."""
+    (job_id,) = [job["jobId"] for job in project.build(version)["jobs"]]
+    queued = job_store.get_job(job_id)
+    assert queued is not None
+    token = mint_token(keys_of(queued))
+    assert job_moves.claim_job(job_id, int(time.time()) + 120, token.token_hash)
+    return job_id, Caller(account.client, token.token, prefix="/api/runner/jobs")
+
+
 def test_a_build_started_with_variables_by_a_builder_cannot_save_the_cache_through_the_job_protocol(
     account: Account, git_server: GitServer, builder: Caller
 ) -> None:
@@ -44,12 +54,7 @@ def test_a_build_started_with_variables_by_a_builder_cannot_save_the_cache_throu
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo hi")})
     started = start(project, builder, {"FLAVOR": "debug"})
     assert started.status == 200, started.body
-    (job_id,) = [job["jobId"] for job in project.build(started.json["version"])["jobs"]]
-    queued = job_store.get_job(job_id)
-    assert queued is not None
-    token = mint_token(keys_of(queued))
-    assert job_moves.claim_job(job_id, int(time.time()) + 120, token.token_hash)
-    runner = Caller(account.client, token.token, prefix="/api/runner/jobs")
+    job_id, runner = claimed(account, project, started.json["version"])
 
     entries = runner.post(f"/{job_id}/cache/entries", {"ids": [ENTRY_ID]})
     upload = runner.post(f"/{job_id}/cache/uploads", {"id": ENTRY_ID, "size": 7, "metadata": {}})
@@ -82,3 +87,40 @@ def test_a_build_started_with_variables_by_a_builder_runs_no_inline_deployment_w
     assert delivered == [], messages
     assert listed == [], messages
     assert not any(message.startswith("Inline deployment 1 (FTP) started") for message in messages), messages
+
+
+def test_a_build_started_with_variables_by_a_builder_cannot_take_a_release_version(
+    account: Account, git_server: GitServer, pump: Any, builder: Caller
+) -> None:
+    # as a pull request's: UpdateBuild -Version from a build the builder's variables shape would name a release
+    yml = appveyor_yml("build_script:", "  - appveyor UpdateBuild -Version 2.0.0")
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    started = start(project, builder, {"FLAVOR": "debug"})
+    assert started.status == 200, started.body
+
+    build = project.wait(started.json["version"])
+
+    assert build["version"] == started.json["version"]
+    assert account.api.get(f"{project.path}/build/2.0.0").status == 404
+    log = project.log(build["jobs"][0]["jobId"])
+    assert "started with environment variables by someone who may not change the project's settings" in log
+
+
+def test_a_build_started_with_variables_by_a_builder_goes_to_no_build_agent_that_takes_no_pull_requests(
+    account: Account, git_server: GitServer, builder: Caller
+) -> None:
+    # a team's own machine registered for its branches' builds (not for code anyone may send) runs no build
+    # whose variables someone who may not change the project chose
+    image = unique("Office Box")
+    branches_only = account.api.post("/build-agents", {"name": unique("agent"), "images": [image]})
+    assert branches_only.status == 200, branches_only.body
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(f"image: {image}")})
+
+    started = start(project, builder, {"FLAVOR": "debug"})
+
+    assert started.status == 200, started.body
+    build = project.build(started.json["version"])
+    assert build["status"] == "failed", build
+    message = account.api.get(f"/buildjobs/{build['jobs'][0]['jobId']}/messages").json[0]["message"]
+    assert "nor builds started with variables" in message
+    assert Caller(account.client, branches_only.json["key"]).post("/agent/builds/next").status == 204
