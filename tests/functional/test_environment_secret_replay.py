@@ -48,3 +48,34 @@ def test_an_environment_updater_moves_a_stored_secret_to_their_url_in_two_update
     received = [request.headers.get("authorization") for request in attackers.requests]
     assert AUTHORIZATION not in received, "the stored secret went to the updater's URL"
     assert second.status == 400, second.body
+
+
+def test_an_environment_updater_cannot_put_back_a_token_read_before_an_admin_set_the_secret_again(
+    built: tuple[BuildProject, dict[str, Any]],
+    receivers: Any,  # noqa: F811
+) -> None:
+    # an admin rotates a leaked secret; an updater who kept the old token puts it back: the old secret is delivered
+    project, build = built
+    own, _ = receivers
+    environment = add(
+        project.account,
+        "Webhook",
+        [named("url", own.url + "/deploy"), named("authorization", AUTHORIZATION, secure=True)],
+        [],
+    )
+    attacker = updater(project.account)
+    old_token = read(attacker, environment)["settings"]["providerSettings"][1]["value"]["value"]
+    rotated = copy.deepcopy(read(project.account.api, environment))
+    rotated["settings"]["providerSettings"][1]["value"]["value"] = "Bearer the-rotated-hook-secret"
+    assert project.account.api.put("/environments", rotated).status == 200
+
+    replayed = copy.deepcopy(read(attacker, environment))
+    replayed["settings"]["providerSettings"][1]["value"]["value"] = old_token
+    reply = attacker.put("/environments", replayed)
+
+    started = deploy(project, environment, build["version"])
+    assert started.status == 200, started.body
+    wait_for_deployment(project.account, started.json["deploymentId"])
+    assert [request.headers.get("authorization") for request in own.requests] == ["Bearer the-rotated-hook-secret"]
+    assert reply.status == 400, reply.body
+    assert "Send the plain value" in reply.json["message"]
