@@ -9,9 +9,11 @@ other token is refused (an older one of that place would bring back a secret set
 destination moved since); anything else is a new plain value, which is encrypted before it is stored. Plain text
 never leaves the service except into the build or the delivery that uses it.
 
-An environment's settings and variables are bound, besides, to where its deployments deliver them: its provider,
-and an Agent environment's access key (``setting/password@Agent:<key hash>``). Changed to another provider, or
-handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where they were set for.
+An environment's settings and variables are bound, besides, to where its deployments deliver them: its provider
+and its destination settings as written (``setting/password@FTP:server=ftp.example.com``, as an appveyor.yml deploy:
+entry's), or an Agent environment's access key (``setting/password@Agent:<key hash>``). Changed to another provider
+or destination, or handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where
+they were set for.
 
 Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
 where they are stored, and only there: an owner accepts the legacy tokens found in its own stored settings.
@@ -22,7 +24,7 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -98,13 +100,19 @@ def environment_owner(environment: Environment) -> Owner:
     owner = Owner.of(
         "environment", environment.account_id, environment.environment_id, environment.settings, environment.access_key
     )
-    return replace(owner, binding=delivery_binding(environment.provider, environment.access_key_hash))
+    where = delivery_binding(environment.provider, environment.access_key_hash, environment.settings)
+    return replace(owner, binding=where)
 
 
-def delivery_binding(provider: str, access_key_hash: str) -> str:
-    """Where an environment's deployments hand its settings and variables: its provider, and for an Agent
-    environment whoever holds its access key (known by the key's hash)."""
-    return f"@{provider}:{access_key_hash}" if provider == AGENT_PROVIDER else f"@{provider}"
+def delivery_binding(provider: str, access_key_hash: str, settings: Mapping[str, Any] | None = None) -> str:
+    """Where an environment's deployments hand its settings and variables: for an Agent environment whoever holds
+    its access key (known by the key's hash); for another, its provider and the destination settings of its
+    ``settings`` as written (``destinations``), if it has any. Without ``settings``: the provider alone, as
+    environments' secrets were bound before their destinations were (issue 34, second review)."""
+    if provider == AGENT_PROVIDER:
+        return f"@{provider}:{access_key_hash}"
+    written = destinations((settings or {}).get("providerSettings") or [])
+    return f"@{provider}:{written}" if written else f"@{provider}"
 
 
 def encrypt(owner: Owner, field: str, plain: str) -> str:

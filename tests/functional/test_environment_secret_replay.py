@@ -6,11 +6,28 @@ of the updater's own when moved in two steps. First the URL is changed with a ne
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any
 
+import pytest
+
+from chalicelib.domain import secrets
+from chalicelib.domain.environments import environment_values
+from chalicelib.domain.migrations import migrate
+from chalicelib.errors import Invalid
+from chalicelib.store import environments as environment_store
 from tests.builds import BuildProject
 from tests.deployments import deploy, named, wait_for_deployment
-from tests.functional.test_environment_secret_destinations import add, read, receivers, updater  # noqa: F401
+from tests.functional.test_environment_secret_destinations import (  # noqa: F401
+    PASSWORD,
+    _account_id,
+    add,
+    ftp_environment,
+    read,
+    receivers,
+    updater,
+)
+from tests.support import Account
 
 AUTHORIZATION = "Bearer production-hook-secret"
 
@@ -79,3 +96,45 @@ def test_an_environment_updater_cannot_put_back_a_token_read_before_an_admin_set
     assert [request.headers.get("authorization") for request in own.requests] == ["Bearer the-rotated-hook-secret"]
     assert reply.status == 400, reply.body
     assert "Send the plain value" in reply.json["message"]
+
+
+def test_an_environments_secret_does_not_decrypt_once_its_stored_server_is_another(account: Account) -> None:
+    # the second lock, whatever wrote the item (a restore, a path that forgot the update's rules): an environment's
+    # secrets are bound to its destination settings as written, as an appveyor.yml deploy: entry's are
+    environment = ftp_environment(account)
+    stored = environment_store.get_environment(_account_id(account), environment["deploymentEnvironmentId"])
+    assert stored is not None
+    assert environment_values(stored)[0]["password"] == PASSWORD
+    moved = copy.deepcopy(stored.settings)
+    moved["providerSettings"][0]["value"]["value"] = "127.0.0.2:21"  # the token stays as it is
+
+    with pytest.raises(Invalid, match="setting password"):
+        environment_values(replace(stored, settings=moved))
+
+
+def test_environment_secrets_bound_to_their_provider_alone_deliver_after_the_migration(account: Account) -> None:
+    environment = ftp_environment(account)
+    stored = environment_store.get_environment(_account_id(account), environment["deploymentEnvironmentId"])
+    assert stored is not None
+    # how tokens were made before they were bound to the destination too: to the provider alone
+    provider_only = replace(
+        secrets.environment_owner(stored), binding=secrets.delivery_binding(stored.provider, stored.access_key_hash)
+    )
+    settings = copy.deepcopy(stored.settings)
+    password, db = secrets.encrypt(provider_only, "setting/password", "old-password"), "variable/DB_PASSWORD"
+    settings["providerSettings"][2]["value"]["value"] = password
+    settings["environmentVariables"][0]["value"]["value"] = secrets.encrypt(provider_only, db, "old-db")
+    before = environment_store.save_environment(stored, replace(stored, settings=settings))
+    with pytest.raises(Invalid):
+        environment_values(before)  # not bound to where it delivers: refused until migrated
+
+    changed = migrate()["environment secrets' binding"]
+    again = migrate()["environment secrets' binding"]
+
+    after = environment_store.get_environment(before.account_id, before.environment_id)
+    assert after is not None and changed >= 1 and again == 0
+    provider_settings, variables, _ = environment_values(after)
+    assert (provider_settings["password"], variables["DB_PASSWORD"]) == ("old-password", "old-db")
+    as_read = read(account.api, environment)
+    assert as_read["settings"]["providerSettings"][2]["value"]["value"] not in (password, PASSWORD)
+    assert account.api.put("/environments", as_read).status == 200  # the migrated token is the one stored there
