@@ -77,6 +77,23 @@ def test_an_image_no_executor_serves_fails_at_once_naming_it_and_never_runs(
     assert "started" not in job
 
 
+def test_a_job_that_could_not_run_says_why_in_its_log_first_line_and_its_message(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    yml = appveyor_yml("image: macos-sonoma", "build_script:", "  - echo never")
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    build = project.wait(project.start()["version"])
+    job = build["jobs"][0]
+    (reason,) = [message["message"] for message in account.api.get(f"/buildjobs/{job['jobId']}/messages").json]
+    assert "'macos-sonoma'" in reason
+    assert job["message"] == reason  # not null: the job itself says why, not only its messages
+    assert project.log(job["jobId"]).splitlines()[0] == reason
+    assert (
+        account.api.get(f"/projects/{account.name}/{project.project['slug']}").json["build"]["jobs"][0]["message"]
+        == reason
+    )
+
+
 def test_an_image_only_agents_serve_waits_queued_saying_so_while_none_is_connected(
     account: Account, git_server: GitServer, pump: SqsPump
 ) -> None:
@@ -111,6 +128,24 @@ def test_a_build_agent_runs_a_job_of_its_image_end_to_end_in_its_sandbox(
     listed = {found["agentId"]: found for found in account.api.get("/build-agents").json}[agent["agentId"]]
     assert listed["connected"] and listed["lastJobId"] == job["jobId"]
     assert agent["key"] not in project.log(job["jobId"])
+
+
+@needs_sandbox
+def test_a_build_agent_says_a_job_it_ran_failed_not_that_its_runner_exited_with_code_0(
+    account: Account, git_server: GitServer, api_url: str
+) -> None:
+    image = unique("Team Box")
+    yml = appveyor_yml(f"image: {image}", "build_script:", "  - exit 3")
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    agent = register(account, image)
+    version = project.start()["version"]
+    process = start_agent(api_url, agent["key"], "--once")
+    output, _ = process.communicate(timeout=120)
+    job_id = project.wait(version)["jobs"][0]["jobId"]
+    said = output.decode()
+    assert f"job {job_id} ended: failed" in said, said
+    assert "exited with code 0" not in said
+    assert f"Job {job_id}: the runner ended it and reported its result" in said
 
 
 @needs_sandbox

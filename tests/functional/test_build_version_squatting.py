@@ -6,12 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pytest
-
-from chalicelib.local.pump import SqsPump
 from tests.builds import FINISHED, WAIT_SECONDS, BuildProject, appveyor_yml
-from tests.gitserver import GitServer
-from tests.support import Account
 
 # the project's versions are 1.0.{build}, the default
 TAKES_THE_NEXT_VERSION = appveyor_yml(
@@ -26,14 +21,6 @@ TAKES_THE_NEXT_VERSION_OF_ITS_FORMAT = appveyor_yml(
     "build_script:",
     "  - appveyor UpdateBuild -Version 2.0.$((APPVEYOR_BUILD_NUMBER + 1))",
 )
-
-
-@pytest.fixture
-def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
-    def make(files: dict[str, str]) -> BuildProject:
-        return BuildProject(account, git_server, files)
-
-    return make
 
 
 def finished(project: BuildProject, build_id: int) -> dict[str, Any]:
