@@ -4,6 +4,7 @@ no cache saved). Two of a pull request's protections are not applied to it."""
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 from typing import Any
@@ -15,6 +16,7 @@ from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import ARTIFACTS_YML
+from tests.functional.test_id_tokens import line, verified
 from tests.functional.test_inline_deployments import build_messages, ftp_entry, project_with_token
 from tests.gitserver import GitServer
 from tests.peers import FtpServer
@@ -124,3 +126,31 @@ def test_a_build_started_with_variables_by_a_builder_goes_to_no_build_agent_that
     message = account.api.get(f"/buildjobs/{build['jobs'][0]['jobId']}/messages").json[0]["message"]
     assert "nor builds started with variables" in message
     assert Caller(account.client, branches_only.json["key"]).post("/agent/builds/next").status == 204
+
+
+def test_a_build_started_with_variables_by_a_builder_gets_no_id_token_a_branchs_trust_policy_takes(
+    account: Account, git_server: GitServer, pump: Any, builder: Caller, api_url: str
+) -> None:
+    # the project lets builds whose secrets are withheld have ID tokens (its roles tell pull requests apart by
+    # their sub); a build a builder's variables shape must not get the sub a role trusting its branch takes
+    yml = appveyor_yml(
+        "id_token: true",
+        "build_script:",
+        '  - \'echo "CURL=$(curl -sf "$ACTIONS_ID_TOKEN_REQUEST_URL" '
+        '-H "Authorization: Bearer $ACTIONS_ID_TOKEN_REQUEST_TOKEN")"\'',
+    )
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    allowed = account.api.get(project.path + "/settings").json["settings"]
+    allowed["configuration"]["idTokenPullRequests"] = True
+    assert account.api.put("/projects", allowed).status == 204
+    started = start(project, builder, {"FLAVOR": "debug"})
+    assert started.status == 200, started.body
+
+    build = project.wait(started.json["version"])
+
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "success", log
+    issuer = f"{api_url}/oidc/{project.project['accountName'].lower()}"
+    claims = verified(json.loads(line(log, "CURL"))["value"], issuer, issuer)
+    assert claims["sub"] == f"project:{project.project['accountName']}/{project.project['slug']}:pull_request"
+    assert claims["ref"] == f"refs/heads/{build['branch']}" and claims["ref_type"] == "branch"
