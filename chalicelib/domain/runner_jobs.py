@@ -19,8 +19,9 @@ from chalicelib.domain import id_tokens, progress
 from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
+from chalicelib.domain.matrix import version_build_number
 from chalicelib.domain.repository_credentials import clone_source
-from chalicelib.domain.request_variables import withholds_secrets
+from chalicelib.domain.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
@@ -230,10 +231,18 @@ def update_version(job: Job, version: str) -> None:
     """UpdateBuild -Version: the build's version, unique in its project as at start."""
     if not _VERSION.fullmatch(version):
         raise Invalid("A build version is 1 to 128 letters, digits, dots, dashes, underscores or plus signs.")
-    build, _ = build_and_project(job)
+    build, project = build_and_project(job)
     if build.pull_request is not None:  # its author would choose the version a release of the project is made as
         raise Forbidden(
             f"A pull request's build keeps its version ({build.version}): UpdateBuild -Version is refused for it."
+        )
+    if (reason := why_untrusted(build)) is not None:  # as a pull request's: its variables shape its scripts
+        raise Forbidden(f"This build keeps its version ({build.version}): {reason}. UpdateBuild -Version is refused.")
+    number = version_build_number(project.version_format, version)
+    if number is not None and number >= project.next_build_number:  # it would stop that build's start, or skip it
+        raise Conflict(
+            f"Build version '{version}' is the one the project's version format ({project.version_format}) gives "
+            f"build {number}, which has not started yet: a build may not take a later build's version."
         )
     if version.lower() != build.version.lower():  # versions are unique regardless of case
         build_store.change_version(build, version)
