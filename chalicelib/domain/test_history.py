@@ -23,6 +23,7 @@ from chalicelib.core.reports import Report
 from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.project_reads import find_project
+from chalicelib.domain.request_variables import withholds_secrets
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import reports
 from chalicelib.store import test_history as store
@@ -67,9 +68,10 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
         runs[test_id] = (run, report)
     if not runs:
         return
-    # a pull request's build reports what its author wants (a fork's, anyone's): its runs are kept in each test's
-    # history, but never make a test flaky, nor put it in quarantine, nor change its summary
-    flaked = _update_states(job.project_id, runs) if build.pull_request is None else []
+    # a pull request's build reports what its author wants (a fork's, anyone's), and so does one started with
+    # variables by someone who may not change the project: their runs are kept in each test's history, but never
+    # make a test flaky, nor put it in quarantine, nor change its summary
+    flaked = [] if withholds_secrets(build) else _update_states(job.project_id, runs)
     store.add_test_runs(
         job.project_id,
         [

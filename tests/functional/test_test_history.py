@@ -209,16 +209,22 @@ def test_quarantine_takes_only_true_or_false(attempts: Attempts) -> None:
     }
 
 
-def test_a_pull_requests_build_cannot_make_a_test_flaky_to_quarantine_it(attempts: Attempts) -> None:
-    """A fork's pull request builds code its author wrote and uploads results its author chose: reporting a test
-    failed then passed on one commit must not flag it flaky, which with quarantine on would hide its real
-    failures on the project's own branches."""
+@pytest.mark.parametrize("untrusted", ["pull request", "a builder's variables"])
+def test_a_pull_requests_build_cannot_make_a_test_flaky_to_quarantine_it(attempts: Attempts, untrusted: str) -> None:
+    """A fork's pull request builds code its author wrote and uploads results its author chose, and so does a build
+    started with variables by someone who may not change the project: reporting a test failed then passed on one
+    commit must not flag it flaky, which with quarantine on would hide its real failures on the project's own
+    branches."""
+    from chalicelib.domain.request_variables import UNTRUSTED_FLAG
     from chalicelib.store.models import BuildModel
 
     attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True})
     job_id = attempts.start()
     stored = BuildModel.get(attempts.project.project["projectId"], attempts.build["buildId"])
-    stored.update(actions=[BuildModel.pull_request.set({"pullRequestId": 7, "pullRequestName": "innocent"})])
+    if untrusted == "pull request":
+        stored.update(actions=[BuildModel.pull_request.set({"pullRequestId": 7, "pullRequestName": "innocent"})])
+    else:
+        stored.update(actions=[BuildModel.flags.set({**(stored.flags or {}), UNTRUSTED_FLAG: True})])
     attempts.attempt(job_id, junit(divides="failed"), "failed")
     attempts.rerun_incomplete()
 
