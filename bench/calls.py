@@ -344,7 +344,7 @@ def _seed(client: Any, server: Any, size: int) -> Seeded:
             },
         )
     with _phase(f"{size} tests of {TEST_RUNS} runs each"):  # as job finishes write them (store/test_history.py)
-        from tests.test_history_seed import seed_tests
+        from tests.history_seed import seed_tests
 
         test_ids = seed_tests(built.project["projectId"], tests=size, runs=TEST_RUNS)
     with _phase(f"{DEPLOYMENTS} deployments"):

@@ -964,7 +964,7 @@ REQUESTS["POST /testresults/{resultsFormat}/{jobId}"] = Request(
 
 def _seeded_test(world: World) -> Params:
     """A test of the shared project, with one run (seeded as job finishes write it)."""
-    from tests.test_history_seed import seed_tests
+    from tests.history_seed import seed_tests
 
     return {"testId": seed_tests(world.project.project["projectId"], tests=1, runs=1)[0]}
 

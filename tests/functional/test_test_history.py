@@ -117,7 +117,7 @@ def test_the_tests_list_sorts_by_slowest_failing_and_flaky(attempts: Attempts) -
 def test_the_tests_list_of_1000_tests_with_100_runs_each_is_two_dynamodb_calls(attempts: Attempts) -> None:
     """The read is a Query of small summaries whatever the runs: seeded straight into the store (1,000 tests by
     100 job finishes would take minutes), in the shape job finishes write."""
-    from tests.test_history_seed import seed_tests
+    from tests.history_seed import seed_tests
 
     project_id = attempts.project.project["projectId"]
     seed_tests(project_id, tests=1000, runs=100)
