@@ -34,6 +34,9 @@ class Settings:
     unsafe_no_sandbox: bool  # run local jobs without a sandbox when none can be made (a warning in every log)
     codebuild_project: str | None  # the CodeBuild project container-image jobs run on; None: no CodeBuild here
     runner_timeout_seconds: int  # the longest job the runner (executor "lambda" or "local") takes
+    # the local executor's containers (executors/containers.py): "auto" (where podman and the local image are
+    # here), "off" (every job in the unshare sandbox; versioned Ubuntu images are then refused)
+    containers: str
 
     def table_name(self, table: str) -> str:
         """The DynamoDB table name for one of the service's tables in this stage."""
@@ -63,6 +66,7 @@ def settings() -> Settings:
         unsafe_no_sandbox=os.environ.get("CONVEYOR_UNSAFE_NO_SANDBOX", "").lower() == "true",
         codebuild_project=os.environ.get("CONVEYOR_CODEBUILD_PROJECT") or None,
         runner_timeout_seconds=int(os.environ.get("CONVEYOR_RUNNER_TIMEOUT_SECONDS", "0") or 0),
+        containers="off" if os.environ.get("CONVEYOR_CONTAINERS", "auto").lower() == "off" else "auto",
     )
 
 

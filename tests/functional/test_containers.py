@@ -1,0 +1,201 @@
+"""The local container executor (chalicelib/executors/containers.py), through real builds: each job in a fresh
+container of Conveyor's local image, its user with passwordless sudo, its own network namespace, nothing of the
+service. Builds run through the SQS pump as ``make run`` runs them, with containers on (the other test modules run
+jobs in the unshare sandbox).
+
+These tests need podman, runc and slirp4netns, root, and the local image (``make test`` installs the first three
+as root with apt-get and builds the image into .images/ once per machine); elsewhere they are skipped, saying why.
+The first test installs a package from Debian's registry inside a job, as a build's ``sudo apt-get install`` does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chalicelib.executors import containers
+from chalicelib.local.pump import SqsPump
+from tests.builds import BuildProject, appveyor_yml
+from tests.functional.test_sandbox import host_processes_with, marker, output_lines, wait_for
+from tests.gitserver import GitServer
+from tests.support import Account
+
+REFUSAL = containers.refusal()
+pytestmark = pytest.mark.skipif(REFUSAL is not None, reason=f"no container can run here: {REFUSAL}")
+CONTRACT = Path(__file__).resolve().parents[2] / "images" / "ubuntu" / "contract.sh"
+
+
+@pytest.fixture(scope="module")
+def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
+    """The app's queue handlers with the local executor's containers on, as ``make run`` has them."""
+    from app import app
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
+        patch.setenv("CONVEYOR_RUNNER_API_URL", api_url)
+        patch.setenv("CONVEYOR_CONTAINERS", "auto")
+        running = SqsPump(app, max_concurrency=4, wait_seconds=1)
+        running.start()
+        yield running
+        running.stop()
+
+
+@pytest.fixture
+def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
+    def make(files: dict[str, str]) -> BuildProject:
+        return BuildProject(account, git_server, files)
+
+    return make
+
+
+def test_a_package_one_job_installs_with_sudo_and_its_writes_to_usr_are_gone_for_the_next_job(  # type: ignore[no-untyped-def]
+    make_project,
+) -> None:
+    project = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "image: Ubuntu2204",
+                "build_script:",
+                '  - if [ "$MODE" = install ]; then sudo apt-get install -y -q hello && hello; fi',
+                '  - if [ "$MODE" = install ]; then echo left | sudo tee /usr/left-by-a-build; fi',
+                "  - command -v hello || echo NO-HELLO",
+                "  - test -e /usr/left-by-a-build && echo FOUND-LEFTOVER || echo NO-LEFTOVER",
+            )
+        }
+    )
+
+    first = project.run(environmentVariables={"MODE": "install"})
+    first_log = project.log(first["jobs"][0]["jobId"])
+    second = project.run(environmentVariables={"MODE": "look"})
+    second_log = project.log(second["jobs"][0]["jobId"])
+
+    assert first["status"] == "success", first_log
+    assert "Hello, world!" in output_lines(first_log, "Hello, world!"), first_log
+    assert output_lines(first_log, "FOUND-LEFTOVER") == ["FOUND-LEFTOVER"], first_log  # the write did land
+    assert second["status"] == "success", second_log
+    assert output_lines(second_log, "NO-HELLO") == ["NO-HELLO"], second_log
+    assert output_lines(second_log, "NO-LEFTOVER") == ["NO-LEFTOVER"], second_log
+
+
+def test_a_job_cannot_connect_to_a_port_another_running_job_listens_on_at_127_0_0_1(  # type: ignore[no-untyped-def]
+    make_project,
+) -> None:
+    port = 18000 + int(marker()) % 1000
+    listener = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "build_script:",
+                f"  - python3 -m http.server {port} --bind 127.0.0.1 > /dev/null 2>&1 &",
+                f"  - until curl -s -o /dev/null http://127.0.0.1:{port}/; do sleep 0.1; done; echo LISTENING",
+                "  - sleep 600",
+            )
+        }
+    )
+    prober = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "build_script:",
+                f"  - curl -s -o /dev/null -m 5 http://127.0.0.1:{port}/ && echo REACHED || echo UNREACHABLE",
+            )
+        }
+    )
+
+    listening = listener.start()
+    job = listener.wait_for_log(listener.build(listening["version"])["jobs"][0]["jobId"], "\nLISTENING", 120)
+    probe = prober.run()
+    probe_log = prober.log(probe["jobs"][0]["jobId"])
+    still_listening = listener.build(listening["version"])["status"]
+    slug = listener.project["slug"]
+    assert listener.account.api.delete(f"/builds/{listener.account.name}/{slug}/{listening['version']}").status == 204
+    listener.wait(listening["version"])
+
+    assert "LISTENING" in job and still_listening == "running"  # it listened the whole time
+    assert probe["status"] == "success", probe_log
+    assert output_lines(probe_log, "UNREACHABLE") == ["UNREACHABLE"], probe_log
+
+
+def test_the_local_image_keeps_its_contract(make_project) -> None:  # type: ignore[no-untyped-def]
+    project = make_project(
+        {"contract.sh": CONTRACT.read_text(), "appveyor.yml": appveyor_yml("build_script:", "  - bash contract.sh")}
+    )
+
+    build = project.run()
+    log = project.log(build["jobs"][0]["jobId"])
+
+    assert output_lines(log, "CONTRACT BROKEN") == [], log
+    assert len(output_lines(log, "CONTRACT ok: ")) >= 15, log
+    assert build["status"] == "success", log
+
+
+def test_processes_a_job_leaves_behind_in_its_container_die_with_it(make_project) -> None:  # type: ignore[no-untyped-def]
+    detached, daemon, rooted = f"600.{marker()}", f"600.{marker()}", f"600.{marker()}"
+    project = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "build_script:",
+                f"  - setsid sleep {detached} > /dev/null 2>&1 & sleep 1",
+                f"  - nohup setsid sh -c 'sleep {daemon} & exit 0' > /dev/null 2>&1 & sleep 1",
+                f"  - sudo setsid sh -c 'sleep {rooted} & exit 0' > /dev/null 2>&1 & sleep 1",
+                "  - sleep 2 && echo still-running",
+            )
+        }
+    )
+
+    version = project.start()["version"]
+    tags = (detached, daemon, rooted)
+    seen_running = wait_for(lambda: all(host_processes_with(tag) for tag in tags), seconds=60)
+    build = project.wait(version)
+
+    log = project.log(build["jobs"][0]["jobId"])
+    assert seen_running, f"the job's processes were never seen running: the test proves nothing\n{build}\n{log}"
+    assert build["status"] == "success", log
+    assert wait_for(lambda: not any(host_processes_with(tag) for tag in tags), seconds=10), (
+        f"processes of the finished job are still running: {[host_processes_with(tag) for tag in tags]}"
+    )
+
+
+# Plants a file as root (sudo) in every folder of the container a build may write to, or looks for it there.
+ROOT_PLANTER = """\
+import os, subprocess, sys
+marker, mode = sys.argv[1], sys.argv[2]
+found = subprocess.run(["find", "/", "-xdev", "-type", "d", "-perm", "-0002"], capture_output=True, text=True).stdout
+folders = set(found.split()) | {"/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/usr/local/bin", "/etc", "/root",
+                                "/home/appveyor", "/home/appveyor/projects", "/opt"}
+for folder in sorted(folders):
+    path = os.path.join(folder, "planted-" + marker)
+    if mode == "plant":
+        try:
+            with open(path, "w") as planted:
+                planted.write("left by an earlier build")
+            print("PLANTED", folder)
+        except OSError as error:
+            print("CANNOT-PLANT", folder, error.strerror)
+    else:
+        print("LEFT" if os.path.exists(path) else "CLEAN", folder)
+"""
+
+
+def test_files_a_job_writes_anywhere_as_root_are_gone_for_the_next_job_and_never_reach_this_machine(  # type: ignore[no-untyped-def]
+    make_project,
+) -> None:
+    project = make_project(
+        {
+            "planter.py": ROOT_PLANTER,
+            "appveyor.yml": appveyor_yml("build_script:", "  - sudo python3 planter.py $MARKER $MODE"),
+        }
+    )
+    name = marker()
+
+    first = project.run(environmentVariables={"MARKER": name, "MODE": "plant"})
+    planted_log = project.log(first["jobs"][0]["jobId"])
+    planted = [line.split()[1] for line in output_lines(planted_log, "PLANTED ")]
+    second = project.run(environmentVariables={"MARKER": name, "MODE": "check"})
+    checked_log = project.log(second["jobs"][0]["jobId"])
+
+    assert first["status"] == second["status"] == "success", (planted_log, checked_log)
+    assert {"/tmp", "/etc", "/usr/local/bin", "/root", "/home/appveyor/projects"} <= set(planted), planted_log
+    assert output_lines(checked_log, "LEFT ") == [], checked_log
+    assert sorted(line.split()[1] for line in output_lines(checked_log, "CLEAN ")) == sorted(planted)
+    assert [folder for folder in planted if Path(folder, f"planted-{name}").exists()] == []  # not on this machine
