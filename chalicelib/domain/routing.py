@@ -16,7 +16,7 @@ from chalicelib.core.status import Event
 from chalicelib.domain import build_agents, progress
 from chalicelib.errors import Invalid
 from chalicelib.executors.images import DEFAULT_IMAGE, MAX_IMAGE_LENGTH, NoExecutor, route
-from chalicelib.store import reports
+from chalicelib.store import blobs, logs, reports
 
 
 def check_images(images: list[str | None]) -> None:
@@ -63,7 +63,9 @@ def _no_pull_requests(image: str, agents: list[BuildAgent], pull_request: bool) 
 
 
 def refuse(job: Job, reason: str) -> None:
-    """The job cannot run here: it fails at once, and its messages say why."""
+    """The job cannot run here: it fails at once, and its log (its first line, written before it fails so that
+    no reader finds it failed with an empty log), its ``message`` and its messages say why."""
+    logs.write_log(blobs.prefix_of(job), f"{reason}\n".encode())
     reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": reason, "category": "error"})])
     progress.move(job, Event.FAIL, reason, counts=JobCounts(messages=1))
     progress.refresh(job)

@@ -63,7 +63,8 @@ def build_json(build: Build | BuildSummary, jobs: list[Job] | None = None) -> di
 
 def job_json(job: Job) -> dict[str, Any]:
     """A build job; beyond AppVeyor's fields, where it runs (none for a job no executor took: its messages say
-    why), the build agent that took it, and, while it is queued, what it waits for (a build agent of its image)."""
+    why), the build agent that took it, and, while it is queued, what it waits for (a build agent of its image), or,
+    failed without running, why it could not run."""
     shape = {
         "jobId": job.job_id,
         "name": job.name,
@@ -78,9 +79,14 @@ def job_json(job: Job) -> dict[str, Any]:
         shape["executor"] = str(job.executor)
     if job.executor == Executor.AGENT and job.agent:  # the build agent that took it (the team's own machine)
         shape["agentName"] = job.agent
-    if job.message and job.status == Status.QUEUED:
-        shape["message"] = job.message
+    if job.message and (job.status == Status.QUEUED or _never_ran(job)):
+        shape["message"] = job.message  # what it waits for; or why it could not run
     return shape
+
+
+def _never_ran(job: Job) -> bool:
+    """A job that failed without starting: refused (an image no executor serves), so its message says why."""
+    return job.status == Status.FAILED and job.started is None
 
 
 def commit_time(iso: str) -> str:

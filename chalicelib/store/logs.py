@@ -214,6 +214,11 @@ def _compose_multipart(key: str, chunks: list[Chunk]) -> None:
         raise
 
 
+def write_log(job_prefix: str, text: bytes) -> None:
+    """Make ``text`` the job's finished log: for a job the service ends itself, that never ran."""
+    _put(job_log_key(job_prefix), text)
+
+
 def delete_log(job_prefix: str) -> None:
     """Remove the job's log, running or finished."""
     delete_prefix(f"{job_prefix}log/")

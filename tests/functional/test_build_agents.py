@@ -77,6 +77,23 @@ def test_an_image_no_executor_serves_fails_at_once_naming_it_and_never_runs(
     assert "started" not in job
 
 
+def test_a_job_that_could_not_run_says_why_in_its_log_first_line_and_its_message(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    yml = appveyor_yml("image: macos-sonoma", "build_script:", "  - echo never")
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    build = project.wait(project.start()["version"])
+    job = build["jobs"][0]
+    (reason,) = [message["message"] for message in account.api.get(f"/buildjobs/{job['jobId']}/messages").json]
+    assert "'macos-sonoma'" in reason
+    assert job["message"] == reason  # not null: the job itself says why, not only its messages
+    assert project.log(job["jobId"]).splitlines()[0] == reason
+    assert (
+        account.api.get(f"/projects/{account.name}/{project.project['slug']}").json["build"]["jobs"][0]["message"]
+        == reason
+    )
+
+
 def test_an_image_only_agents_serve_waits_queued_saying_so_while_none_is_connected(
     account: Account, git_server: GitServer, pump: SqsPump
 ) -> None:
