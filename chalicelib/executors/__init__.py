@@ -64,6 +64,24 @@ def job_timeout(executor: str | None) -> int:
     return config.job_timeout_seconds
 
 
+def local_notice() -> str | None:
+    """What the local stack says once at its start about where its jobs run; None for another executor."""
+    config = settings()
+    if config.executor != "local":
+        return None
+    if config.containers == "off":
+        return "Jobs run in the unshare sandbox (CONVEYOR_CONTAINERS=off): jobs of Ubuntu1604 ... Ubuntu2204 fail."
+    from chalicelib.executors import containers
+
+    why = containers.refusal()
+    if why is None:
+        return "Jobs run in containers of Conveyor's local image (podman with runc; docs/executors.md)."
+    return (
+        f"Jobs run in the unshare sandbox, not in containers: {why}. Jobs of no image or Ubuntu run there; jobs of "
+        "Ubuntu1604 ... Ubuntu2204 fail, saying so."
+    )
+
+
 def refusal(executor: str | None, image: str | None = None) -> str | None:
     """Why jobs of ``executor`` (and ``image``, as routed) cannot be run here now; None when they can."""
     config = settings()

@@ -40,7 +40,7 @@ from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket
 
 log = logging.getLogger(__name__)
 PROJECT_DIR = Path(__file__).resolve().parents[2]
-IMAGE_ROOT = PROJECT_DIR / ".images" / "ubuntu"  # make image builds it (images/ubuntu/build.sh)
+IMAGE_ROOT = PROJECT_DIR / ".images" / "ubuntu"  # make image builds it (images/ubuntu/build.sh); CONVEYOR_LOCAL_IMAGE
 IMAGE_STAMP = "etc/conveyor-image"  # written last by the image's setup: a tree without it is not finished
 INIT = PROJECT_DIR / "images" / "ubuntu" / "init.py"
 ID_SHIFT = 100000  # the container's uid 0 is this machine's 100000 (images/ubuntu/shift_ids.py owns the tree so)
@@ -66,26 +66,30 @@ def image_names() -> tuple[str, ...]:
     return tuple(UBUNTU_IMAGES)
 
 
-@functools.cache
 def runtime() -> Runtime | str:
     """podman with runc and the local image, or why jobs cannot run in containers here (tried once per process)."""
+    return _runtime(Path(os.environ.get("CONVEYOR_LOCAL_IMAGE") or IMAGE_ROOT))
+
+
+@functools.cache
+def _runtime(image: Path) -> Runtime | str:
     podman = shutil.which("podman")
     missing = [tool for tool in ("podman", "runc", "slirp4netns") if shutil.which(tool) is None]
     if missing:
         return f"{', '.join(missing)} not installed (apt-get install podman runc slirp4netns uidmap iptables)"
     if os.geteuid() != 0:
         return "the container executor runs podman as root, and this service does not run as root"
-    if not (IMAGE_ROOT / IMAGE_STAMP).is_file():
-        return f"the local image is not built (make image builds it into {IMAGE_ROOT.relative_to(PROJECT_DIR)})"
+    if not (image / IMAGE_STAMP).is_file():
+        return f"the local image is not built (make image builds it into {image})"
     assert podman is not None
     probe = subprocess.run(
         [podman, "--runtime", "runc", "run", "--rm", *LIMITS, *_MAPPING, "--network", "none", "--rootfs",
-         f"{IMAGE_ROOT}:O", "/bin/true"],
+         f"{image}:O", "/bin/true"],
         capture_output=True, timeout=120, check=False, env=_environment(),
     )  # fmt: skip
     if probe.returncode != 0:
         return f"podman could not start a container: {_podman_error(probe.stderr)}"
-    return Runtime(podman, IMAGE_ROOT)
+    return Runtime(podman, image)
 
 
 def refusal() -> str | None:

@@ -123,6 +123,9 @@ def run_local(options: LocalOptions) -> None:
     print(f"API key ({options.admin_email}, account {options.account}): {key}", flush=True)
     print(f"AWS endpoint: {os.environ['AWS_ENDPOINT_URL']}", flush=True)
     print(f"Dashboard: http://127.0.0.1:{options.port}/ (sign in with the key above)", flush=True)
+    notice = executors.local_notice()
+    if notice is not None:
+        print(notice, file=sys.stderr, flush=True)
     refusal = executors.refusal(Executor.RUNNER)
     if refusal is not None:
         print(refusal, file=sys.stderr, flush=True)

@@ -199,3 +199,19 @@ def test_files_a_job_writes_anywhere_as_root_are_gone_for_the_next_job_and_never
     assert output_lines(checked_log, "LEFT ") == [], checked_log
     assert sorted(line.split()[1] for line in output_lines(checked_log, "CLEAN ")) == sorted(planted)
     assert [folder for folder in planted if Path(folder, f"planted-{name}").exists()] == []  # not on this machine
+
+
+def test_a_job_whose_image_cannot_run_here_says_why_on_its_logs_first_line_and_in_its_message(  # type: ignore[no-untyped-def]
+    make_project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_LOCAL_IMAGE", str(tmp_path / "never-built"))
+    project = make_project({"appveyor.yml": appveyor_yml("image: Ubuntu2004", "build_script:", "  - echo ran")})
+
+    build = project.run()
+    job = build["jobs"][0]
+    log = project.log(job["jobId"])
+
+    assert build["status"] == job["status"] == "failed"
+    assert log.splitlines()[0] == job["message"], log
+    assert "'Ubuntu2004'" in job["message"] and "the local image is not built (make image" in job["message"]
+    assert "ran" not in log.splitlines()
