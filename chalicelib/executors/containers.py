@@ -48,6 +48,7 @@ BUILD_UID = ID_SHIFT + 1000  # appveyor's, outside: the runner runs as it, so bo
 JOBS_ROOT = Path("/var/tmp/conveyor-jobs")  # the sandbox empties /var/tmp: each runner sees its own job's only
 # this machine's root cannot raise a limit (no CAP_SYS_RESOURCE on some hosts), and podman's defaults would
 LIMITS = ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096")
+MAPPING = ("--uidmap", f"0:{ID_SHIFT}:65536", "--gidmap", f"0:{ID_SHIFT}:65536")  # the image's tree is owned so
 _READY = b"conveyor-container-ready\n"
 _START_SECONDS = 60.0
 _FIRST_FD = 20  # the shell's descriptors, above those the sandbox's mount script uses
@@ -83,7 +84,7 @@ def _runtime(image: Path) -> Runtime | str:
         return f"the local image is not built (make image builds it into {image})"
     assert podman is not None
     probe = subprocess.run(
-        [podman, "--runtime", "runc", "run", "--rm", *LIMITS, *_MAPPING, "--network", "none", "--rootfs",
+        [podman, "--runtime", "runc", "run", "--rm", *LIMITS, *MAPPING, "--network", "none", "--rootfs",
          f"{image}:O", "/bin/true"],
         capture_output=True, timeout=120, check=False, env=_environment(),
     )  # fmt: skip
@@ -96,9 +97,6 @@ def refusal() -> str | None:
     """Why this machine runs no container now, or None."""
     made = runtime()
     return None if isinstance(made, Runtime) else made
-
-
-_MAPPING = ("--uidmap", f"0:{ID_SHIFT}:65536", "--gidmap", f"0:{ID_SHIFT}:65536")
 
 
 def run(ticket: Ticket, timeout: float) -> int:
@@ -117,45 +115,51 @@ def run(ticket: Ticket, timeout: float) -> int:
              "/opt/conveyor/init.py"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=_environment(), start_new_session=True,
         )  # fmt: skip
-        try:
-            if not _ready(container):
+        assert container.stdin is not None and container.stdout is not None
+        # the runner holds the only copies: when it closes the commands, the container ends
+        commands = fcntl.fcntl(container.stdin.fileno(), fcntl.F_DUPFD_CLOEXEC, _FIRST_FD)
+        output = fcntl.fcntl(container.stdout.fileno(), fcntl.F_DUPFD_CLOEXEC, _FIRST_FD)
+        container.stdin.close()
+        container.stdout.close()
+        copies = [commands, output]
+
+        def close_copies() -> None:
+            while copies:
+                os.close(copies.pop())
+
+        def ready() -> bool:  # the runner has started, and loads while the container starts
+            try:
+                if _ready(output):
+                    log.info("job %s: its container started in %.2f s", ticket.job_id, time.monotonic() - started)
+                    return True
                 container.kill()
                 container.wait()
                 errors.seek(0)
                 _fail(ticket, f"This job's container could not start: {_podman_error(errors.read())}.")
-                return 0
-            log.info("job %s: its container started in %.2f s", ticket.job_id, time.monotonic() - started)
-            return _run_beside(ticket, container, work, timeout)
+                return False
+            finally:
+                close_copies()
+
+        shell = job_container.JobContainer(work, commands, output)
+        try:
+            return sandbox.run(
+                replace(ticket, container=shell.to_ticket()),
+                unsafe=False,
+                timeout=timeout,
+                made_for_job=sandbox.as_user(BUILD_UID, (str(work),)),
+                pass_fds=(commands, output),
+                started=ready,
+            )
         finally:
+            close_copies()
             _remove(made.podman, name, container)
             shutil.rmtree(work, ignore_errors=True)
-
-
-def _run_beside(ticket: Ticket, container: subprocess.Popen[bytes], work: Path, timeout: float) -> int:
-    """The job's runner in the sandbox, as the build's user, holding the container's shell."""
-    assert container.stdin is not None and container.stdout is not None
-    commands = fcntl.fcntl(container.stdin.fileno(), fcntl.F_DUPFD_CLOEXEC, _FIRST_FD)
-    output = fcntl.fcntl(container.stdout.fileno(), fcntl.F_DUPFD_CLOEXEC, _FIRST_FD)
-    container.stdin.close()  # the runner holds the only writer: when it closes it, the container ends
-    container.stdout.close()
-    shell = job_container.JobContainer(work, commands, output)
-    try:
-        return sandbox.run(
-            replace(ticket, container=shell.to_ticket()),
-            unsafe=False,
-            timeout=timeout,
-            made_for_job=sandbox.as_user(BUILD_UID, (str(work),)),
-            pass_fds=(commands, output),
-        )
-    finally:
-        os.close(commands)
-        os.close(output)
 
 
 def _run_options(work: Path, name: str) -> list[str]:
     socket_folder = work / job_container.SOCKET_SUBFOLDER
     return [
-        "--runtime", "runc", "run", "--rm", "-i", "--name", name, "--log-driver", "none", *LIMITS, *_MAPPING,
+        "--runtime", "runc", "run", "--rm", "-i", "--name", name, "--log-driver", "none", *LIMITS, *MAPPING,
         "--user", "appveyor", "--network", "slirp4netns", "--hostname", "appveyor-vm", "--pull", "never",
         "--env", f"CONVEYOR_API_PORT={job_container.API_PORT}",
         "--env", f"CONVEYOR_API_SOCKET={job_container.SOCKET_FOLDER}/{job_container.SOCKET_NAME}",
@@ -178,10 +182,8 @@ def _job_folder(job_id: str) -> Path:
     return work
 
 
-def _ready(container: subprocess.Popen[bytes]) -> bool:
+def _ready(fd: int) -> bool:
     """Whether the container's first process said it is ready (byte by byte: nothing after it is consumed)."""
-    assert container.stdout is not None
-    fd = container.stdout.fileno()
     deadline = time.monotonic() + _START_SECONDS
     seen = b""
     while not seen.endswith(b"\n"):

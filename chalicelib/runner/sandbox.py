@@ -19,6 +19,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -136,10 +137,17 @@ def as_user(uid: int, writable: tuple[str, ...]) -> Sandbox:
 
 
 def run(
-    ticket: Ticket, unsafe: bool, timeout: float, made_for_job: Sandbox | None = None, pass_fds: tuple[int, ...] = ()
+    ticket: Ticket,
+    unsafe: bool,
+    timeout: float,
+    made_for_job: Sandbox | None = None,
+    pass_fds: tuple[int, ...] = (),
+    started: Callable[[], bool] | None = None,
 ) -> int:
     """Run the ticket's job in a new sandbox (``made_for_job``, else this machine's) and wait for it; the runner's
-    exit code. ``pass_fds``: descriptors the runner is handed (a container's shell)."""
+    exit code. ``pass_fds``: descriptors the runner is handed (a container's shell). ``started`` is called once the
+    runner's process is started (it loads while its container starts), before it is handed its ticket: False
+    kills it, handed nothing, and the job is the caller's (0)."""
     made = made_for_job or sandbox()
     warning = None if made_for_job else check(unsafe)
     runner = [sys.executable, "-I", "-m", "chalicelib.runner"]
@@ -160,6 +168,10 @@ def run(
         pass_fds=pass_fds,
     )
     assert process.stdin is not None
+    if started is not None and not started():
+        process.kill()
+        process.wait()
+        return 0
     try:
         process.stdin.write(ticket.to_json().encode())
         process.stdin.close()
