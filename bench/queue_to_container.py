@@ -44,7 +44,7 @@ def run() -> Section:
     first_command = sorted(run["first_command"] for run in runs)
     median = statistics.median(first_command)
     succeeded = sum(run["status"] == "success" for run in runs)
-    bare = [made.podman, "--runtime", "runc", "run", "--rm", *containers.LIMITS]
+    bare = [made.podman, "--runtime", "runc", "run", "--rm", *containers.limits()]
     mapped = [*bare, *containers.MAPPING, "--user", "appveyor", "--network", "slirp4netns"]
     section.figures += [
         Figure(

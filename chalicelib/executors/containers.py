@@ -25,6 +25,7 @@ import fcntl
 import functools
 import logging
 import os
+import resource
 import secrets
 import select
 import shutil
@@ -46,8 +47,29 @@ INIT = PROJECT_DIR / "images" / "ubuntu" / "init.py"
 ID_SHIFT = 100000  # the container's uid 0 is this machine's 100000 (images/ubuntu/shift_ids.py owns the tree so)
 BUILD_UID = ID_SHIFT + 1000  # appveyor's, outside: the runner runs as it, so both write the job's folder
 JOBS_ROOT = Path("/var/tmp/conveyor-jobs")  # the sandbox empties /var/tmp: each runner sees its own job's only
-# this machine's root cannot raise a limit (no CAP_SYS_RESOURCE on some hosts), and podman's defaults would
-LIMITS = ("--ulimit", "nofile=1024:1024", "--ulimit", "nproc=4096:4096")
+PIDS_LIMIT = 2048  # a job's processes at most (its cgroup's): a fork bomb stops there, and other jobs run on
+
+
+def limits() -> tuple[str, ...]:
+    """The container's resource limits: this machine's own hard limits, never more. Its root may not be allowed to
+    raise one (no CAP_SYS_RESOURCE on some hosts), as podman's defaults (a million open files) would. The process
+    count limit is per user of this machine, shared by every job's ``appveyor``: the pids cgroup bounds each job."""
+    nofile = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    nproc = resource.getrlimit(resource.RLIMIT_NPROC)[1]
+    nofile = 1048576 if nofile == resource.RLIM_INFINITY else nofile
+    # 32768: Linux's default pid_max, so no real bound; more is refused here (runc's own limit, it seems)
+    nproc = 32768 if nproc == resource.RLIM_INFINITY else min(nproc, 32768)
+    soft = min(1024, nofile)
+    return (
+        "--ulimit",
+        f"nofile={soft}:{nofile}",
+        "--ulimit",
+        f"nproc={nproc}:{nproc}",
+        "--pids-limit",
+        str(PIDS_LIMIT),
+    )
+
+
 MAPPING = ("--uidmap", f"0:{ID_SHIFT}:65536", "--gidmap", f"0:{ID_SHIFT}:65536")  # the image's tree is owned so
 _READY = b"conveyor-container-ready\n"
 _START_SECONDS = 60.0
@@ -84,7 +106,7 @@ def _runtime(image: Path) -> Runtime | str:
         return f"the local image is not built (make image builds it into {image})"
     assert podman is not None
     probe = subprocess.run(
-        [podman, "--runtime", "runc", "run", "--rm", *LIMITS, *MAPPING, "--network", "none", "--rootfs",
+        [podman, "--runtime", "runc", "run", "--rm", *limits(), *MAPPING, "--network", "none", "--rootfs",
          f"{image}:O", "/bin/true"],
         capture_output=True, timeout=120, check=False, env=_environment(),
     )  # fmt: skip
@@ -159,7 +181,7 @@ def run(ticket: Ticket, timeout: float) -> int:
 def _run_options(work: Path, name: str) -> list[str]:
     socket_folder = work / job_container.SOCKET_SUBFOLDER
     return [
-        "--runtime", "runc", "run", "--rm", "-i", "--name", name, "--log-driver", "none", *LIMITS, *MAPPING,
+        "--runtime", "runc", "run", "--rm", "-i", "--name", name, "--log-driver", "none", *limits(), *MAPPING,
         "--user", "appveyor", "--network", "slirp4netns", "--hostname", "appveyor-vm", "--pull", "never",
         "--env", f"CONVEYOR_API_PORT={job_container.API_PORT}",
         "--env", f"CONVEYOR_API_SOCKET={job_container.SOCKET_FOLDER}/{job_container.SOCKET_NAME}",

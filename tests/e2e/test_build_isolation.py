@@ -75,26 +75,28 @@ for root in sorted({os.environ["HOME"], "/tmp"}):
 print("SCAN DONE")
 """
 
-# What the build tries next: the AWS emulator the stack keeps its tables in, on a loopback port, with made-up keys.
+# What the build tries next: the AWS emulator the stack keeps its tables in, on a loopback port, with made-up keys;
+# from a container also through 10.0.2.2, the address slirp4netns gives the machine that runs the container.
 PROBE = """\
 import os, urllib.request
 
-request = urllib.request.Request(
-    "http://127.0.0.1:" + os.environ["EMULATOR_PORT"] + "/",
-    data=b"{}",
-    method="POST",
-    headers={
-        "X-Amz-Target": "DynamoDB_20120810.ListTables",
-        "Content-Type": "application/x-amz-json-1.0",
-        "Authorization": "AWS4-HMAC-SHA256 Credential=attacker/20200101/us-east-1/dynamodb/aws4_request, "
-        "SignedHeaders=host, Signature=00",
-    },
-)
-try:
-    with urllib.request.urlopen(request, timeout=10) as reply:
-        print("EMULATOR", reply.status, reply.read().decode(errors="replace")[:4000])
-except Exception as error:
-    print("EMULATOR REFUSED", error)
+for host in os.environ["EMULATOR_HOSTS"].split():
+    request = urllib.request.Request(
+        "http://" + host + ":" + os.environ["EMULATOR_PORT"] + "/",
+        data=b"{}",
+        method="POST",
+        headers={
+            "X-Amz-Target": "DynamoDB_20120810.ListTables",
+            "Content-Type": "application/x-amz-json-1.0",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=attacker/20200101/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=00",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            print("EMULATOR", host, reply.status, reply.read().decode(errors="replace")[:4000])
+    except Exception as error:
+        print("EMULATOR", host, "REFUSED", error)
 """
 
 
@@ -179,17 +181,21 @@ def test_a_build_scanning_every_process_and_file_it_can_read_finds_none_of_the_s
 def test_a_build_cannot_read_the_stacks_tables_through_the_aws_emulator(
     stack: LocalStack, git_server: GitServer
 ) -> None:
+    hosts = ["127.0.0.1", "10.0.2.2"] if stack.executor == "container" else ["127.0.0.1"]
     build, log = run_build(
         stack,
         git_server,
         {"probe.py": PROBE, "appveyor.yml": "build_script:\n  - python3 probe.py\n"},
-        {"EMULATOR_PORT": str(stack.emulator_port)},  # make run's is 5000; a build could as well try every port
+        # make run's port is 5000; a build could as well try every port
+        {"EMULATOR_PORT": str(stack.emulator_port), "EMULATOR_HOSTS": " ".join(hosts)},
     )
 
     assert build["status"] == "success", (build, log, stack.stderr)
     answer = [line for line in log.splitlines() if line.startswith("EMULATOR ")]
-    assert len(answer) == 1, log
-    assert "conveyor-local-" not in answer[0], f"the build listed the stack's tables: {answer[0]}"
+    assert [line.split()[1] for line in answer] == hosts, log
+    assert [line for line in answer if "conveyor-local-" in line] == [], (
+        f"the build listed the stack's tables: {answer}"
+    )
 
 
 def test_stack_secrets_were_in_the_stacks_environment_so_the_scan_could_have_found_them(stack: LocalStack) -> None:
