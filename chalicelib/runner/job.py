@@ -300,7 +300,9 @@ def _inline_deploy_phase(run: Run, config: dict[str, Any], count: int) -> None:
 def _clone(run: Run) -> None:
     config = run.configuration
     if config.get("cloneFolder"):
-        run.say(f"clone_folder is not used on this runner; the build folder is {run.folder}.")
+        run.say(
+            f"clone_folder is not used on this runner; the build folder is {run.variables['APPVEYOR_BUILD_FOLDER']}."
+        )
     clone_scripts = config.get("cloneScripts", [])
     if clone_scripts:
         if run.spec["source"].get("credentials"):

@@ -18,6 +18,14 @@ import pytest
 from chalicelib.executors import containers
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
+from tests.functional.test_repository_credentials import (  # noqa: F401 (private_server: a fixture)
+    TOKEN,
+    USER,
+    add_private_project,
+    private_repository,
+    private_server,
+    run_build,
+)
 from tests.functional.test_sandbox import host_processes_with, marker, output_lines, wait_for
 from tests.gitserver import GitServer
 from tests.support import Account
@@ -215,3 +223,77 @@ def test_a_job_whose_image_cannot_run_here_says_why_on_its_logs_first_line_and_i
     assert log.splitlines()[0] == job["message"], log
     assert "'Ubuntu2004'" in job["message"] and "the local image is not built (make image" in job["message"]
     assert "ran" not in log.splitlines()
+
+
+# Run in the job's container, as appveyor then as root: every process's memory, environment and command line there,
+# and the files a build could look in, searched for the repository's password (the needle is put together here, so
+# this file never holds it whole).
+CREDENTIAL_SCAN = """\
+import os
+needle = ("s3cret-clone-" + "token").encode()
+me = os.getpid()
+for pid in sorted((int(name) for name in os.listdir("/proc") if name.isdigit() and int(name) != me)):
+    try:
+        command = open(f"/proc/{pid}/cmdline", "rb").read().replace(bytes(1), b" ").decode(errors="replace")
+    except OSError:
+        continue
+    print("PROCESS", pid, command[:100])
+    try:
+        environment = open(f"/proc/{pid}/environ", "rb").read()
+        maps = open(f"/proc/{pid}/maps").read().splitlines()
+        memory = open(f"/proc/{pid}/mem", "rb", 0)
+    except OSError as error:
+        print("UNREADABLE", pid, error.strerror)
+        continue
+    print("SCANNED", pid, command[:100])
+    if needle in environment or needle in command.encode():
+        print("FOUND environment", pid)
+    for line in maps:
+        where, rights = line.split()[:2]
+        if not rights.startswith("r"):
+            continue
+        start, end = (int(bound, 16) for bound in where.split("-"))
+        try:
+            memory.seek(start)
+            if needle in memory.read(end - start):
+                print("FOUND memory", pid, line)
+        except (OSError, OverflowError, ValueError):
+            continue
+for root in ("/home", "/root", "/tmp", "/var/tmp", "/run", "/opt", "/etc"):
+    for folder, _, files in os.walk(root):
+        for name in files:
+            path = os.path.join(folder, name)
+            try:
+                if needle in open(path, "rb").read(1 << 22):
+                    print("FOUND file", path)
+            except OSError:
+                continue
+print("SCAN DONE")
+"""
+
+
+def test_a_build_with_root_in_its_container_finds_the_repositorys_password_nowhere(
+    account: Account,
+    private_server: GitServer,  # noqa: F811 (the fixture imported above)
+    pump: SqsPump,
+) -> None:
+    files = {
+        "scan.py": CREDENTIAL_SCAN,
+        "appveyor.yml": appveyor_yml("build_script:", "  - python3 scan.py", "  - sudo python3 scan.py"),
+    }
+    url = private_repository(private_server, files)
+    reply = add_private_project(
+        account, url, repositoryAuthentication="credentials", repositoryUsername=USER, repositoryPassword=TOKEN
+    )
+    assert reply.status == 200, reply.body
+
+    build, log = run_build(account, reply.json)
+
+    assert build["status"] == "success", log  # it built: the runner fetched the source with the password
+    assert output_lines(log, "SCAN DONE") == ["SCAN DONE"] * 2, log  # as appveyor, then as root
+    scanned = output_lines(log, "SCANNED ")
+    assert len(scanned) >= 2, log  # it read the memory of the container's other processes: the shell, the first
+    processes = output_lines(log, "PROCESS ")
+    assert [line for line in processes if "chalicelib.runner" in line] == [], log  # the runner is not among them
+    assert output_lines(log, "FOUND") == [], log
+    assert TOKEN not in log
