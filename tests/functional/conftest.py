@@ -42,6 +42,17 @@ def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
 
 
 @pytest.fixture
+def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
+    """Makes a project of ``account`` whose repository holds ``files`` (its first commit's fields in ``commit``),
+    built by the pump's handlers."""
+
+    def make(files: dict[str, str], **commit: object) -> BuildProject:
+        return BuildProject(account, git_server, files, **commit)
+
+    return make
+
+
+@pytest.fixture
 def built(account: Account, git_server: GitServer, pump: SqsPump) -> tuple[BuildProject, dict[str, Any]]:
     """A project with a successful build whose artifacts are out/app.txt (named app) and site/index.html (site)."""
     project = BuildProject(account, git_server, {"appveyor.yml": ARTIFACTS_YML})

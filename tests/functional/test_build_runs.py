@@ -8,25 +8,13 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 import requests
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.local.pump import SqsPump
 from chalicelib.store import jobs as job_store
 from tests.awscalls import s3_calls
-from tests.builds import BuildProject, appveyor_yml
-from tests.gitserver import GitServer
-from tests.support import Account
-
-
-@pytest.fixture
-def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
-    def make(files: dict[str, str], **commit: object) -> BuildProject:
-        return BuildProject(account, git_server, files, **commit)
-
-    return make
+from tests.builds import appveyor_yml
 
 
 def wait_until_empty(url: str, seconds: float = 10) -> None:

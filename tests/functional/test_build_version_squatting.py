@@ -6,12 +6,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pytest
-
-from chalicelib.local.pump import SqsPump
 from tests.builds import FINISHED, WAIT_SECONDS, BuildProject, appveyor_yml
-from tests.gitserver import GitServer
-from tests.support import Account
 
 # the project's versions are 1.0.{build}, the default
 TAKES_THE_NEXT_VERSION = appveyor_yml(
@@ -19,14 +14,6 @@ TAKES_THE_NEXT_VERSION = appveyor_yml(
     "  - appveyor UpdateBuild -Version 1.0.$((APPVEYOR_BUILD_NUMBER + 1))",
     "  - echo version now $APPVEYOR_BUILD_VERSION",
 )
-
-
-@pytest.fixture
-def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
-    def make(files: dict[str, str]) -> BuildProject:
-        return BuildProject(account, git_server, files)
-
-    return make
 
 
 def finished(project: BuildProject, build_id: int) -> dict[str, Any]:

@@ -60,14 +60,6 @@ EVERY_VERB_YML = appveyor_yml(
 )
 
 
-@pytest.fixture
-def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
-    def make(files: dict[str, str]) -> BuildProject:
-        return BuildProject(account, git_server, files)
-
-    return make
-
-
 def run_by_id(project: BuildProject) -> dict[str, Any]:
     """Start a build and wait for it to finish, following it by id: its scripts may change its version."""
     build_id = project.start()["buildId"]

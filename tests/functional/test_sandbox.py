@@ -18,11 +18,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.local.pump import SqsPump
 from chalicelib.runner import sandbox as local
 from tests.builds import BuildProject, appveyor_yml
-from tests.gitserver import GitServer
-from tests.support import Account
 
 SANDBOX = local.sandbox()
 needs_sandbox = pytest.mark.skipif(
@@ -77,14 +74,6 @@ for folder in sys.argv[1:]:
     except OSError as error:
         print("CANNOT-WRITE", folder, error.strerror)
 """
-
-
-@pytest.fixture
-def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
-    def make(files: dict[str, str]) -> BuildProject:
-        return BuildProject(account, git_server, files)
-
-    return make
 
 
 def marker() -> str:
