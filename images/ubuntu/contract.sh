@@ -23,7 +23,8 @@ check "the build folder is the current folder" test "$PWD" = "$APPVEYOR_BUILD_FO
 check "HOME is /home/appveyor" test "$HOME" = /home/appveyor
 version=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 check "\$HOME/venv$version for the image's python3" test -x "$HOME/venv$version/bin/python"
-check "APPVEYOR_API_URL answers" sh -c 'curl -s -o /dev/null -w "%{http_code}" "$APPVEYOR_API_URL" | grep -q "^[0-9]"'
+check "the appveyor command reaches the Build Worker API" appveyor AddMessage "The image contract was checked"
+check "APPVEYOR_API_URL answers curl" sh -c 'curl -sf -X POST -H "Content-Type: application/json" -d "{\"message\": \"curl reached it\"}" "${APPVEYOR_API_URL}api/build/messages"'
 for missing in pwsh nvm; do
 	if command -v "$missing" >/dev/null 2>&1; then echo "CONTRACT extra: $missing"; else echo "CONTRACT lacks: $missing"; fi
 done

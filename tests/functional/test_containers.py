@@ -133,8 +133,11 @@ def test_the_local_image_keeps_its_contract(make_project) -> None:  # type: igno
     log = project.log(build["jobs"][0]["jobId"])
 
     assert output_lines(log, "CONTRACT BROKEN") == [], log
-    assert len(output_lines(log, "CONTRACT ok: ")) >= 15, log
+    assert len(output_lines(log, "CONTRACT ok: ")) >= 16, log
     assert build["status"] == "success", log
+    messages = project.account.api.get(f"/buildjobs/{build['jobs'][0]['jobId']}/messages").json
+    texts = [message["message"] for message in messages]
+    assert "The image contract was checked" in texts and "curl reached it" in texts, messages
 
 
 def test_processes_a_job_leaves_behind_in_its_container_die_with_it(make_project) -> None:  # type: ignore[no-untyped-def]
@@ -297,3 +300,22 @@ def test_a_build_with_root_in_its_container_finds_the_repositorys_password_nowhe
     assert [line for line in processes if "chalicelib.runner" in line] == [], log  # the runner is not among them
     assert output_lines(log, "FOUND") == [], log
     assert TOKEN not in log
+
+
+def test_a_powershell_line_fails_saying_the_image_has_no_pwsh_and_never_runs_beside_the_runner(  # type: ignore[no-untyped-def]
+    make_project,
+) -> None:
+    project = make_project(
+        {"appveyor.yml": appveyor_yml("image: Ubuntu2204", "build_script:", "  - ps: Write-Host hi", "  - echo after")}
+    )
+
+    failed = project.run()
+    failed_log = project.log(failed["jobs"][0]["jobId"])
+    skipped = project.run(environmentVariables={"APPVEYOR_YML_DISABLE_PS_LINUX": "true"})
+    skipped_log = project.log(skipped["jobs"][0]["jobId"])
+
+    assert failed["status"] == "failed", failed_log
+    assert "'ps:' scripts need PowerShell (pwsh), which this job's image does not have" in failed_log
+    assert "after" not in failed_log.splitlines()
+    assert skipped["status"] == "success", skipped_log
+    assert "after" in skipped_log.splitlines()
