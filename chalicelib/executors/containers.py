@@ -238,7 +238,6 @@ def _fail(ticket: Ticket, reason: str) -> None:
     client = JobClient(ticket)
     try:
         client.put_log_chunk(0, (reason + "\n").encode())
-        client.add_messages([{"kind": "message", "message": reason, "category": "error", "details": None}])
         client.finish("failed", reason, 1, [])
     except ProtocolError:
         log.warning("job %s: could not say why it could not run: %s", ticket.job_id, reason, exc_info=True)

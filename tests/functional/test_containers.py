@@ -10,6 +10,9 @@ The first test installs a package from Debian's registry inside a job, as a buil
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -319,3 +322,40 @@ def test_a_powershell_line_fails_saying_the_image_has_no_pwsh_and_never_runs_bes
     assert "after" not in failed_log.splitlines()
     assert skipped["status"] == "success", skipped_log
     assert "after" in skipped_log.splitlines()
+
+
+def broken_image(root: Path) -> Path:
+    """A root filesystem that passes the executor's probe (``/bin/true`` runs in it) but holds no user ``appveyor``
+    and no Python: a job's container cannot start in it."""
+    wanted = [Path("/usr/bin/true")]
+    linked = subprocess.run(["ldd", "/usr/bin/true"], capture_output=True, text=True, check=True).stdout
+    wanted += [Path(word) for word in linked.split() if word.startswith("/")]
+    for path in wanted:
+        (root / path.relative_to("/")).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path.resolve(), root / path.relative_to("/"))
+    (root / "bin").mkdir(exist_ok=True)
+    shutil.copy2("/usr/bin/true", root / "bin" / "true")
+    (root / containers.IMAGE_STAMP).parent.mkdir(parents=True, exist_ok=True)
+    (root / containers.IMAGE_STAMP).write_text("a broken image")
+    shift = [sys.executable, str(containers.PROJECT_DIR / "images" / "ubuntu" / "shift_ids.py")]
+    subprocess.run([*shift, str(root), str(containers.ID_SHIFT)], check=True)  # owned as make image owns its tree
+    return root
+
+
+def test_a_job_whose_container_cannot_start_fails_with_podmans_words_first_in_its_log(  # type: ignore[no-untyped-def]
+    make_project, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_LOCAL_IMAGE", str(broken_image(tmp_path / "image")))
+    assert containers.refusal() is None  # the probe passes: the failure comes as the job's container starts
+    project = make_project({"appveyor.yml": appveyor_yml("image: Ubuntu2204", "build_script:", "  - echo ran")})
+
+    build = project.run()
+    job = build["jobs"][0]
+    log = project.log(job["jobId"])
+    messages = [message["message"] for message in project.account.api.get(f"/buildjobs/{job['jobId']}/messages").json]
+
+    assert build["status"] == job["status"] == "failed", log
+    first = log.splitlines()[0]
+    assert first.startswith("This job's container could not start: ") and "appveyor" in first, log
+    assert messages == [first]
+    assert "ran" not in log.splitlines()
