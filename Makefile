@@ -24,6 +24,12 @@ IMAGE := .images/ubuntu
 IMAGE_STAMP := $(IMAGE)/etc/conveyor-image
 IMAGE_INPUTS := images/ubuntu/packages images/ubuntu/setup.sh images/ubuntu/build.sh images/ubuntu/shift_ids.py
 
+# A registry's passing failure (a timeout, a reset connection, a 5xx under load) should not fail a first run: each
+# install from a registry is tried up to 3 times, RETRY_PAUSE seconds apart, before the run fails.
+RETRY_PAUSE ?= 10
+RETRY = sh -c 'for attempt in 1 2 3; do "$$@" && exit 0; [ $$attempt -lt 3 ] || exit 1; \
+	echo "that failed (attempt $$attempt of 3): trying again in $(RETRY_PAUSE) s..." >&2; sleep $(RETRY_PAUSE); done' retry
+
 .PHONY: run test check fuzz bench package clean chromium containers image lock
 
 run: $(STAMP) image
@@ -43,7 +49,8 @@ test: $(STAMP) $(AZURITE_STAMP) $(MOCHA_STAMP) chromium image
 chromium:
 	@if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium chromium-driver; \
+		echo "installing chromium and chromium-driver with apt-get (first run)..." && $(RETRY) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(RETRY) apt-get install -y -q chromium chromium-driver; \
 	else echo "chromium or chromedriver missing (apt-get install chromium chromium-driver): browser tests will be skipped"; fi
 
 containers:
@@ -51,7 +58,8 @@ containers:
 		command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
 	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-		apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(CONTAINER_TOOLS); \
+		echo "installing $(CONTAINER_TOOLS) with apt-get (first run)..." && $(RETRY) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(RETRY) apt-get install -y -q --no-install-recommends $(CONTAINER_TOOLS); \
 	else echo "missing:$$missing (apt-get install $(CONTAINER_TOOLS), as root): jobs run in the unshare sandbox"; fi
 
 image: containers
@@ -82,21 +90,29 @@ check: $(STAMP)
 	$(BIN)/lint-imports
 	$(MAKE) test
 
+# Each step says what it does before it starts (a first run installs for some 3 minutes); pip shows its own
+# progress (a line per package, a bar per download).
 $(STAMP): requirements.txt requirements-dev.txt constraints.txt pyproject.toml
-	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet pip==26.2.1  # chalice 1.34 asks for pip < 26.3 (it packages with pip)
-	$(BIN)/python -m pip install --quiet -r requirements.txt -r requirements-dev.txt -c constraints.txt
-	$(BIN)/python -m pip install --quiet --no-deps -e .
-	touch $(STAMP)
+	@test -x $(BIN)/python || { echo "creating the virtual environment $(VENV)..."; $(PYTHON) -m venv $(VENV); }
+	@echo "installing pip 26.2.1 into $(VENV)..."
+	@$(RETRY) $(BIN)/python -m pip install --quiet pip==26.2.1  # chalice 1.34 asks for pip < 26.3 (it packages with pip)
+	@echo "installing Python packages into $(VENV) (first run, ~3 min)..."
+	@$(RETRY) $(BIN)/python -m pip install --progress-bar on -r requirements.txt -r requirements-dev.txt -c constraints.txt
+	@echo "installing Conveyor itself into $(VENV) (editable)..."
+	@$(RETRY) $(BIN)/python -m pip install --quiet --no-deps -e .
+	@touch $(STAMP)
+	@echo "$(VENV) is ready."
 
 $(AZURITE_STAMP):
 	@if command -v npm >/dev/null 2>&1; then \
-		npm install --prefix $(AZURITE) azurite@$(AZURITE_VERSION) --no-audit --no-fund --loglevel=error && touch $@; \
+		echo "installing Azurite $(AZURITE_VERSION) into $(AZURITE) with npm (first run, ~1 min)..." && \
+		$(RETRY) npm install --prefix $(AZURITE) azurite@$(AZURITE_VERSION) --no-audit --no-fund --loglevel=error && touch $@; \
 	else echo "npm not found: Azurite is not installed, the Azure Blob deployment tests will be skipped"; fi
 
 $(MOCHA_STAMP):
 	@if command -v npm >/dev/null 2>&1; then \
-		npm install --prefix $(MOCHA) mocha@$(MOCHA_VERSION) mocha-appveyor-reporter@$(MOCHA_REPORTER_VERSION) \
+		echo "installing mocha $(MOCHA_VERSION) and mocha-appveyor-reporter into $(MOCHA) with npm (first run)..." && \
+		$(RETRY) npm install --prefix $(MOCHA) mocha@$(MOCHA_VERSION) mocha-appveyor-reporter@$(MOCHA_REPORTER_VERSION) \
 			--no-audit --no-fund --loglevel=error && echo '*' > $(MOCHA)/.gitignore && chmod -R a+rX $(MOCHA) && touch $@; \
 	else echo "npm not found: mocha is not installed, the mocha reporter test will be skipped"; fi
 

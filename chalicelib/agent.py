@@ -206,7 +206,7 @@ class BuildJobAgent:
                 continue
             ticket = Ticket.from_json(json.dumps(answer))
             self.say(f"Job {ticket.job_id}: running")
-            self.say(f"Job {ticket.job_id}: the runner exited with code {self.run_job(ticket)}")
+            self.say(f"Job {ticket.job_id}: {_ending(self.run_job(ticket))}")
             if once:
                 return
 
@@ -227,3 +227,14 @@ class BuildJobAgent:
                 self._service.call("/builds/busy")
             except AgentError as error:
                 self.say(f"The service could not be told this agent is busy: {error}")
+
+
+def _ending(exit_code: int) -> str:
+    """What a runner's exit code says about its job: 0 is any job it ended (a failed one too), its result reported
+    to the service and logged by the runner just above; anything else, a runner that stopped before it could."""
+    if exit_code == 0:
+        return "the runner ended it and reported its result to the service (the runner's line above says which)"
+    return (
+        f"the runner stopped (exit code {exit_code}) before it reported a result; the service fails the job when "
+        "its lease ends"
+    )

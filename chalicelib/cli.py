@@ -111,6 +111,11 @@ def apply_stage_environment(stage: str) -> None:
         raise SystemExit(f"conveyor: no stage '{stage}' in .chalice/config.json")
     os.environ.update(config.get("environment_variables", {}))
     os.environ.update(config["stages"][stage].get("environment_variables", {}))
+    if stage == "local" and not os.environ.get("AWS_ENDPOINT_URL"):
+        from chalicelib.local.persistence import state_folder
+        from chalicelib.local.stackfile import use_running_stack
+
+        use_running_stack(state_folder(PROJECT_DIR))  # the stack `make run` started, with its own credentials
     if os.environ.get("AWS_ENDPOINT_URL"):
         from chalicelib.local.emulator import use_fake_credentials
 

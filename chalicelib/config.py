@@ -34,6 +34,8 @@ class Settings:
     unsafe_no_sandbox: bool  # run local jobs without a sandbox when none can be made (a warning in every log)
     codebuild_project: str | None  # the CodeBuild project container-image jobs run on; None: no CodeBuild here
     runner_timeout_seconds: int  # the longest job the runner (executor "lambda" or "local") takes
+    oidc_signing_key: str  # the asymmetric KMS key (an alias) that signs jobs' ID tokens (docs/oidc.md)
+    oidc_published_keys: tuple[str, ...]  # further keys the issuers' JWKS lists: the next one, or the one before
     # the local executor's containers (executors/containers.py): "auto" (where podman and the local image are
     # here), "off" (every job in the unshare sandbox; versioned Ubuntu images are then refused)
     containers: str
@@ -66,6 +68,10 @@ def settings() -> Settings:
         unsafe_no_sandbox=os.environ.get("CONVEYOR_UNSAFE_NO_SANDBOX", "").lower() == "true",
         codebuild_project=os.environ.get("CONVEYOR_CODEBUILD_PROJECT") or None,
         runner_timeout_seconds=int(os.environ.get("CONVEYOR_RUNNER_TIMEOUT_SECONDS", "0") or 0),
+        oidc_signing_key=os.environ.get("CONVEYOR_OIDC_SIGNING_KEY") or f"alias/conveyor-{stage}-oidc",
+        oidc_published_keys=tuple(
+            key.strip() for key in os.environ.get("CONVEYOR_OIDC_PUBLISHED_KEYS", "").split(",") if key.strip()
+        ),
         containers="off" if os.environ.get("CONVEYOR_CONTAINERS", "auto").lower() == "off" else "auto",
     )
 

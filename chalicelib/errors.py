@@ -54,3 +54,10 @@ class TooManyRequests(ConveyorError):
     """Too many attempts in a while (failed sign-ins): the caller must wait before trying again."""
 
     status = 429
+
+
+class Unavailable(ConveyorError):
+    """What the request needs of the service's own setup is missing or failing (a KMS key): nothing the caller
+    did, and nothing changed."""
+
+    status = 503

@@ -31,6 +31,7 @@ CONSUME_ACTIONS = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMe
 OBJECT_ACTIONS = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"]
 BUCKET_ACTIONS = ["s3:ListBucket"]  # listing prefixes; it also makes a missing key a 404 rather than a 403
 SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/secrets.py
+SIGN_ACTIONS = ["kms:GetPublicKey", "kms:Sign"]  # chalicelib/store/signing.py: jobs' ID tokens, the JWKS
 LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]  # the log groups are the template's
 EMAIL_ACTIONS = ["ses:SendEmail"]  # chalicelib/notify/email.py, from the stage's verified sender identity
 INVOKE_ACTIONS = ["lambda:InvokeFunction"]  # chalicelib/executors/aws_lambda.py: a job's ticket to the runner
@@ -80,6 +81,7 @@ class Resources:
     sender_identity: str | None = None  # the SES identity notification e-mails are sent from
     runner: str | None = None  # the runner function build jobs are handed to
     build_project: str | None = None  # the CodeBuild project container-image jobs run on
+    signing_key: str | None = None  # the asymmetric KMS key that signs jobs' ID tokens
 
 
 def role_policies(used: Resources) -> list[dict[str, Any]]:
@@ -94,6 +96,7 @@ def role_policies(used: Resources) -> list[dict[str, Any]]:
         _allow("Bucket", BUCKET_ACTIONS, [_arn(used.bucket)]),
         _allow("BucketObjects", OBJECT_ACTIONS, [_sub(f"${{{used.bucket}.Arn}}/*")]),
         _allow("Secrets", SECRET_ACTIONS, [_arn(used.key)]),
+        _allow("SignIdTokens", SIGN_ACTIONS, [_arn(used.signing_key)] if used.signing_key else []),
         _allow("Logs", LOG_ACTIONS, [_arn(group) for group in used.log_groups]),  # a group's Arn ends in :*
         _allow("Email", EMAIL_ACTIONS, [_identity_arn(used.sender_identity)] if used.sender_identity else []),
         _allow("InvokeRunner", INVOKE_ACTIONS, [_arn(used.runner)] if used.runner else []),
@@ -133,8 +136,9 @@ def codebuild_trust_policy() -> dict[str, Any]:
     return _trust("codebuild.amazonaws.com")
 
 
-def secrets_key_policy() -> dict[str, Any]:
-    """The secrets key's policy: it trusts the account's IAM policies, for the listed actions only."""
+def secrets_key_policy(actions: list[str] = SECRET_ACTIONS) -> dict[str, Any]:
+    """The secrets key's policy (or, with SIGN_ACTIONS, the signing key's): it trusts the account's IAM policies,
+    for the listed actions only."""
     account = {"AWS": _sub("arn:${AWS::Partition}:iam::${AWS::AccountId}:root")}
     return {
         "Version": "2012-10-17",
@@ -146,7 +150,7 @@ def secrets_key_policy() -> dict[str, Any]:
                 "Action": KEY_ADMIN_ACTIONS,
                 "Resource": "*",
             },
-            {"Sid": "Use", "Effect": "Allow", "Principal": account, "Action": SECRET_ACTIONS, "Resource": "*"},
+            {"Sid": "Use", "Effect": "Allow", "Principal": account, "Action": actions, "Resource": "*"},
         ],
     }
 

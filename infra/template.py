@@ -22,6 +22,7 @@ from chalicelib.executors import codebuild
 from chalicelib.local.resources import DEAD_LETTER_SUFFIX, MAX_RECEIVES
 from chalicelib.store.schema import ALL_MODELS
 from infra.policy import (
+    SIGN_ACTIONS,
     Resources,
     build_project_role_policies,
     codebuild_trust_policy,
@@ -49,6 +50,7 @@ DELETE = {"DeletionPolicy": "Delete", "UpdateReplacePolicy": "Delete"}  # queues
 REST_API = "RestAPI"  # Chalice's logical id of the API
 DEPLOYMENT_PACKAGE = "./deployment.zip"  # where `chalice package` puts every function's code (its CodeUri)
 RUNNER = "Runner"  # the runner function's logical id
+SIGNING_KEY = "IdTokenSigningKey"  # the ID tokens' KMS key's logical id
 RUNNER_HANDLER = "chalicelib.runner.aws_lambda.handler"
 RUNNER_TIMEOUT_SECONDS = 900  # Lambda's longest
 RUNNER_MEMORY_MB = 3008
@@ -71,6 +73,7 @@ def merge_template(stage: Stage) -> dict[str, Any]:
     _codebuild(stage, resources)
     resources["DataBucket"] = {"Type": "AWS::S3::Bucket", **RETAIN, "Properties": _bucket(stage)}
     resources.update(_secrets_key(stage))
+    resources.update(_signing_key(stage))
     resources["NotificationSender"] = _sender_identity(stage)
     used = Resources(
         tables,
@@ -82,6 +85,7 @@ def merge_template(stage: Stage) -> dict[str, Any]:
         "NotificationSender",
         RUNNER,
         BUILD_PROJECT,
+        SIGNING_KEY,
     )
     resources["DefaultRole"] = {"Properties": {"Policies": role_policies(used)}}
     outputs: dict[str, Any] = {}
@@ -353,6 +357,26 @@ def _secrets_key(stage: Stage) -> dict[str, Any]:
     return {
         "SecretsKey": {"Type": "AWS::KMS::Key", **RETAIN, "Properties": key},
         "SecretsKeyAlias": {"Type": "AWS::KMS::Alias", "Properties": alias},
+    }
+
+
+def _signing_key(stage: Stage) -> dict[str, Any]:
+    """The asymmetric KMS key behind the stage's CONVEYOR_OIDC_SIGNING_KEY alias: it signs jobs' ID tokens, and its
+    private half never leaves KMS. Kept when the stack goes (relying parties may still hold its public half); it
+    does not rotate by itself: docs/oidc.md says how a new one replaces it."""
+    alias_name = stage.settings.oidc_signing_key
+    if not alias_name.startswith("alias/"):
+        raise ValueError(f"CONVEYOR_OIDC_SIGNING_KEY must be an alias/... for the template to make it: {alias_name}")
+    key = {
+        "Description": f"{stage.app_name} {stage.name}: signs jobs' OpenID Connect ID tokens",
+        "KeySpec": "RSA_2048",
+        "KeyUsage": "SIGN_VERIFY",
+        "KeyPolicy": secrets_key_policy(SIGN_ACTIONS),
+    }
+    alias = {"AliasName": alias_name, "TargetKeyId": {"Ref": SIGNING_KEY}}
+    return {
+        SIGNING_KEY: {"Type": "AWS::KMS::Key", **RETAIN, "Properties": key},
+        f"{SIGNING_KEY}Alias": {"Type": "AWS::KMS::Alias", "Properties": alias},
     }
 
 

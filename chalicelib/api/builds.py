@@ -14,7 +14,13 @@ from chalicelib.api.calls import Call
 from chalicelib.core.logs import ByteRange
 from chalicelib.domain import build_reads, builds, job_files, job_reports
 from chalicelib.shapes.builds import build_json
-from chalicelib.wire.builds import artifact_json, form_body, parse_artifact_query, parse_start_request
+from chalicelib.wire.builds import (
+    artifact_json,
+    form_body,
+    parse_artifact_query,
+    parse_start_request,
+    wants_redirect,
+)
 from chalicelib.wire.fields import Fields, path_id
 from chalicelib.wire.reports import message_json, reported_test_json
 
@@ -86,20 +92,25 @@ def list_job_tests(call: Call, jobId: str) -> list[dict[str, Any]]:
 
 def download_artifact(call: Call, jobId: str, **parts: str) -> Response:
     """302 to a job's artifact, named by the path's segments after ``artifacts/`` (``part1``, ``part2``, ...: a
-    file name may hold "/" unencoded)."""
-    return _redirect(job_files.artifact_url(call.caller, jobId, _file_name(parts)))
+    file name may hold "/" unencoded); with ``redirect=false``, 200 and its short-lived URL in JSON."""
+    query = dict(call.request.query_params or {})
+    return _download(job_files.artifact_url(call.caller, jobId, _file_name(parts)), wants_redirect(query))
 
 
 def download_last_artifact(call: Call, accountName: str, projectSlug: str, **parts: str) -> Response:
     """302 to an artifact of the project's last build (that the query selects), named as download_artifact's."""
-    query = parse_artifact_query(dict(call.request.query_params or {}))
+    params = dict(call.request.query_params or {})
+    query = parse_artifact_query(params)
     file_name = _file_name(parts)
-    return _redirect(job_files.last_artifact_url(call.caller, accountName, projectSlug, file_name, query))
+    url = job_files.last_artifact_url(call.caller, accountName, projectSlug, file_name, query)
+    return _download(url, wants_redirect(params))
 
 
 def _file_name(parts: dict[str, str]) -> str:
     return "/".join(unquote(parts[f"part{index}"]) for index in range(1, len(parts) + 1))
 
 
-def _redirect(url: str) -> Response:
+def _download(url: str, redirect: bool) -> Response:
+    if not redirect:
+        return Response(body={"url": url}, status_code=200, headers={"Cache-Control": "no-store"})
     return Response(body="", status_code=302, headers={"Location": url})

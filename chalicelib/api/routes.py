@@ -37,6 +37,7 @@ JSON = ("application/json",)  # Chalice's default: a request whose body is of an
 ARTIFACT_DEPTH = 4  # a file name may hold "/" unencoded: routes for up to this many segments
 PROJECT = "/projects/{accountName}/{projectSlug}"
 RUNNER = "/api/runner/jobs/{jobId}"
+ISSUER = "/oidc/{accountName}"  # an account's OpenID Connect issuer (domain/id_tokens.py)
 
 
 @dataclass(frozen=True, repr=False)
@@ -94,6 +95,10 @@ ROUTES: tuple[Route, ...] = (
     Route("PUT", RUNNER + "/tests", "runner.update_tests"),
     Route("PUT", RUNNER + "/build", "runner.update_build"),
     Route("POST", RUNNER + "/finish", "runner.runner_finish"),
+    # oidc.py: a job's ID token, with the request token derived from its job token; each account's issuer, no key
+    Route("GET", RUNNER + "/id-token", "oidc.job_id_token"),
+    Route("GET", ISSUER + "/.well-known/openid-configuration", "oidc.openid_configuration"),
+    Route("GET", ISSUER + "/.well-known/jwks", "oidc.issuer_jwks"),
     # webhooks.py: repositories' webhooks, with the project's webhook id (and secret)
     *(
         Route(

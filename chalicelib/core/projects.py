@@ -49,3 +49,6 @@ class Project(FieldsRepr):
     schedule_crontab_expression: str | None = None  # AppVeyor's scheduleCrontabExpression: NCrontab's fields, UTC
     schedule_next_run: datetime | None = None  # when the schedule is due next (set with the expression)
     schedule_last_error: str | None = None  # why the last scheduled build did not start; None once one did
+    # the settings YAML as PUT, kept when it holds what one configuration cannot (for: items, a list of
+    # configurations): builds read it as they read a repository's appveyor.yml, for their branch
+    settings_yaml: str | None = None

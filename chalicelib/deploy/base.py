@@ -47,6 +47,9 @@ class Delivery:
     context: dict[str, Any]  # account, project, build, job, commit JSON for webhook bodies (already wire-shaped)
     log: Callable[[str], None]  # one log line (the caller masks secrets)
     should_stop: Callable[[], bool]  # True once the deployment was stopped: return soon, raising DeployStopped
+    # the deployment job's OpenID Connect ID token for an audience (a role assumed with it instead of stored keys);
+    # None where the service issues none
+    id_token: Callable[[str], str] | None = None
 
     def setting(self, name: str) -> str:
         """A provider setting, stripped; empty when not set."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import boto3
@@ -12,6 +13,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 from chalicelib.config import settings
 from chalicelib.deploy.base import Delivery, DeployFailed, open_artifact, selected
 
+STS_AUDIENCE = "sts.amazonaws.com"
+ROLE_SECONDS = 3600  # a deployment's uploads; STS's least is 900
 _UNSUPPORTED = (
     "unzip",
     "remove_files",
@@ -48,20 +51,52 @@ def deliver(delivery: Delivery) -> None:
 
 
 def _client(delivery: Delivery) -> Any:
-    """A client of its own: the target's keys and region are not the service's (AWS_ENDPOINT_URL still applies)."""
+    """A client of its own: the target's keys and region are not the service's (AWS_ENDPOINT_URL still applies).
+    With ``role_arn``, the keys are a role's, assumed with the deployment's ID token (docs/oidc.md)."""
     key_id, secret = delivery.setting("access_key_id"), delivery.setting("secret_access_key")
     if bool(key_id) != bool(secret):
         raise DeployFailed("The S3 provider needs both access_key_id and secret_access_key, or neither.")
+    role_arn = delivery.setting("role_arn")
+    if role_arn and key_id:
+        raise DeployFailed(
+            "role_arn is assumed with the deployment's ID token, not with stored keys: leave access_key_id and "
+            "secret_access_key empty, or role_arn."
+        )
     config = _retries(delivery.setting("max_error_retry"))
+    region = delivery.setting("region") or None
     try:
+        if role_arn:
+            key_id, secret, session_token = _assumed(delivery, role_arn, region)
+        else:
+            session_token = ""
         session = boto3.session.Session(
             aws_access_key_id=key_id or None,
             aws_secret_access_key=secret or None,
-            region_name=delivery.setting("region") or None,
+            aws_session_token=session_token or None,
+            region_name=region,
         )
         return session.client("s3", config=config)
     except (BotoCoreError, ValueError) as error:
         raise DeployFailed(f"The S3 provider's settings are not usable: {error}") from None
+
+
+def _assumed(delivery: Delivery, role_arn: str, region: str | None) -> tuple[str, str, str]:
+    """The temporary keys of ``role_arn``, assumed with AssumeRoleWithWebIdentity and the deployment's ID token
+    (for ``audience``, by default STS's own)."""
+    if delivery.id_token is None:
+        raise DeployFailed("role_arn needs the deployment's ID token, which this deployment does not have.")
+    token = delivery.id_token(delivery.setting("audience") or STS_AUDIENCE)
+    session_name = re.sub(r"[^\w+=,.@-]", "-", f"conveyor-{delivery.context.get('projectSlug', '')}")[:64]
+    try:
+        sts = boto3.session.Session(region_name=region).client("sts")
+        answer = sts.assume_role_with_web_identity(
+            RoleArn=role_arn, RoleSessionName=session_name, WebIdentityToken=token, DurationSeconds=ROLE_SECONDS
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise DeployFailed(f"Assuming {role_arn} with the deployment's ID token failed: {_reason(error)}") from None
+    credentials = answer["Credentials"]
+    delivery.log(f"Assumed {role_arn} with the deployment's ID token")
+    return credentials["AccessKeyId"], credentials["SecretAccessKey"], credentials["SessionToken"]
 
 
 def _retries(max_error_retry: str) -> Config:

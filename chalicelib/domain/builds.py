@@ -33,7 +33,7 @@ from chalicelib.domain.projects import find_project
 from chalicelib.domain.repositories import unserved
 from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.domain.validation import MAX_TEXT_LENGTH
-from chalicelib.domain.yamlconfig import merge_repository_file
+from chalicelib.domain.yamlconfig import merge_repository_file, read_repository_file
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs, build_states, counters, job_moves, reports
@@ -210,6 +210,9 @@ def merged_configuration(
         configuration, version_format = merge_repository_file(
             configuration, version_format, revision.service_yml, branch=branch or revision.branch
         )
+    elif project.settings_yaml is not None:  # settings with for: items or a list: read for the branch, as a file
+        configuration, read_format = read_repository_file(project.settings_yaml, branch or revision.branch)
+        version_format = read_format or version_format
     return configuration, version_format
 
 

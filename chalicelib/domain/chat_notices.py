@@ -15,7 +15,7 @@ from chalicelib import outbound
 from chalicelib.config import forge_api_url
 from chalicelib.domain.notification_rules import render
 from chalicelib.domain.secrets import is_token
-from chalicelib.domain.yamlconfig.notifications import CHAT_SETTINGS
+from chalicelib.domain.yamlconfig.notifications import CHAT_SETTINGS, UNSENT_CREDENTIALS, provider_sent
 from chalicelib.notify import slack, teams
 from chalicelib.notify.webhook import TIMEOUT_SECONDS, host_of
 
@@ -67,12 +67,18 @@ def webhook_refusal(notification: Mapping[str, Any]) -> str | None:
 
 def seal_secrets(configuration: dict[str, Any]) -> None:
     """Make, in place, the plain ``incoming_webhook`` and ``auth_token`` of Slack and Teams entries secure values
-    (the caller encrypts them)."""
+    (the caller encrypts them), and the credentials of entries of providers Conveyor does not send (a
+    GitHubPullRequest entry's auth_token is a GitHub token: never sent, it is still not kept in plain text)."""
     for notification in configuration.get("notifications") or []:
-        if str(notification.get("provider", "")).strip().lower() not in CHAT_SETTINGS:
+        keys: tuple[str, ...]
+        if str(notification.get("provider", "")).strip().lower() in CHAT_SETTINGS:
+            keys = CREDENTIALS
+        elif not provider_sent(notification):
+            keys = UNSENT_CREDENTIALS
+        else:
             continue
         settings = notification.get("settings") or {}
-        for key in CREDENTIALS:
+        for key in keys:
             value = settings.get(key)
             if isinstance(value, str) and value:
                 settings[key] = {"secure": value}

@@ -24,12 +24,13 @@ from chalicelib.core.jobs import Executor, Job, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployFailed, DeployStopped
-from chalicelib.domain import progress
+from chalicelib.domain import id_tokens, progress
 from chalicelib.domain.delivery_inputs import DeploymentInputs, job_artifacts, substitute
 from chalicelib.domain.environments import environment_values
 from chalicelib.domain.inline_delivery import inline_inputs
 from chalicelib.domain.job_environment import appveyor_variables
 from chalicelib.domain.secrets import DESTINATION_SETTINGS
+from chalicelib.errors import ConveyorError
 from chalicelib.executors import job_timeout
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.logstream import LogStream, SecretMask
@@ -53,6 +54,7 @@ class Run(Attempt):
     project: Project
     build: Build
     job: Job
+    environment_name: str | None = None  # the environment it delivers to (None: an inline deployment, its build's)
 
 
 def run_deployment_job(job_id: str) -> None:
@@ -82,6 +84,7 @@ def run_deployment_job(job_id: str) -> None:
         stream = LogStream(logs.chunk_sink(job_prefix), SecretMask(inputs.secrets), chunk_bytes=logs.MIN_PART_BYTES)
         deadline = time.monotonic() + job_timeout(Executor.RUNNER)  # the deployments function's, as the runner's
         run = Run(project=project, build=build, job=job, log=stream, variables=inputs.variables, deadline=deadline)
+        run.environment_name = environment.name if environment is not None else None
         provider = deployment.environment.provider if environment is None else environment.provider
         _deliver(run, provider, inputs, job_prefix)
 
@@ -134,6 +137,7 @@ def _deliver(run: Run, provider: str, inputs: DeploymentInputs, job_prefix: str)
             context=_context(run.project, run.build, inputs.build_jobs[0]),
             log=run.say,
             should_stop=lambda: run.should_stop() is not None,
+            id_token=lambda audience: _id_token(run, audience),
         )
         deploy.deliver(provider, delivery)
         succeeded = True
@@ -156,6 +160,15 @@ def _deliver(run: Run, provider: str, inputs: DeploymentInputs, job_prefix: str)
         log.exception("deployment job %s: the finished log could not be stored", run.job.job_id)
     counts = JobCounts(messages=0 if succeeded or reason == CANCELLED else 1)
     _end_job(run.job, reason, succeeded, message, counts)
+
+
+def _id_token(run: Run, audience: str) -> str:
+    """The deployment's ID token, for a provider that assumes a role with it (its environment names its ``sub``)."""
+    subject = id_tokens.Subject(run.project, run.build, run.job, run.environment_name)
+    try:
+        return id_tokens.deployment_id_token(subject, audience)
+    except ConveyorError as error:
+        raise DeployFailed(error.message) from None
 
 
 def _end_job(job: Job, reason: str | None, succeeded: bool, message: str | None, counts: JobCounts) -> None:

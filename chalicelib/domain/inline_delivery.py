@@ -58,11 +58,12 @@ def inline_inputs(project: Project, build: Build, deployment: Deployment, folder
             if name.lower() in secrets.DESTINATION_SETTINGS and "$(" in value:
                 raise _Refused(f"The deploy: entry's {name} '{value}' names a variable this deployment does not have.")
         if deployment.inline.provider == "S3" and not (
-            settings.get("access_key_id") and settings.get("secret_access_key")
+            (settings.get("access_key_id") and settings.get("secret_access_key")) or settings.get("role_arn")
         ):
             raise _Refused(
-                "An S3 entry of appveyor.yml needs access_key_id and secret_access_key: the service's own role, which "
-                "an environment may deploy with, is not lent to a repository's appveyor.yml."
+                "An S3 entry of appveyor.yml needs access_key_id and secret_access_key, or role_arn (assumed with "
+                "the deployment's ID token): the service's own role, which an environment may deploy with, is not "
+                "lent to a repository's appveyor.yml."
             )
     except _Refused as refusal:
         return DeploymentInputs(jobs, [], {}, {}, [], notes, refusal=str(refusal))

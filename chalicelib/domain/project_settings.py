@@ -24,8 +24,16 @@ from chalicelib.domain.repositories import valid_repository
 from chalicelib.domain.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
 from chalicelib.domain.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
-from chalicelib.domain.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration, from_yaml, to_yaml
-from chalicelib.domain.yamlconfig.notifications import read_back, refusal
+from chalicelib.domain.yamlconfig import (
+    DEFAULT_VERSION_FORMAT,
+    default_configuration,
+    from_yaml,
+    is_per_branch,
+    read_settings_yaml,
+    to_yaml,
+    written_secrets,
+)
+from chalicelib.domain.yamlconfig.notifications import provider_sent, read_back, refusal
 from chalicelib.errors import Invalid
 from chalicelib.store import projects as store
 
@@ -91,6 +99,7 @@ def update_settings(caller: Caller, change: SettingsChange) -> None:
         if change.next_build_number is None
         else valid_build_number(change.next_build_number),
         configuration=configuration,
+        settings_yaml=None,  # the configuration sent replaces the YAML's, for every branch
         role_rights=change.role_rights,
         rolling_builds=change.rolling_builds,
         webhook_secret=_webhook_secret(project, change.webhook_secret),
@@ -116,20 +125,39 @@ def _webhook_secret(project: Project, sent: str | None) -> str | None:
 
 def settings_yaml(caller: Caller, account_name: str, slug: str) -> str:
     project = find_project(caller, account_name, slug)
-    return to_yaml(project.configuration, project.version_format)
+    return project.settings_yaml or to_yaml(project.configuration, project.version_format)
 
 
 def update_settings_yaml(caller: Caller, account_name: str, slug: str, text: str) -> None:
-    """PUT .../settings/yaml: the YAML replaces the configuration (and the version format)."""
+    """PUT .../settings/yaml: the YAML replaces the configuration (and the version format). It takes what
+    appveyor.yml takes: one with for: items or a list of configurations is kept as written, and each build reads it
+    for its branch, as a repository's appveyor.yml is read; the settings show its default branch's configuration."""
     project = find_project(caller, account_name, slug, Right.UPDATE)
-    configuration, version_format = from_yaml(text)
+    per_branch = is_per_branch(text)
+    if per_branch:
+        _check_tokens_only(text)
+    configuration, version_format = read_settings_yaml(text, project.repository_branch or "")
     configuration = _protected(project, configuration, "configuration")
     after = replace(
         project,
         configuration=configuration,
         version_format=valid_version_format(version_format or DEFAULT_VERSION_FORMAT),
+        settings_yaml=text if per_branch else None,
     )
     store.save_settings(project, after)
+
+
+def _check_tokens_only(text: str) -> None:
+    """A settings YAML kept as written holds its secrets as this service's tokens, never in plain text (as a
+    repository's appveyor.yml does): a plain one would be stored as it is."""
+    for path, value in written_secrets(text):
+        if not isinstance(value, str) or not is_token(value):
+            raise invalid(
+                "configuration",
+                f"{path}: settings with for: items or a list of configurations are kept as written, so their "
+                "secrets must be this service's tokens (secure: cvy2:..., as project settings show them), not "
+                "plain text; or set the value as one of the project's environment variables.",
+            )
 
 
 def environment_variables(caller: Caller, account_name: str, slug: str) -> list[dict[str, Any]]:
@@ -146,7 +174,9 @@ def update_environment_variables(caller: Caller, account_name: str, slug: str, v
     # not make every change of variables a 400 (the build's messages name it)
     notifications = configuration.pop("notifications", [])
     configuration = _protected(project, valid_configuration(configuration), "environmentVariables")
-    store.save_settings(project, replace(project, configuration={**configuration, "notifications": notifications}))
+    # the variables replace the settings YAML's for every branch: the settings are one configuration from now on
+    after = replace(project, configuration={**configuration, "notifications": notifications}, settings_yaml=None)
+    store.save_settings(project, after)
 
 
 def set_next_build_number(caller: Caller, account_name: str, slug: str, number: int) -> None:
@@ -207,12 +237,15 @@ def _protected(project: Project, configuration: dict[str, Any], field: str) -> d
 
 
 def _check_new_notifications(project: Project, configuration: dict[str, Any], field: str) -> None:
-    """Refuse a new or changed notifications entry that Conveyor would not send, or whose URL names a host it never
-    connects to. One identical to a stored entry passes as it is (saved before such entries were refused, it is
-    named in its builds' messages), so settings read and put back unchanged are taken."""
+    """Refuse a new or changed notifications entry of a provider Conveyor sends that it could not send as written
+    (a misspelt Slack key, no webhook), or whose URL names a host it never connects to. One identical to a stored
+    entry passes as it is (saved before such entries were refused, it is named in its builds' messages), so
+    settings read and put back unchanged are taken. An entry of a provider Conveyor does not send at all (AppVeyor's
+    GitHubPullRequest, HipChat) is taken with the rest, as appveyor.yml settings it does not honour are: each build
+    names it among its messages ("Notification 2 (GitHubPullRequest) was not sent: ...")."""
     stored = [read_back(entry) for entry in project.configuration.get("notifications") or []]
     for index, notification in enumerate(configuration.get("notifications") or []):
-        if notification in stored:
+        if notification in stored or not provider_sent(notification):
             continue
         if (refused := refusal(notification)) is not None:
             raise invalid(field, refused.at(f"notifications[{index}]"))

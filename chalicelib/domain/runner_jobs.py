@@ -14,7 +14,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import progress
+from chalicelib.domain import id_tokens, progress
 from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
@@ -122,6 +122,10 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
     configuration = job_configuration(build.configuration, job.spec)  # with appveyor.yml's for: items for the job
     depth = configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
     config = settings()
+    # id_token: the request URL and token, the token masked as a secret is (none for a job that does not ask)
+    oidc_variables, oidc_secrets = id_tokens.request_variables(
+        id_tokens.Subject(project, build, job), config.runner_api_url, warnings.append
+    )
     source = clone_source(project)
     return {
         "jobId": job.job_id,
@@ -137,8 +141,8 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
             "depth": depth,
         },
         "configuration": {key: configuration[key] for key in _RUNNER_KEYS if key in configuration},
-        "variables": environment.variables,
-        "secrets": environment.secrets,
+        "variables": {**environment.variables, **oidc_variables},
+        "secrets": [*environment.secrets, *oidc_secrets],
         "warnings": warnings,
         "cacheSave": not withholds_secrets(build),  # what it made is not restored by a build that gets secrets
         "inlineDeployments": deploys_in(project, build, job),  # before_deploy and after_deploy run for them

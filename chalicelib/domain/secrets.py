@@ -50,6 +50,7 @@ DESTINATION_SETTINGS = (
     "repository",
     "bucket",
     "storage_account_name",
+    "role_arn",  # the S3 provider's: the role its deployment's ID token is exchanged for
 )
 
 

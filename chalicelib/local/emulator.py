@@ -8,6 +8,7 @@ less.
 
 from __future__ import annotations
 
+import hmac
 import logging
 import os
 import secrets
@@ -16,14 +17,17 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
+from botocore.credentials import Credentials
 from botocore.handlers import BUILTIN_HANDLERS
 from moto.core.botocore_stubber import MockRawResponse
+from moto.core.utils import utcnow
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from chalicelib.local import moto_patches
+from chalicelib.local.persistence import KeptState
 from chalicelib.local.signatures import ADMIN_HEADER, SignedRequestsOnly
 
 REGION = "us-east-1"
@@ -60,16 +64,31 @@ class _Server(ThreadedMotoServer):
 class _InProcess:
     """botocore's ``before-send`` hook: a DynamoDB request to the emulator is answered by its app (the signature
     check, the lock, moto) called in this thread; other requests (S3's streamed bodies, SQS's long polls) are sent
-    as usual."""
+    as usual.
 
-    def __init__(self, app: Callable[..., Iterable[bytes]], endpoint: str) -> None:
+    AssumeRoleWithWebIdentity is one AWS takes unsigned (the token is the credential), and botocore sends it so;
+    the emulator's port refuses it like any unsigned request (moto checks no token, and would lend a build the
+    emulator). Sent by this process, the stack's (an S3 deployment's role_arn), it is answered here by moto."""
+
+    def __init__(
+        self, app: Callable[..., Iterable[bytes]], endpoint: str, unsigned_app: Callable[..., Iterable[bytes]]
+    ) -> None:
         self._app = app
         self._endpoint = endpoint
+        self._unsigned_app = unsigned_app
 
     def __call__(self, request: AWSPreparedRequest, **_: Any) -> AWSResponse | None:
         target = request.headers.get("X-Amz-Target") or b""
-        if not request.url.startswith(self._endpoint + "/") or not _text(target).startswith("DynamoDB_"):
+        if not request.url.startswith(self._endpoint + "/"):
             return None
+        if _text(target).startswith("DynamoDB_"):
+            return self._answer(request, self._app)
+        body = request.body if isinstance(request.body, bytes | str) else b""
+        if "Authorization" not in request.headers and "Action=AssumeRoleWithWebIdentity" in _text(body).split("&"):
+            return self._answer(request, self._unsigned_app)
+        return None
+
+    def _answer(self, request: AWSPreparedRequest, app: Callable[..., Iterable[bytes]]) -> AWSResponse:
         body = request.body
         if hasattr(body, "read"):
             body = body.read()
@@ -84,7 +103,7 @@ class _InProcess:
             base_url=self._endpoint,
         ).get_environ()
         environ["RAW_URI"] = path + (f"?{query}" if query else "")
-        answer, status, answer_headers = run_wsgi_app(self._app, environ, buffered=True)
+        answer, status, answer_headers = run_wsgi_app(app, environ, buffered=True)
         content = b"".join(answer)
         return AWSResponse(request.url, int(status.split()[0]), dict(answer_headers), MockRawResponse(content))  # type: ignore[arg-type]
 
@@ -96,10 +115,13 @@ def _text(value: str | bytes) -> str:
 class Emulator:
     """An embedded AWS emulator; ``start`` points this process's AWS clients at it."""
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, kept: KeptState | None = None) -> None:
+        """``kept``: where its state is restored from and saved to (None: it starts empty and keeps nothing)."""
         # werkzeug logs every request at INFO; the local stack promises to stay quiet.
         logging.getLogger("werkzeug").setLevel(logging.ERROR)
         self._server = _Server(ip_address="127.0.0.1", port=port, verbose=False)
+        self.kept = kept
+        self.restored = ""
         self.endpoint = ""
         self._secret_key = ""
         self._hook: tuple[str, _InProcess] | None = None
@@ -110,13 +132,22 @@ class Emulator:
         use_fake_credentials()
         moto_patches.install()
         self._secret_key = os.environ["AWS_SECRET_ACCESS_KEY"]
-        moto = _OneDynamoDbRequestAtATime(DomainDispatcherApplication(create_backend_app))
-        self._server.app = SignedRequestsOnly(moto, os.environ["AWS_ACCESS_KEY_ID"], self._secret_key)
+        moto: Callable[..., Iterable[bytes]] = _OneDynamoDbRequestAtATime(
+            DomainDispatcherApplication(create_backend_app)
+        )
+        if self.kept is not None:
+            self.restored = self.kept.restore()
+            moto = self.kept.wrap(moto)
+        self._server.app = SignedRequestsOnly(
+            moto, os.environ["AWS_ACCESS_KEY_ID"], self._secret_key, assumed_role_credentials
+        )
         self._server.start()
+        if self.kept is not None:
+            self.kept.start()
         host, port = self._server.get_host_and_port()
         self.endpoint = f"http://{host}:{port}"
         os.environ["AWS_ENDPOINT_URL"] = self.endpoint
-        self._hook = ("before-send", _InProcess(self._server.app, self.endpoint))
+        self._hook = ("before-send", _InProcess(self._server.app, self.endpoint, moto))
         BUILTIN_HANDLERS.append(self._hook)
         return self.endpoint
 
@@ -129,6 +160,22 @@ class Emulator:
         if self._hook in BUILTIN_HANDLERS:
             BUILTIN_HANDLERS.remove(self._hook)
         self._server.stop()
+        if self.kept is not None:
+            self.kept.stop()  # what changed since its last snapshot
+
+
+def assumed_role_credentials(access_key: str) -> Credentials | None:
+    """The credentials of a role the emulator's STS let the stack assume (AssumeRole, AssumeRoleWithWebIdentity),
+    while they last; None for any other key."""
+    from moto.sts.models import sts_backends
+
+    now = utcnow()
+    for account in list(sts_backends.values()):
+        for backend in list(account.values()):
+            for role in list(backend.assumed_roles):
+                if hmac.compare_digest(role.access_key_id, access_key) and role.expiration > now:
+                    return Credentials(access_key, role.secret_access_key, role.session_token)
+    return None
 
 
 def use_fake_credentials() -> None:

@@ -15,6 +15,7 @@ from chalice.app import SQSEventConfig
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.store import signing
 from chalicelib.store.schema import ensure_tables
 
 MAX_RECEIVES = 5  # deliveries of one message before it is parked in the dead-letter queue
@@ -30,10 +31,12 @@ def queue_names(app: Chalice) -> list[str]:
 
 
 def ensure_resources(app: Chalice) -> None:
-    """Tables, the data bucket, the secrets key, and a queue with its dead-letter queue per SQS handler."""
+    """Tables, the data bucket, the secrets key, the ID tokens' signing key, and a queue with its dead-letter queue
+    per SQS handler."""
     ensure_tables()
     ensure_bucket(settings().bucket)
     ensure_kms_key(settings().kms_key)
+    ensure_signing_key(settings().oidc_signing_key)
     for name in queue_names(app):  # a handler of a dead-letter queue gets it with its main queue
         ensure_queue(name.removesuffix(DEAD_LETTER_SUFFIX))
     ensure_sender_identity(settings().notification_sender)
@@ -60,6 +63,18 @@ def ensure_kms_key(alias: str) -> None:
     if alias not in aliases:
         key_id = kms.create_key(Description="Conveyor secrets")["KeyMetadata"]["KeyId"]
         kms.create_alias(AliasName=alias, TargetKeyId=key_id)
+
+
+def ensure_signing_key(alias: str) -> None:
+    """An asymmetric RSA signing key behind ``alias``, the ID tokens' (created if the alias is missing)."""
+    kms = aws.client("kms")
+    aliases = [entry["AliasName"] for page in kms.get_paginator("list_aliases").paginate() for entry in page["Aliases"]]
+    if alias not in aliases:
+        key_id = kms.create_key(Description="Conveyor ID tokens", KeySpec="RSA_2048", KeyUsage="SIGN_VERIFY")[
+            "KeyMetadata"
+        ]["KeyId"]
+        kms.create_alias(AliasName=alias, TargetKeyId=key_id)
+    signing.forget_public_keys()  # an emulator made afresh has new keys behind the same alias
 
 
 def ensure_queue(name: str) -> str:

@@ -46,10 +46,19 @@ NOT_SIGNED = "Refused: the request is not signed with the local stack's credenti
 class SignedRequestsOnly:
     """WSGI middleware: requests not signed with ``credentials`` get a 403 and never reach moto."""
 
-    def __init__(self, app: Callable[..., Iterable[bytes]], access_key: str, secret_key: str) -> None:
+    def __init__(
+        self,
+        app: Callable[..., Iterable[bytes]],
+        access_key: str,
+        secret_key: str,
+        temporary: Callable[[str], Credentials | None] | None = None,
+    ) -> None:
         self._app = app
         self._access_key = access_key
         self._credentials = Credentials(access_key, secret_key)
+        # temporary credentials the emulator's own STS issued (an S3 deployment's role_arn, assumed with a job's ID
+        # token): only the stack can ask STS for them, as every other request, and it holds them as AWS would
+        self._temporary = temporary
 
     def __call__(self, environ: dict[str, Any], start_response: Callable[..., Any]) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
@@ -73,21 +82,35 @@ class SignedRequestsOnly:
         if any(name == "X-Amz-Signature" for name, _ in query):
             return NOT_SIGNED if "HTTP_AUTHORIZATION" in environ else self._presigned(environ, query)
         match = _HEADER.match(environ.get("HTTP_AUTHORIZATION", ""))
-        if match is None or not hmac.compare_digest(match["key"], self._access_key):
+        if match is None:
+            return NOT_SIGNED
+        credentials = self._credentials_of(match["key"])
+        if credentials is None:
             return NOT_SIGNED
         headers = _headers(environ, match["headers"].split(";"))
+        if credentials.token is not None and not hmac.compare_digest(
+            headers.get("X-Amz-Security-Token", ""), credentials.token
+        ):
+            return NOT_SIGNED
         if not _fresh(headers.get("X-Amz-Date", ""), _MAX_SKEW_SECONDS):
             return NOT_SIGNED
         body = b""
         if match["service"] != "s3" or "X-Amz-Content-SHA256" not in headers:
             body = _read_body(environ)
         auth_type = S3SigV4Auth if match["service"] == "s3" else SigV4Auth
-        auth = auth_type(self._credentials, match["service"], match["region"])
+        auth = auth_type(credentials, match["service"], match["region"])
         raw_query = environ.get("QUERY_STRING", "")
         request = AWSRequest(method=environ["REQUEST_METHOD"], url=_url(environ, raw_query), data=body, headers=headers)
         request.context["timestamp"] = headers.get("X-Amz-Date", "")
         expected = auth.signature(auth.string_to_sign(request, auth.canonical_request(request)), request)
         return None if hmac.compare_digest(expected, match["signature"]) else NOT_SIGNED
+
+    def _credentials_of(self, access_key: str) -> Credentials | None:
+        """The credentials a request signed with ``access_key`` must be signed with: the stack's, or temporary ones
+        its STS issued (None: neither)."""
+        if hmac.compare_digest(access_key, self._access_key):
+            return self._credentials
+        return self._temporary(access_key) if self._temporary is not None else None
 
     def _presigned(self, environ: dict[str, Any], query: list[tuple[str, str]]) -> str | None:
         fields = dict(query)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from chalice.cli.factory import CLIFactory
-from chalice.local import ChaliceRequestHandler, LocalDevServer
+from chalice.local import ChaliceRequestHandler, LocalDevServer, ThreadedHTTPServer
 
 from chalicelib import executors
 from chalicelib.config import settings
@@ -19,8 +19,10 @@ from chalicelib.core.jobs import Executor
 from chalicelib.domain.accounts import ensure_account
 from chalicelib.domain.migrations import migrate
 from chalicelib.local.emulator import Emulator, use_fake_credentials
+from chalicelib.local.persistence import NO_STATE, KeptState, state_folder
 from chalicelib.local.pump import DEFAULT_MAX_CONCURRENCY, SqsPump
 from chalicelib.local.resources import ensure_resources
+from chalicelib.local.stackfile import STACK_FILE, remove_stack_file, write_stack_file
 from chalicelib.runner import sandbox as local_executor
 
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -35,6 +37,9 @@ class _RequestHandler(ChaliceRequestHandler):
     """
 
     disable_nagle_algorithm = True
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        """No access line per request: the stack stays quiet (docs/operations.md); errors still print."""
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("do_"):  # http.server looks up do_<METHOD>
@@ -85,11 +90,21 @@ class _RequestPerThread:
         self._local.request = request
 
 
+class _QuietServer(ThreadedHTTPServer):
+    """chalice local's server, without a traceback for a client that went away mid-answer (a closed browser tab, a
+    cancelled poll): that is the client's doing, not an error of the stack's. Other errors still print."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
+
 def serve_api(app: Any, config: Any, port: int) -> LocalDevServer:
     """The API served over HTTP on 127.0.0.1:``port`` (0: any free port) from a thread, as chalice local does."""
     if not isinstance(type(app).__dict__.get("current_request"), _RequestPerThread):
         type(app).current_request = _RequestPerThread()
-    server = LocalDevServer(app, config, "127.0.0.1", port, handler_cls=_RequestHandler)
+    server = LocalDevServer(app, config, "127.0.0.1", port, handler_cls=_RequestHandler, server_cls=_QuietServer)
     threading.Thread(target=server.server.serve_forever, name="chalice-local", daemon=True).start()
     return server
 
@@ -99,18 +114,39 @@ def local_config() -> Any:
     return CLIFactory(str(PROJECT_DIR), environ=os.environ).create_config_obj(chalice_stage_name="local")
 
 
+def _kept_state() -> tuple[KeptState | None, str]:
+    """Where the embedded emulator's state is kept (None: nowhere), and what the banner says of it."""
+    folder = state_folder(PROJECT_DIR)
+    if folder is None:
+        return None, f"not kept (CONVEYOR_STATE_DIR={NO_STATE}): this stack starts empty and forgets all at its stop"
+    kept = KeptState(folder)
+    if not kept.claim():
+        return None, f"not kept: another stack keeps its state in {folder}; this one forgets all at its stop"
+    return kept, f"kept in {folder}"
+
+
 def run_local(options: LocalOptions) -> None:
     """Start emulator (unless AWS_ENDPOINT_URL names one), resources, API, pump; serve until signalled."""
+    # The stack knows its own URL: links it sends out (commit statuses, notifications) point at it unless set.
+    os.environ.setdefault("CONVEYOR_BASE_URL", f"http://127.0.0.1:{options.port}")
     emulator = None
+    kept: KeptState | None = None
+    state_note = "kept behind AWS_ENDPOINT_URL"
     if os.environ.get("AWS_ENDPOINT_URL"):
         use_fake_credentials()
     else:
-        emulator = Emulator(options.emulator_port)
+        kept, state_note = _kept_state()
+        if kept is not None:
+            os.environ["CONVEYOR_STATE_DIR"] = str(kept.folder)  # what a build's sandbox hides (runner/sandbox.py)
+        emulator = Emulator(options.emulator_port, kept)
         emulator.start()
+        if kept is not None:
+            state_note = f"{state_note} ({emulator.restored}); to start empty, stop the stack and delete that folder"
+            write_stack_file(kept.folder)
     config = local_config()
     app = config.chalice_app  # importing app.py applies the stage's environment variables
     ensure_resources(app)
-    migrate()  # what an older version left at AWS_ENDPOINT_URL (the embedded emulator starts empty)
+    migrate()  # what an older version left: at AWS_ENDPOINT_URL, or in the state folder
     key, _ = ensure_account(options.account, options.admin_email, options.api_key)
     os.environ.pop("CONVEYOR_API_KEY", None)  # the key is the stack's: nothing it starts may inherit it
     os.environ.setdefault("CONVEYOR_RUNNER_API_URL", f"http://127.0.0.1:{options.port}")
@@ -123,6 +159,13 @@ def run_local(options: LocalOptions) -> None:
     print(f"API key ({options.admin_email}, account {options.account}): {key}", flush=True)
     print(f"AWS endpoint: {os.environ['AWS_ENDPOINT_URL']}", flush=True)
     print(f"Dashboard: http://127.0.0.1:{options.port}/ (sign in with the key above)", flush=True)
+    print(f"State: {state_note}", flush=True)
+    if kept is not None:
+        print(
+            "Operator commands (conveyor create-account, create-api-key) use this stack while it runs: its "
+            f"endpoint and credentials are in {kept.folder / STACK_FILE}, readable only by you",
+            flush=True,
+        )
     notice = executors.local_notice()
     if notice is not None:
         print(notice, file=sys.stderr, flush=True)
@@ -141,6 +184,8 @@ def run_local(options: LocalOptions) -> None:
 
     server.shutdown()
     pump.stop()
+    if kept is not None:
+        remove_stack_file(kept.folder)
     if emulator is not None:
         emulator.stop()
     print("Conveyor stopped.", file=sys.stderr, flush=True)

@@ -9,6 +9,7 @@
     appveyor UpdateTest NAME ... (the same options)
     appveyor PushArtifact PATH [-FileName NAME] [-DeploymentName NAME] [-Type TYPE]
     appveyor UpdateBuild -Version VERSION
+    appveyor GetIdToken [-Audience AUDIENCE]   (prints the job's OpenID Connect ID token; id_token: true)
     appveyor exit            (ends the job as a success once this command ends, after on_success and on_finish)
 
 Verbs and options ignore case, as on AppVeyor. Each call is one request to ``$APPVEYOR_API_URL``, which the runner
@@ -34,6 +35,7 @@ _VERBS: dict[str, tuple[str, str, str | None, tuple[str, ...]]] = {
     "pushartifact": ("POST", "api/artifacts", "path", ("path",)),
     "updatebuild": ("PUT", "api/build", None, ()),
     "exit": ("POST", "api/build/exit", None, ()),  # the runner's own route: AppVeyor's agent takes it its own way
+    "getidtoken": ("POST", "api/build/idtoken", None, ()),  # the runner's own too: it masks the token it hands out
 }
 _TEST_FIELDS = {
     "name": "testName",
@@ -81,7 +83,7 @@ def parse(arguments: list[str]) -> tuple[str, str, dict[str, Any]]:
     if verb not in _VERBS:
         raise UsageError(
             f"unknown verb '{arguments[0]}'; known: AddMessage, AddCompilationMessage, SetVariable, "
-            "AddTest, UpdateTest, PushArtifact, UpdateBuild, exit"
+            "AddTest, UpdateTest, PushArtifact, UpdateBuild, GetIdToken, exit"
         )
     method, path, positional, required = _VERBS[verb]
     options: dict[str, str] = {}
@@ -112,6 +114,7 @@ def parse(arguments: list[str]) -> tuple[str, str, dict[str, Any]]:
         "pushartifact": _ARTIFACT_FIELDS,
         "updatebuild": _BUILD_FIELDS,
         "exit": {},
+        "getidtoken": {"audience": "audience"},
     }[verb]
     unknown = [name for name in options if name not in fields and name != "verbosity"]
     if unknown:
@@ -142,13 +145,15 @@ def main(arguments: list[str]) -> int:
         # the build worker is on localhost: a proxy the build sets for its downloads must not carry these calls
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
         with opener.open(request, timeout=600) as response:
-            response.read()
+            answer = response.read()
     except urllib.error.HTTPError as error:
         print(f"appveyor: {_message(error.read())}", file=sys.stderr)
         return 1
     except OSError as error:
         print(f"appveyor: the build worker could not be reached: {error}", file=sys.stderr)
         return 1
+    if path == _VERBS["getidtoken"][1]:
+        print(json.loads(answer)["value"])
     return 0
 
 

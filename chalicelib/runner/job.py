@@ -400,8 +400,7 @@ def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
             f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{script['language']}:' script."
         )
         return shell.Outcome(0)
-    if isinstance(command, str):
-        run.say(command)
+    if isinstance(command, str):  # why it cannot run: _scripts says it, once
         return shell.Outcome(None, command)
     return shell.run(command, run.folder, run.variables, run.say, run.should_stop)
 
@@ -428,5 +427,7 @@ def main() -> int:
     """``python -m chalicelib.runner``: run the job of the ticket on standard input; 0 once the job is finished
     (or was ended by the service), else the exception's exit code: its executor then ends the job itself."""
     logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    run_ticket(Ticket.from_json(sys.stdin.read()))
+    ticket = Ticket.from_json(sys.stdin.read())
+    result = run_ticket(ticket)
+    log.info("job %s ended: %s", ticket.job_id, result)  # what whoever started the runner sees (an agent's terminal)
     return 0

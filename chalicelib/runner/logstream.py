@@ -39,7 +39,13 @@ class SecretMask:
     """
 
     def __init__(self, secrets: Iterable[str]) -> None:
-        values: set[str] = set()
+        self._values: set[str] = set()
+        self._pattern: re.Pattern[str] | None = None
+        self.add(*secrets)
+
+    def add(self, *secrets: str) -> None:
+        """Mask these too from now on (an ID token the job was handed, say)."""
+        values = set(self._values)
         for secret in secrets:
             for value in (secret, *secret.splitlines()):
                 if len(value.strip()) >= MIN_SECRET_CHARS:
@@ -47,10 +53,12 @@ class SecretMask:
             if len(secret.strip()) >= MIN_ENCODED_SECRET_CHARS:
                 values.add(base64.b64encode(secret.encode()).decode())
         longest_first = sorted(values, key=len, reverse=True)
-        self._pattern = re.compile("|".join(map(re.escape, longest_first))) if longest_first else None
+        self._values = values
+        self._pattern = re.compile("|".join(map(re.escape, longest_first))) if longest_first else None  # one swap
 
     def __call__(self, text: str) -> str:
-        return self._pattern.sub(MASK, text) if self._pattern else text
+        pattern = self._pattern
+        return pattern.sub(MASK, text) if pattern else text
 
 
 @dataclass(frozen=True)
@@ -114,6 +122,10 @@ class LogStream:
         """Lines written so far (a line cut at MAX_LINE_BYTES counts as several)."""
         with self._lock:
             return self._lines
+
+    def add_secrets(self, *secrets: str) -> None:
+        """Mask these too in every line written from now on (an ID token the job was handed, say)."""
+        self._mask.add(*secrets)
 
     def write(self, line: str) -> None:
         """Append one line of output, given without its newline; it is masked before anything is kept."""

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
+from urllib.parse import quote
 
 import urllib3
 
@@ -198,6 +199,22 @@ class JobClient:
         finally:
             reply.release_conn()
         return True
+
+    def id_token(self, request_url: str, request_token: str, audience: str) -> str:
+        """An ID token for ``audience`` (empty: the issuer's default), asked for as any tool of the job may: GitHub
+        Actions' contract, with the request URL and token of the job's spec."""
+        query = f"&audience={quote(audience, safe='')}" if audience else ""
+        headers = {"Authorization": f"Bearer {request_token}", "Accept": "application/json"}
+        try:
+            reply = self._http.request("GET", request_url + query, headers=headers)
+        except urllib3.exceptions.HTTPError as error:
+            raise ProtocolError(f"The service could not be reached: {type(error).__name__}") from error
+        if reply.status >= 300:
+            raise ProtocolError(f"ID token: HTTP {reply.status} {_message(reply.data)}", reply.status)
+        try:
+            return str(json.loads(reply.data)["value"])
+        except (ValueError, KeyError, TypeError) as error:
+            raise ProtocolError("ID token: the service's answer holds no value.") from error
 
     def _call(
         self,

@@ -35,6 +35,7 @@ UNSAFE_WARNING = (
     "WARNING: this build ran WITHOUT a sandbox (the stack's CONVEYOR_UNSAFE_NO_SANDBOX, or a build agent's "
     "--unsafe-no-sandbox): its scripts could see every process of this machine and what they hold."
 )
+STATE_FOLDER_VARIABLE = "CONVEYOR_STATE_DIR"  # the local stack's state folder, hidden from builds
 UNSAFE_SETTING = "Set CONVEYOR_UNSAFE_NO_SANDBOX=true"  # how the local stack is told to run jobs without one
 
 
@@ -74,6 +75,13 @@ def _mount_script(as_root: bool, uid: int = NOBODY, writable: tuple[str, ...] = 
             *([] if path in writable else [f"mount -o remount,bind,ro {quoted}"]),
             f"exec {3 + index}<&-",
         ]
+    # the local stack's state folder (every table, and the key of every secret) may lie inside the project folder
+    # kept above: it is covered with an empty folder. As root the build runs as nobody, whom its mode keeps out; as a
+    # user, the build is that user to the kernel, and only this cover keeps it out.
+    state = os.environ.get(STATE_FOLDER_VARIABLE, "")
+    if state and os.path.isabs(state) and os.path.isdir(state):
+        quoted = shlex.quote(os.path.realpath(state))  # below a folder emptied above, it is gone already
+        lines.append(f"{{ [ ! -d {quoted} ] || mount -t tmpfs -o mode=0700,nosuid,nodev,size=4k tmpfs {quoted}; }}")
     # the kernel clears the parent-death signal (unshare's --kill-child) when the user changes: kept, the runner
     # still dies with the unshare that started it, and so with the service or agent above that
     drop = "--no-new-privs --inh-caps=-all --bounding-set=-all --pdeathsig keep"

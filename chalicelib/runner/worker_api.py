@@ -208,6 +208,21 @@ class WorkerApi:
         if ignored:
             self._run.say(f"UpdateBuild: only -Version is applied here; {', '.join(ignored)} left as they are.")
 
+    def get_id_token(self, body: Any) -> dict[str, str]:
+        """``appveyor GetIdToken -Audience AUD``: the job's ID token, masked in the log from now on. The request URL
+        and token are the spec's: a script's SetVariable does not send the token elsewhere."""
+        audience = _text(_object(body), "audience") or ""
+        variables = self._run.spec.get("variables") or {}
+        url, token = variables.get("ACTIONS_ID_TOKEN_REQUEST_URL"), variables.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+        if not url or not token:
+            raise BadRequest(
+                "This job has no ID tokens: set id_token: true in appveyor.yml (a pull request's build gets none "
+                "unless the project's settings allow it)."
+            )
+        value = self._run.client.id_token(url, token, audience)
+        self._run.log.add_secrets(value)
+        return {"value": value}
+
     def exit_build(self, body: Any) -> None:
         """``appveyor exit``: the job ends as a success once the command that called it ends (runner/job.py)."""
         self._run.exit_requested = True
@@ -225,6 +240,7 @@ _ROUTES = {
     ("PUT", "api/artifacts"): WorkerApi.finish_artifact,
     ("PUT", "api/build"): WorkerApi.update_build,
     ("POST", "api/build/exit"): WorkerApi.exit_build,
+    ("POST", "api/build/idtoken"): WorkerApi.get_id_token,
 }
 
 

@@ -7,6 +7,7 @@ exact commit out on disk.
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import stat
@@ -44,6 +45,7 @@ _SERVICE_FILES = (b"appveyor.yml", b".appveyor.yml")
 _HEX = re.compile(r"^[0-9a-f]{4,40}$")
 _PULL_NUMBER = re.compile(r"^refs/(?:pull|merge-requests|pull-requests)/(\d+)/")
 _SCHEMES = {"http", "https", "git", "ssh", "file"}
+_CONVEYOR_FOLDER = Path(__file__).resolve().parents[2]  # where a local stack's user may keep repositories
 Credentials = tuple[str, str] | None  # a user name and a password (a token, usually), for HTTP(S) remotes
 
 
@@ -365,6 +367,23 @@ def _service_yml(repo: BaseRepo, commit: GitCommit, remote: _Remote) -> str | No
     return None
 
 
+def _unseen(url: str) -> str | None:
+    """Why a local repository cannot be read where it is named, when nothing there can be read at all: a build's
+    sandbox (runner/sandbox.py) empties /tmp, /var/tmp, /dev/shm and the home folder and runs as nobody, so a
+    repository the user made there is not where the build looks."""
+    parsed = urlsplit(url)
+    if parsed.scheme not in ("", "file"):
+        return None
+    path = unquote(parsed.path)
+    if os.access(path, os.R_OK | os.X_OK):
+        return None
+    return (
+        f"nothing at {path} can be read from here: a build runs in a sandbox, as the user nobody, which does not "
+        "see /tmp, /var/tmp, /dev/shm or home folders; put the repository in a folder every user may read outside "
+        f"those, such as out/ inside the Conveyor folder ({_CONVEYOR_FOLDER / 'out'}, ignored by git)"
+    )
+
+
 def _reason(error: Exception, url: str, timeout: float) -> str:
     chain = _causes(error)
     refusal = next((e for e in chain if isinstance(e, outbound.Refused | HostKeyRefused)), None)
@@ -377,7 +396,7 @@ def _reason(error: Exception, url: str, timeout: float) -> str:
     if any(_timed_out(e) for e in chain):
         return f"no answer within {timeout:g} seconds"
     if isinstance(error, NotGitRepository):
-        return "not found, or not a git repository"
+        return _unseen(url) or "not found, or not a git repository"
     if isinstance(error, HTTPUnauthorized | HTTPProxyUnauthorized):
         return "authentication failed"
     status = re.search(r"unexpected http resp (\d+)", str(error))

@@ -256,6 +256,7 @@ class ProjectModel(Model):
     ssh_host_key = UnicodeAttribute(null=True)  # the SSH server's host key as first seen ("type base64")
     rolling_builds = BooleanAttribute(default=False, null=True)  # a webhook push cancels its branch's open builds
     configuration = JSONAttribute()
+    settings_yaml = UnicodeAttribute(null=True)  # the settings YAML with for: items or a list (absent: none)
     role_rights = JSONAttribute(null=True)  # {role_id: {right: allowed}}: per-project restrictions
     last_build = JSONAttribute(null=True)  # summary of the newest build, for the project list
     last_build_id = NumberAttribute(null=True)  # whose summary that is: an older build never overwrites it

@@ -56,6 +56,7 @@ def project_from_model(model: ProjectModel) -> Project:
         schedule_crontab_expression=model.schedule_expression,
         schedule_next_run=schedules.from_epoch(model.schedule_due),
         schedule_last_error=model.schedule_error,
+        settings_yaml=model.settings_yaml,
     )
 
 
@@ -203,6 +204,7 @@ def save_settings(before: Project, after: Project) -> None:
         (ProjectModel.ssh_private_key, after.ssh_private_key),
         (ProjectModel.ssh_host_key, after.ssh_host_key),
         (ProjectModel.public_repository, _public_repository(after)),
+        (ProjectModel.settings_yaml, after.settings_yaml),
     ):
         actions.append(attribute.set(value) if value else attribute.remove())
     rights = _rights_json(after.role_rights)

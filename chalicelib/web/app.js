@@ -13,6 +13,7 @@ const ROUTES = [
   [/^#\/projects$/, projectsView],
   [/^#\/projects\/([^/]+)\/([^/]+)$/, projectView],
   [/^#\/projects\/([^/]+)\/([^/]+)\/build\/([^/]+)$/, buildView],
+  [/^#\/projects\/([^/]+)\/([^/]+)\/build\/([^/]+)\/job\/([^/]+)$/, buildView],
   [/^#\/environments$/, environmentsView],
   [/^#\/environments\/(\d+)$/, environmentView],
   [/^#\/deployments\/(\d+)$/, deploymentView],

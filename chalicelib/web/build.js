@@ -1,25 +1,32 @@
-// A build: its jobs with their status, duration, live log, artifacts, and the tests and messages they reported;
-// cancel, re-run and deploy.
+// A build: its jobs as a list (name, status, duration, tests, where each runs), and one job at a time with its
+// Console, Messages, Tests and Artifacts (job.js), as AppVeyor's build page shows them; cancel, re-run and deploy.
+// A build of one job opens on it; #/projects/{account}/{slug}/build/{version}/job/{jobId} names a job of any.
 
-import { apiUrl, call, getJson, sendJson } from "./api.js";
+import { call, getJson, sendJson } from "./api.js";
 import { duration, h, isFinal, messageBox, route, statusBadge, submitting } from "./dom.js";
-import { LogFollower } from "./log.js";
-import { JobReports } from "./reports.js";
+import { JobPane, jobStatus, runsOn } from "./job.js";
 
-const REPORTS_EVERY_MS = 5000;  // a running job's tests and messages are read again this often
-const EXECUTORS = { runner: "runner", codebuild: "AWS CodeBuild", agent: "build agent" };
+function testCounts(job) {
+  if (!job.testsCount) return "";
+  return `${job.testsCount} · ${job.passedTestsCount} passed · ${job.failedTestsCount} failed`;
+}
 
-export async function buildView(page, accountName, slug, version) {
+export async function buildView(page, accountName, slug, version, jobId) {
   const project = `/projects/${encodeURIComponent(accountName)}/${encodeURIComponent(slug)}`;
   const path = `${project}/build/${encodeURIComponent(version)}`;
   let { build } = await getJson(path);
+  const shownId = jobId || (build.jobs.length === 1 ? build.jobs[0].jobId : null);
+  if (shownId && !build.jobs.some((job) => job.jobId === shownId)) {
+    throw new Error(`Build ${version} has no job ${shownId}.`);
+  }
+  const jobLink = (job) => route("projects", accountName, slug, "build", version, "job", job.jobId);
   const message = messageBox();
   const status = h("span", { id: "build-status" });
   const actions = h("div", { class: "actions", id: "build-actions" });
-  const jobs = h("div", { id: "jobs" });
   const deploy = h("div", { id: "deploy" });
-  const followers = new Map();
-  const jobParts = new Map();
+  const rows = new Map();
+  const pane = shownId ? new JobPane(build.jobs.find((job) => job.jobId === shownId)) : null;
+  const list = shownId ? null : h("tbody");
 
   const act = async (label, work) => {
     message.clear();
@@ -49,47 +56,23 @@ export async function buildView(page, accountName, slug, version) {
     }
     actions.replaceChildren(...buttons);
   };
-  const renderJob = (job) => {
-    let parts = jobParts.get(job.jobId);
-    if (!parts) {
-      const follower = new LogFollower(job.jobId);
-      followers.set(job.jobId, follower);
-      parts = {
-        status: h("span"), duration: h("span", { class: "duration" }), artifacts: h("ul", { class: "artifacts" }),
-        executor: h("span", { class: "executor" }), waiting: h("p", { class: "waiting" }),
-        artifactsShown: false, follower, lastStatus: null, reports: new JobReports(job.jobId), reportsRead: 0,
-      };
-      jobParts.set(job.jobId, parts);
-      jobs.append(h("article", { class: "job", "data-job": job.jobId },
-        h("header", {}, h("span", { class: "name" }, job.name || "Job"), parts.executor, parts.status, parts.duration),
-        parts.waiting, follower.element, parts.artifacts, parts.reports.element));
+  const renderRow = (job) => {
+    let row = rows.get(job.jobId);
+    if (!row) {
+      row = { status: h("td"), duration: h("td", { class: "number" }), tests: h("td", { class: "wide" }),
+        runsOn: h("td", { class: "wide" }), element: null, last: null };
+      row.element = h("tr", { "data-job": job.jobId },
+        h("td", {}, h("a", { href: jobLink(job) }, job.name || "Job")), row.status, row.duration, row.tests, row.runsOn);
+      rows.set(job.jobId, row);
+      list.append(row.element);
     }
-    if (parts.lastStatus !== job.status) parts.status.replaceChildren(statusBadge(job.status));
-    // Placed when queued (or when dispatched, for older builds); a queued job says what it waits for.
-    const where = job.executor ? `runs on: ${EXECUTORS[job.executor] || job.executor}` : "";
-    parts.executor.textContent = job.agentName ? `${where} ${job.agentName}` : where;
-    parts.waiting.textContent = job.message || "";
-    parts.duration.textContent = duration(job.started, job.finished);
-    parts.job = job;
-    return parts;
-  };
-  const showArtifacts = async (parts) => {
-    parts.artifactsShown = true;
-    const jobId = encodeURIComponent(parts.job.jobId);
-    const artifacts = await getJson(`/buildjobs/${jobId}/artifacts`);
-    parts.artifacts.replaceChildren(...artifacts.map((artifact) => {
-      const file = artifact.fileName.split("/").map(encodeURIComponent).join("/");
-      return h("li", {}, h("a", { href: apiUrl(`/buildjobs/${jobId}/artifacts/${file}`), download: "" },
-        artifact.name || artifact.fileName), ` (${artifact.size} bytes)`);
-    }));
-  };
-  const readReports = async (parts, finished) => {
-    const job = parts.job;
-    if (job.status === "queued") return;
-    const due = finished ? parts.lastStatus !== job.status : Date.now() - parts.reportsRead >= REPORTS_EVERY_MS;
-    if (!due) return;
-    parts.reportsRead = Date.now();
-    await parts.reports.load();
+    const allowed = job.allowFailure && job.status === "failed";
+    row.element.className = `status-row ${allowed ? "allowed-failure" : job.status}`;
+    if (row.last !== job.status) row.status.replaceChildren(...jobStatus(job));
+    row.last = job.status;
+    row.duration.textContent = duration(job.started, job.finished);
+    row.tests.textContent = testCounts(job);
+    row.runsOn.textContent = runsOn(job);
   };
   const renderDeploy = async () => {
     if (build.status !== "success" || deploy.childElementCount) return;
@@ -114,14 +97,8 @@ export async function buildView(page, accountName, slug, version) {
   const render = async () => {
     status.replaceChildren(statusBadge(build.status));
     renderActions();
-    for (const job of build.jobs) {
-      const parts = renderJob(job);
-      const finished = isFinal(job.status);
-      if (job.status !== "queued" && (!finished || parts.lastStatus !== job.status)) await parts.follower.poll();
-      if (finished && !parts.artifactsShown) await showArtifacts(parts);
-      await readReports(parts, finished);
-      parts.lastStatus = job.status;
-    }
+    if (list) build.jobs.forEach(renderRow);
+    if (pane) await pane.update(build.jobs.find((job) => job.jobId === shownId));
     await renderDeploy();
   };
   const refresh = async () => {
@@ -133,9 +110,19 @@ export async function buildView(page, accountName, slug, version) {
   page.every(1000, async () => {
     if (!isFinal(build.status) || build.jobs.some((job) => !isFinal(job.status))) await refresh();
   });
+  const jobs = list
+    ? h("table", { class: "table", id: "build-jobs" },
+      h("thead", {}, h("tr", {}, h("th", {}, "Job"), h("th", {}, "Status"), h("th", { class: "number" }, "Duration"),
+        h("th", { class: "wide" }, "Tests"), h("th", { class: "wide" }, "Runs on"))),
+      list)
+    : null;
+  const back = jobId && build.jobs.length > 1
+    ? h("p", { class: "sub" }, h("a", { id: "all-jobs", href: route("projects", accountName, slug, "build", version) },
+      `All ${build.jobs.length} jobs of this build`))
+    : null;
   return h("div", {},
     h("p", { class: "sub" }, h("a", { href: route("projects", accountName, slug) }, slug)),
     h("h1", {}, `Build ${build.version} `, status),
     h("p", { class: "sub" }, `${build.branch} · ${build.commitId.slice(0, 8)} · ${build.message}`),
-    actions, message.element, jobs, deploy);
+    actions, message.element, back, h("div", { id: "jobs" }, jobs, pane ? pane.element : null), deploy);
 }

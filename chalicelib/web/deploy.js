@@ -49,6 +49,7 @@ export async function deploymentView(page, deploymentId) {
       let part = parts.get(job.jobId);
       if (!part) {
         part = { follower: new LogFollower(job.jobId), status: h("span"), duration: h("span", { class: "duration" }) };
+        part.follower.follow(!isFinal(job.status));  // a finished log opens at its top, a running one at its end
         parts.set(job.jobId, part);
         jobs.append(h("article", { class: "job", "data-job": job.jobId },
           h("header", {}, h("span", { class: "name" }, job.name || "Deployment job"), part.status, part.duration),

@@ -17,13 +17,21 @@ function pill(kind, text) {
   return h("span", { class: `status ${kind}` }, text);
 }
 
+/** A test's stack trace and output, folded away until asked for. */
+function folded(label, text, kind) {
+  return text ? h("details", { class: "report-fold", "data-fold": kind },
+    h("summary", {}, label), h("pre", { class: "report-detail" }, text)) : null;
+}
+
 export class JobReports {
   constructor(jobId) {
     this.jobId = jobId;
-    this.messages = h("section", { class: "reports", "data-reports": "messages", hidden: true });
-    this.tests = h("section", { class: "reports", "data-reports": "tests", hidden: true });
-    this.element = h("div", {}, this.tests, this.messages);
+    this.messages = h("section", { class: "reports", "data-reports": "messages" });
+    this.tests = h("section", { class: "reports", "data-reports": "tests" });
+    this.counts = { tests: 0, messages: 0 };
     this.busy = false;
+    this.showTests([]);
+    this.showMessages([]);
   }
 
   /** Read the job's tests and messages again and show them (nothing happens while a read is under way). */
@@ -43,14 +51,18 @@ export class JobReports {
   }
 
   showTests(tests) {
-    this.tests.hidden = !tests.length;
+    this.counts.tests = tests.length;
     if (!tests.length) {
-      this.tests.replaceChildren();
+      this.tests.replaceChildren(h("p", { class: "empty" }, "No tests reported."));
       return;
     }
     const count = (outcome) => tests.filter((test) => test.outcome === outcome).length;
     const rows = tests.map((test) => h("tr", { "data-test": test.testName, "data-outcome": test.outcome },
-      h("td", {}, test.testName, test.ErrorMessage ? h("div", { class: "report-detail" }, test.ErrorMessage) : null),
+      h("td", {}, test.testName,
+        test.ErrorMessage ? h("div", { class: "report-detail" }, test.ErrorMessage) : null,
+        folded("Stack trace", test.ErrorStackTrace, "stack"),
+        folded("Output", test.StdOut, "stdout"),
+        folded("Error output", test.StdErr, "stderr")),
       h("td", {}, pill(test.outcome.toLowerCase(), test.outcome)),
       h("td", { class: "number" }, testDuration(test.durationMilliseconds))));
     this.tests.replaceChildren(
@@ -62,9 +74,9 @@ export class JobReports {
   }
 
   showMessages(messages) {
-    this.messages.hidden = !messages.length;
+    this.counts.messages = messages.length;
     if (!messages.length) {
-      this.messages.replaceChildren();
+      this.messages.replaceChildren(h("p", { class: "empty" }, "No messages."));
       return;
     }
     const where = (message) => message.fileName

@@ -1,6 +1,6 @@
 // Signing in: an e-mail address and password (a session cookie), or a pasted API key (sessionStorage only).
 
-import { auth, getJson, signIn } from "./api.js";
+import { ApiError, auth, getJson, signIn } from "./api.js";
 import { h, messageBox, submitting } from "./dom.js";
 
 export async function signInView(page) {
@@ -39,6 +39,10 @@ export async function signInView(page) {
         await getJson("/caller");
       } catch (error) {
         auth.forget();
+        if (error instanceof ApiError && error.status === 401) {
+          throw new Error(`This API key was not accepted (${error.message}): check that it was copied whole, `
+            + "and give its account's name with a v2. key.");
+        }
         throw error;
       }
       await done();

@@ -79,6 +79,12 @@ def parse_artifact_query(query: dict[str, str]) -> ArtifactQuery:
     )
 
 
+def wants_redirect(query: dict[str, str]) -> bool:
+    """An artifact's download: a 302 to it (by default), or with ``redirect=false`` its URL in JSON, for a client
+    that cannot read a redirect's Location (a page's fetch) yet must send a Bearer key to be given it."""
+    return _query_flag(query, "redirect") is not False
+
+
 def _query_flag(query: dict[str, str], name: str) -> bool | None:
     value = (query.get(name) or "").lower()
     if value in ("", "true", "false"):

@@ -1,6 +1,8 @@
 """The dashboard in a real headless Chromium against ``conveyor local``: signing in both ways, adding a project of
-a local git repository, a build's log followed live to its success, a slow build cancelled, a deployment to a
-webhook on loopback, bad YAML refused in place, and the account's build agents with a job that waits for one.
+a local git repository, a build's log followed live to its success, a slow build cancelled and its jobs re-run,
+a deployment to a webhook on loopback, bad YAML refused in place, and the account's build agents with a job that
+waits for one; a build's page (issue 36): its jobs listed, one shown at a time in tabs at an address of its own,
+artifacts downloaded with an API key, a finished log opened at its top, a job that could not run saying why.
 Each page is photographed at 360 px and at desktop width into tests/artifacts/browser/."""
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ REPORTING_YML = (
     '  - appveyor AddTest "parses a large file" -Framework xUnit -FileName ParserTests.cs -Outcome Passed'
     " -Duration 1530\n"
     '  - appveyor AddTest "rejects a bad token" -Framework xUnit -FileName ParserTests.cs -Outcome Failed'
-    ' -Duration 7 -ErrorMessage "Expected an error, got none"\n'
+    ' -Duration 7 -ErrorMessage "Expected an error, got none" -ErrorStackTrace "at ParserTests.Rejects() line 42"\n'
     '  - appveyor AddMessage "1 test failed" -Category Warning\n'
 )
 
@@ -229,13 +231,18 @@ def test_signing_in_with_an_api_key_keeps_it_in_session_storage_only(driver: Web
     form = element(driver, "#sign-in-key")
     form.find_element(By.NAME, "key").send_keys("not-a-key")
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
-    text_of(driver, "#sign-in-key .message.error", "Authorization required")
+    refusal = text_of(driver, "#sign-in-key .message.error", "This API key was not accepted")
+    assert "Authorization required" in refusal.text  # the API's word, as the permission matrix pins it
+    assert not driver.find_element(By.ID, "nav").is_displayed()  # signed out: nowhere to go but here
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", refusal)
+    screenshots(driver, "sign-in-wrong-key")
     form.find_element(By.NAME, "key").clear()
     form.find_element(By.NAME, "key").send_keys(KNOWN_KEY)
     form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
 
     text_of(driver, "h1", "Projects")
     assert "API key" in driver.find_element(By.ID, "who").text
+    assert driver.find_element(By.ID, "nav").is_displayed()
     assert driver.execute_script("return sessionStorage.getItem('conveyor.apiKey')") == KNOWN_KEY
     assert driver.execute_script("return localStorage.length") == 0
     assert api_cookies(driver, stack) == []
@@ -307,6 +314,7 @@ def test_a_build_whose_script_reported_tests_shows_them_and_its_messages(
     sign_in(driver, stack, user)
 
     driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
+    element(driver, '[data-tab="tests"]').click()
 
     rows_css = '[data-reports="tests"] tr[data-test]'
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, rows_css)) == 3)
@@ -317,14 +325,20 @@ def test_a_build_whose_script_reported_tests_shows_them_and_its_messages(
     assert rows == [
         ["parses an empty file", "Passed", "12 ms"],
         ["parses a large file", "Passed", "1.5 s"],
-        ["rejects a bad token\nExpected an error, got none", "Failed", "7 ms"],
+        ["rejects a bad token\nExpected an error, got none\nStack trace", "Failed", "7 ms"],
     ]
     assert "3 · 2 passed · 1 failed" in element(driver, '[data-reports="tests"] h3').text
+    trace = element(driver, '[data-outcome="Failed"] details[data-fold="stack"]')
+    assert not trace.find_element(By.TAG_NAME, "pre").is_displayed()  # folded until asked for
+    trace.find_element(By.TAG_NAME, "summary").click()
+    assert trace.find_element(By.TAG_NAME, "pre").text == "at ParserTests.Rejects() line 42"
+    screenshots(driver, "build-tests", dark=True)
+    element(driver, '[data-tab="messages"]').click()
     (message,) = driver.find_elements(By.CSS_SELECTOR, '[data-reports="messages"] li')
     assert message.get_attribute("data-category") == "warning"
     assert message.find_element(By.CSS_SELECTOR, ".status").text == "warning" and "1 test failed" in message.text
-    driver.execute_script("document.querySelector('[data-reports=\"tests\"]').scrollIntoView()")
-    screenshots(driver, "build-tests", dark=True)
+    assert element(driver, '[data-tab="messages"]').text == "Messages (1)"
+    screenshots(driver, "build-messages")
 
 
 def test_a_slow_build_is_cancelled_from_its_page(
@@ -523,3 +537,158 @@ def test_a_job_a_build_agent_ran_shows_the_agents_name(
     status_becomes(driver, "#build-status", "success")
     assert element(driver, ".job header .executor").text == f"runs on: build agent {name}"
     text_of(driver, ".job", f"Running on build agent {name}.")
+
+
+MATRIX_YML = (
+    "environment:\n"
+    "  matrix:\n"
+    "    - ROLE: solid\n"
+    "    - ROLE: experimental\n"
+    "matrix:\n"
+    "  allow_failures:\n"
+    "    - ROLE: experimental\n"
+    "build_script:\n"
+    '  - echo "this is the $ROLE job"\n'
+    '  - appveyor AddTest "works as $ROLE" -Framework xUnit -FileName T.cs -Outcome Passed -Duration 5\n'
+    '  - test "$ROLE" = solid\n'
+)
+LONG_YML = 'build_script:\n  - for i in $(seq 1 200); do echo "line $i"; done\n'
+
+
+def built(stack: LocalStack, api: Api, slug: str) -> dict[str, Any]:
+    """A build of the project, started through the API and finished."""
+    version = api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug}).json()["version"]
+    return finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")
+
+
+def sign_in_with_the_key(driver: WebDriver, stack: LocalStack) -> None:
+    driver.get(f"{stack.base_url}/#/signin")
+    form = element(driver, "#sign-in-key")
+    form.find_element(By.NAME, "key").send_keys(KNOWN_KEY)
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    text_of(driver, "h1", "Projects")
+
+
+def test_an_artifact_downloads_when_signed_in_with_an_api_key_and_a_failed_download_says_why(
+    driver: WebDriver, stack: LocalStack, api: Api, git_server: GitServer, tmp_path: Any
+) -> None:
+    slug = api.add_project(git_server, git_server.root, QUICK_YML)
+    build = built(stack, api, slug)
+    driver.execute_cdp_cmd("Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(tmp_path)})
+    sign_in_with_the_key(driver, stack)  # a key: a plain link would go without it, and get a 401
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
+
+    element(driver, '[data-tab="artifacts"]').click()
+    element(driver, '.artifacts a[href*="/artifacts/site.txt"]').click()
+
+    wait(driver, lambda d: (tmp_path / "site.txt").exists() and (tmp_path / "site.txt").read_text() == "quick\n")
+    text_of(driver, "[data-panel=artifacts] .message.info", "Downloading site")  # its name: its file's, bare
+    assert api.call("DELETE", f"/builds/{build['buildId']}").status_code == 204  # gone meanwhile
+    element(driver, '.artifacts a[href*="/artifacts/site.txt"]').click()
+    failure = text_of(driver, "[data-panel=artifacts] .message.error", "site could not be downloaded")
+    assert "not found" in failure.text.lower(), failure.text
+    screenshots(driver, "build-artifact-download-failed")
+
+
+def test_re_running_a_cancelled_jobs_shows_its_new_log_not_the_old_one(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, SLOW_YML)
+    sign_in(driver, stack, user)
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}")
+    element(driver, "#start-build button[type=submit]").click()
+    text_of(driver, "pre.log", "started slowly")
+    element(driver, "#cancel-build").click()
+    text_of(driver, "pre.log", "The build was cancelled.", seconds=30)
+
+    element(driver, "#rerun-incomplete").click()
+
+    status_becomes(driver, "#build-status", "running")
+    wait(driver, lambda d: "The build was cancelled." not in d.find_element(By.CSS_SELECTOR, "pre.log").text)
+    text_of(driver, "pre.log", "started slowly")
+    screenshots(driver, "build-rerun-incomplete")
+    element(driver, "#cancel-build").click()
+    status_becomes(driver, "#build-status", "cancelled", seconds=30)
+
+
+def test_a_job_that_could_not_run_says_why_as_its_logs_first_line(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, "image: macos-sonoma\nbuild_script:\n  - echo never\n")
+    build = built(stack, api, slug)
+    reason = build["jobs"][0]["message"]
+    assert "'macos-sonoma'" in reason
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
+
+    text_of(driver, "pre.log", "macos-sonoma")
+    assert driver.find_element(By.CSS_SELECTOR, "pre.log").text.splitlines()[0] == reason
+    assert element(driver, ".job .waiting.refused").text == reason
+    assert not driver.find_elements(By.ID, "build-jobs")  # one job: the page opens on its console
+    assert element(driver, '[data-tab="console"]').get_attribute("aria-selected") == "true"
+    screenshots(driver, "build-job-could-not-run")
+
+
+def test_a_finished_builds_log_opens_at_its_first_line(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, LONG_YML)
+    build = built(stack, api, slug)
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
+
+    text_of(driver, "pre.log", "line 200")
+    time.sleep(1.5)  # a poll or two: nothing may scroll it meanwhile
+    top, scrollable = driver.execute_script(
+        "const box = document.querySelector('pre.log'); return [box.scrollTop, box.scrollHeight > box.clientHeight]"
+    )
+    assert (top, scrollable) == (0, True)
+    screenshots(driver, "build-finished-log-top")
+
+
+def test_a_matrix_build_lists_its_jobs_and_shows_one_at_a_time_with_tabs_at_a_url_of_its_own(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, MATRIX_YML)
+    build = built(stack, api, slug)
+    assert build["status"] == "success"
+    solid, experimental = build["jobs"]
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
+
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#build-jobs tbody tr")) == 2)
+    assert not driver.find_elements(By.CSS_SELECTOR, "pre.log")  # the list first, no log stacked under it
+    rows = {
+        row.get_attribute("data-job"): [cell.text for cell in row.find_elements(By.TAG_NAME, "td")]
+        for row in driver.find_elements(By.CSS_SELECTOR, "#build-jobs tbody tr")
+    }
+    assert rows[solid["jobId"]][:2] == [solid["name"], "success"]
+    assert rows[experimental["jobId"]][:2] == [experimental["name"], "failed\nallowed to fail"]
+    assert rows[solid["jobId"]][3:] == ["1 · 1 passed · 0 failed", "runner"]
+    assert rows[solid["jobId"]][2].endswith(" s")
+    screenshots(driver, "build-matrix-jobs", dark=True)
+
+    driver.find_element(By.LINK_TEXT, experimental["name"]).click()
+
+    wait(driver, lambda d: d.current_url.endswith(f"/build/{build['version']}/job/{experimental['jobId']}"))
+    text_of(driver, "pre.log", "this is the experimental job")
+    assert "this is the solid job" not in driver.find_element(By.ID, "jobs").text
+    assert element(driver, ".job header [data-allowed-failure]").text == "allowed to fail"
+    tabs = [tab.text for tab in driver.find_elements(By.CSS_SELECTOR, "[role=tab]")]
+    assert tabs == ["Console", "Messages (1)", "Tests (1)", "Artifacts"]  # its failure is a message too
+    screenshots(driver, "build-matrix-job-console")
+    element(driver, '[data-tab="tests"]').click()
+    text_of(driver, "[data-panel=tests]", "works as experimental")
+    assert not driver.find_element(By.CSS_SELECTOR, "pre.log").is_displayed()
+    screenshots(driver, "build-matrix-job-tests")
+
+    shared = driver.current_url
+    driver.get(f"{stack.base_url}/#/projects")
+    driver.get(shared)
+    driver.refresh()  # a link to the job, opened afresh, opens on it
+    text_of(driver, "pre.log", "this is the experimental job")
+    element(driver, "#all-jobs").click()
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#build-jobs tbody tr")) == 2)

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import time
@@ -18,11 +20,13 @@ from typing import Any
 import pytest
 import requests
 
+from tests.forge import StandInForge
 from tests.gitserver import GitServer, Repository
 from tests.peers import FtpServer
 from tests.support import unique
 
 CONVEYOR = Path(sys.executable).with_name("conveyor")
+PROJECT_DIR = Path(__file__).resolve().parents[2]
 READY_SECONDS = 30
 FINAL = ("success", "failed", "cancelled")
 STOP_SECONDS = 10
@@ -59,6 +63,7 @@ def child_environment(**overrides: str | None) -> dict[str, str]:
         "EMULATOR_PORT",
     ):
         environment.pop(name, None)
+    environment["CONVEYOR_STATE_DIR"] = "none"  # a test's stack keeps nothing, unless the test gives it a folder
     for name, value in overrides.items():
         if value is None:
             environment.pop(name, None)
@@ -240,21 +245,38 @@ def test_roles_with_an_unknown_key_is_refused_with_401(stack: LocalStack) -> Non
     assert stack.get("/api/roles", f"unknown-{uuid.uuid4().hex}").status_code == 401
 
 
-def test_stack_prints_its_banner_once_and_logs_only_api_requests(stack: LocalStack) -> None:
+def test_stack_prints_its_banner_once_and_no_line_per_request(stack: LocalStack) -> None:
     stack.get("/api/roles", stack.key)
     stack.get("/api/users", stack.key)
     stack.get("/api/roles")
     assert conveyor(stack, "create-api-key", "--account", "local", "--email", "admin@localhost").returncode == 0
-    wait_for_output(stack, '"GET /api/users HTTP/1.1" 200')  # its access log is in what we read
+    requests.post(f"{stack.base_url}/api/projects", json={}, timeout=10)  # refused: a client's error, not the stack's
 
     stdout, stderr = stack.stdout, stack.stderr
     assert stdout.count("Conveyor is serving on") == 1
-    assert [line.split(" ")[0] for line in stdout.splitlines()] == ["Conveyor", "API", "AWS", "Dashboard:", "Press"]
-    request_paths = [found.group(2) for found in ACCESS_LOG_LINE.finditer(stdout + stderr)]
-    assert request_paths, stderr
-    assert [path for path in request_paths if not path.startswith("/api")] == []
-    assert '"POST / HTTP/1.1"' not in stdout + stderr
+    assert [line.split(" ")[0] for line in stdout.splitlines()] == [
+        "Conveyor",
+        "API",
+        "AWS",
+        "Dashboard:",
+        "State:",
+        "Press",
+    ]
+    assert ACCESS_LOG_LINE.findall(stdout + stderr) == []
     assert "Traceback" not in stderr
+
+
+def test_a_client_that_hangs_up_mid_request_leaves_no_traceback(stack: LocalStack) -> None:
+    for _ in range(5):  # each connection is reset (RST) as soon as its request is sent
+        with socket.create_connection(("127.0.0.1", stack.port)) as client:
+            client.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            client.sendall(
+                b"GET /api/roles HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + stack.key.encode() + b"\r\n\r\n"
+            )
+    assert stack.get("/api/roles", stack.key).status_code == 200  # the stack still answers
+
+    assert "Traceback" not in stack.stderr
+    assert "BrokenPipeError" not in stack.stderr and "ConnectionResetError" not in stack.stderr
 
 
 @pytest.mark.parametrize("method", ["TRACE", "CONNECT", "PATCH", "QUERY"])
@@ -504,3 +526,184 @@ def test_a_stack_killed_and_restarted_on_an_external_endpoint_loses_nothing_and_
 
     assert [build["status"] for build in builds] == ["failed", "success", "success"], second.stderr
     assert f"started {versions[0]}" in killed_log
+
+
+def test_a_commit_status_from_the_local_stack_links_to_the_build_on_the_stack(tmp_path: Path) -> None:
+    token = "forge-token-0123456789"
+    with StandInForge(tmp_path / "forge", credentials=("x-access-token", token)) as forge:
+        name = f"octo/{unique('app')}"
+        sha = Repository.create(forge.root, f"{name}.git").commit({"appveyor.yml": "build_script:\n  - echo built\n"})
+        local = LocalStack.start(tmp_path / "stack", KNOWN_KEY, CONVEYOR_GITHUB_URL=forge.url).wait_until_ready()
+        try:
+            api = requests.Session()
+            api.headers["Authorization"] = f"Bearer {KNOWN_KEY}"
+            project = api.post(
+                f"{local.base_url}/api/projects",
+                json={
+                    "repositoryProvider": "gitHub",
+                    "repositoryName": name,
+                    "repositoryAuthentication": "credentials",
+                    "repositoryPassword": token,
+                },
+                timeout=10,
+            ).json()
+            version = api.post(
+                f"{local.base_url}/api/builds",
+                json={"accountName": "local", "projectSlug": project["slug"]},
+                timeout=30,
+            ).json()["version"]
+            assert (
+                finished(local, f"/api/projects/local/{project['slug']}/build/{version}", "build")["status"]
+                == "success"
+            )
+            deadline = time.monotonic() + 30
+            while not any(post.json.get("state") == "success" for post in forge.posts):
+                assert time.monotonic() < deadline, [post.json for post in forge.posts]
+                time.sleep(0.1)
+        finally:
+            local.stop()
+
+    links = {post.json.get("target_url") for post in forge.posts if post.path.endswith(f"/statuses/{sha}")}
+    assert links == {f"{local.base_url}/#/projects/local/{project['slug']}/build/{version}"}
+
+
+def test_a_repository_outside_what_a_build_sees_fails_saying_where_to_put_it(stack: LocalStack, tmp_path: Path) -> None:
+    repository = Repository.create(tmp_path, "mine.git")  # under /tmp, which a build's sandbox does not see
+    repository.commit({"appveyor.yml": "build_script:\n  - echo built\n"})
+    api = requests.Session()
+    api.headers["Authorization"] = f"Bearer {stack.key}"
+    slug = api.post(
+        f"{stack.base_url}/api/projects",
+        json={"repositoryProvider": "git", "repositoryName": str(repository.path)},
+        timeout=10,
+    ).json()["slug"]
+    version = api.post(
+        f"{stack.base_url}/api/builds", json={"accountName": "local", "projectSlug": slug}, timeout=30
+    ).json()["version"]
+
+    build = finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")
+
+    assert build["status"] == "failed"
+    log = stack.get(f"/api/buildjobs/{build['jobs'][0]['jobId']}/log", stack.key).text
+    assert "not found, or not a git repository" not in log
+    assert "does not see /tmp, /var/tmp, /dev/shm or home folders" in log, log
+    assert f"such as out/ inside the Conveyor folder ({PROJECT_DIR / 'out'}, ignored by git)" in log
+
+
+def test_a_stopped_and_restarted_stack_still_has_its_projects_builds_logs_artifacts_and_secrets(
+    tmp_path: Path,
+) -> None:
+    state = tmp_path / "state"
+    yml = (
+        "build_script:\n  - echo kept > kept.txt\n  - echo the log line\n"
+        '  - if [ "$TOKEN" = "s3cret" ]; then echo the secret decrypts; fi\n'
+        "artifacts:\n  - path: kept.txt\n"
+    )
+    with GitServer(tmp_path) as server:
+        Repository.create(tmp_path, "kept.git").commit({"appveyor.yml": yml})
+        first = LocalStack.start(tmp_path / "first", KNOWN_KEY, CONVEYOR_STATE_DIR=str(state)).wait_until_ready()
+        try:
+            api = requests.Session()
+            api.headers["Authorization"] = f"Bearer {KNOWN_KEY}"
+            slug = api.post(
+                f"{first.base_url}/api/projects",
+                json={"repositoryProvider": "git", "repositoryName": server.url_of("kept.git")},
+                timeout=10,
+            ).json()["slug"]
+            secret = [{"name": "TOKEN", "value": {"isEncrypted": True, "value": "s3cret"}}]
+            put = api.put(
+                f"{first.base_url}/api/projects/local/{slug}/settings/environment-variables", json=secret, timeout=10
+            )
+            assert put.status_code == 204, put.text
+            version = api.post(
+                f"{first.base_url}/api/builds", json={"accountName": "local", "projectSlug": slug}, timeout=30
+            ).json()["version"]
+            built = finished(first, f"/api/projects/local/{slug}/build/{version}", "build")
+            assert built["status"] == "success", first.stderr
+        finally:
+            assert first.stop() == 0, first.stderr
+        assert f"State: kept in {state} (nothing kept yet)" in first.stdout
+
+        second = LocalStack.start(tmp_path / "second", KNOWN_KEY, CONVEYOR_STATE_DIR=str(state)).wait_until_ready()
+        try:
+            project = second.get(f"/api/projects/local/{slug}", KNOWN_KEY)
+            build = second.get(f"/api/projects/local/{slug}/build/{version}", KNOWN_KEY)
+            job_id = built["jobs"][0]["jobId"]
+            log = second.get(f"/api/buildjobs/{job_id}/log", KNOWN_KEY)
+            artifact = requests.get(
+                f"{second.base_url}/api/buildjobs/{job_id}/artifacts/kept.txt",
+                headers={"Authorization": f"Bearer {KNOWN_KEY}"},
+                timeout=10,
+            )
+            again = api.post(
+                f"{second.base_url}/api/builds", json={"accountName": "local", "projectSlug": slug}, timeout=30
+            )  # its secure variable still decrypts: the key that encrypted it was kept too
+            rebuilt = finished(second, f"/api/projects/local/{slug}/build/{again.json()['version']}", "build")
+            rebuilt_log = second.get(f"/api/buildjobs/{rebuilt['jobs'][0]['jobId']}/log", KNOWN_KEY).text
+        finally:
+            assert second.stop() == 0, second.stderr
+
+    assert f"State: kept in {state} (restored); to start empty, stop the stack and delete that folder" in second.stdout
+    assert project.status_code == 200 and project.json()["project"]["slug"] == slug
+    assert build.status_code == 200 and build.json()["build"]["status"] == "success"
+    assert "the log line" in log.text
+    assert artifact.status_code == 200 and artifact.text == "kept\n"
+    assert rebuilt["status"] == "success", second.stderr
+    assert "the secret decrypts" in rebuilt_log
+    assert (state.stat().st_mode & 0o777) == 0o700
+
+
+def test_the_operator_command_finds_the_running_stack_without_its_credentials(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    no_credentials = {"AWS_ACCESS_KEY_ID": None, "AWS_SECRET_ACCESS_KEY": None, "CONVEYOR_STATE_DIR": str(state)}
+    local = LocalStack.start(tmp_path, **no_credentials).wait_until_ready()  # type: ignore[arg-type]
+    try:
+        name = unique("second")
+        created = subprocess.run(
+            [str(CONVEYOR), "create-account", "--name", name, "--admin-email", f"owner@{name}.example"],
+            env=child_environment(**no_credentials),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        roles = local.get("/api/roles", created.stdout.strip())
+    finally:
+        local.stop()
+
+    assert "conveyor create-account" in local.stdout and str(state / "stack.json") in local.stdout
+    assert created.returncode == 0, created.stderr
+    assert roles.status_code == 200
+    assert not (state / "stack.json").exists()  # gone with the stack
+
+
+def test_a_build_cannot_read_the_stacks_state_folder_inside_the_project_folder(tmp_path: Path) -> None:
+    state = PROJECT_DIR / f".conveyor-e2e-{uuid.uuid4().hex[:8]}"  # where `make run` keeps it: in the project folder
+    probe = f"ls -la {state}; cat {state}/emulator.pickle {state}/stack.json | wc -c; echo probed"
+    try:
+        with GitServer(tmp_path) as server:
+            Repository.create(tmp_path, "probe.git").commit({"appveyor.yml": f"build_script:\n  - {probe}\n"})
+            local = LocalStack.start(tmp_path / "stack", KNOWN_KEY, CONVEYOR_STATE_DIR=str(state)).wait_until_ready()
+            try:
+                api = requests.Session()
+                api.headers["Authorization"] = f"Bearer {KNOWN_KEY}"
+                slug = api.post(
+                    f"{local.base_url}/api/projects",
+                    json={"repositoryProvider": "git", "repositoryName": server.url_of("probe.git")},
+                    timeout=10,
+                ).json()["slug"]
+                time.sleep(1.5)  # a snapshot is written a moment after the project
+                version = api.post(
+                    f"{local.base_url}/api/builds", json={"accountName": "local", "projectSlug": slug}, timeout=30
+                ).json()["version"]
+                build = finished(local, f"/api/projects/local/{slug}/build/{version}", "build")
+                log = local.get(f"/api/buildjobs/{build['jobs'][0]['jobId']}/log", KNOWN_KEY).text
+            finally:
+                local.stop()
+        assert (state / "emulator.pickle").exists()
+    finally:
+        shutil.rmtree(state, ignore_errors=True)
+
+    assert "probed" in log, log
+    assert f"ls: cannot open directory '{state}'" in log
+    assert "\n0\n" in log  # cat read nothing of the snapshot or the stack's credentials

@@ -131,6 +131,24 @@ def test_a_build_agent_runs_a_job_of_its_image_end_to_end_in_its_sandbox(
 
 
 @needs_sandbox
+def test_a_build_agent_says_a_job_it_ran_failed_not_that_its_runner_exited_with_code_0(
+    account: Account, git_server: GitServer, api_url: str
+) -> None:
+    image = unique("Team Box")
+    yml = appveyor_yml(f"image: {image}", "build_script:", "  - exit 3")
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+    agent = register(account, image)
+    version = project.start()["version"]
+    process = start_agent(api_url, agent["key"], "--once")
+    output, _ = process.communicate(timeout=120)
+    job_id = project.wait(version)["jobs"][0]["jobId"]
+    said = output.decode()
+    assert f"job {job_id} ended: failed" in said, said
+    assert "exited with code 0" not in said
+    assert f"Job {job_id}: the runner ended it and reported its result" in said
+
+
+@needs_sandbox
 def test_a_killed_build_agent_takes_its_runner_with_it_and_the_job_ends_within_its_lease(
     account: Account, agent_project: tuple[BuildProject, str], api_url: str, short_leases: None
 ) -> None:

@@ -15,6 +15,7 @@ from chalicelib.config import settings
 from chalicelib.store import jobs as job_store
 from tests.awscalls import s3_calls
 from tests.builds import appveyor_yml
+from tests.support import Caller, assert_refused
 
 
 def wait_until_empty(url: str, seconds: float = 10) -> None:
@@ -324,6 +325,29 @@ def test_artifacts_are_listed_and_downloaded(make_project) -> None:  # type: ign
         assert download.status == 302
         assert requests.get(download.headers["Location"], timeout=10).content == b"hello artifact\n"
     assert project.account.api.get(f"/buildjobs/{job_id}/artifacts/out/other.txt").status == 404
+
+
+def test_a_client_that_cannot_follow_a_redirect_with_its_key_is_given_the_artifacts_url_in_json(  # type: ignore[no-untyped-def]
+    make_project,
+) -> None:
+    project = make_project(
+        {"appveyor.yml": appveyor_yml("build_script:", "  - echo fetched > out.txt", "artifacts:", "  - path: out.txt")}
+    )
+    job_id = job_ids(project.run())[0]
+
+    reply = project.account.api.get(f"/buildjobs/{job_id}/artifacts/out.txt?redirect=false")
+
+    assert reply.status == 200 and reply.headers["Cache-Control"] == "no-store"
+    assert requests.get(reply.json["url"], timeout=10).content == b"fetched\n"
+    permalink = project.account.api.get(f"{project.path}/artifacts/out.txt?redirect=false")
+    assert permalink.status == 200 and requests.get(permalink.json["url"], timeout=10).content == b"fetched\n"
+    assert project.account.api.get(f"/buildjobs/{job_id}/artifacts/out.txt?redirect=true").status == 302
+    assert "redirect is true or false" in assert_refused(
+        project.account.api.get(f"/buildjobs/{job_id}/artifacts/out.txt?redirect=maybe"), 400
+    )
+    assert project.account.api.get(f"/buildjobs/{job_id}/artifacts/gone.txt?redirect=false").status == 404
+    anonymous = Caller(project.account.client, None).get(f"/buildjobs/{job_id}/artifacts/out.txt?redirect=false")
+    assert anonymous.status == 401  # the same rights as the redirect: a private project's file needs a key
 
 
 def test_cache_is_restored_in_the_next_build_and_cleared_by_delete(make_project) -> None:  # type: ignore[no-untyped-def]

@@ -164,19 +164,40 @@ def _notify(last: WebhookReceiver) -> tuple[str, ...]:
     return ("notifications:", *last_entry(last))
 
 
-def test_a_provider_conveyor_cannot_send_is_refused_by_name(account: Account, git_server: GitServer) -> None:
-    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD_LINES)})
+def test_a_settings_document_with_a_provider_conveyor_does_not_send_is_taken_and_its_builds_name_the_entry(
+    account: Account,
+    git_server: GitServer,
+    pump: SqsPump,
+    receivers: tuple[WebhookReceiver, WebhookReceiver, WebhookReceiver],
+) -> None:
+    _, _, last = receivers
+    project = BuildProject(account, git_server, {"README.md": "no appveyor.yml: the project's settings build it\n"})
     yaml_path = project_path(project.project) + "/settings/yaml"
-    before = account.api.get(yaml_path).body
-    hipchat = "notifications:\n  - provider: HipChat\n    auth_token: abc\n    room: builds\n"
+    copied = appveyor_yml(
+        *BUILD_LINES,
+        "notifications:",
+        "  - provider: GitHubPullRequest",
+        "    auth_token: ghp_never-sent-0123456789",
+        *last_entry(last),
+    )
 
-    reply = account.api.put(yaml_path, raw=hipchat.encode(), headers={"Content-Type": "text/plain"})
+    reply = account.api.put(yaml_path, raw=copied.encode(), headers={"Content-Type": "text/plain"})
 
-    assert "notifications[0].provider: HipChat notifications are not supported" in assert_refused(reply, 400)
-    assert account.api.get(yaml_path).body == before
+    assert reply.status == 204, reply.body
+    saved = account.api.get(yaml_path).body.decode()
+    assert "provider: GitHubPullRequest" in saved and f"url: {last.url}/last" in saved
+    assert "ghp_never-sent" not in saved and "auth_token:\n      secure: " in saved  # a token is kept encrypted
+    build = project.run()
+    assert build["status"] == "success"
+    wait_for(last, 1)  # the rest of the document is honoured: its webhook entry is sent
+    messages = [message["message"] for message in project.build(build["version"])["messages"]]
+    assert messages == [
+        "Notification 1 (GitHubPullRequest) was not sent: GitHubPullRequest notifications are not supported: "
+        "Conveyor posts the build's state to its commit instead (docs/forges.md)."
+    ]
     settings = account.api.get(project_path(project.project) + "/settings").json["settings"]
-    settings["configuration"]["notifications"] = [{"provider": "Campfire", "settings": {"room": "builds"}}]
-    assert "Campfire notifications are not supported" in assert_refused(account.api.put("/projects", settings), 400)
+    settings["configuration"]["notifications"].append({"provider": "Campfire", "settings": {"room": "builds"}})
+    assert account.api.put("/projects", settings).status == 204  # the JSON settings take it alike
 
 
 def test_a_repository_entry_conveyor_does_not_send_leaves_its_builds_to_run_and_they_name_it(
@@ -247,14 +268,9 @@ def test_stored_entries_it_no_longer_takes_come_back_unchanged_through_the_setti
     assert stored_providers(project) == ["HipChat", "Slack"]
     assert "echo yaml" in account.api.get(yaml_path).body.decode()
 
-    # A new entry, or a stored one changed, is refused by name, and nothing changes.
+    # A new entry of a provider Conveyor sends, or a stored one changed, that it could not send as written is
+    # refused by name, and nothing changes (one of a provider it does not send at all is taken: its builds name it).
     before = account.api.get(yaml_path).body
-    added = f"{text}  - provider: HipChat\n    room: releases\n"
-    reply = account.api.put(yaml_path, raw=added.encode(), headers={"Content-Type": "text/plain"})
-    assert "notifications[2].provider: HipChat notifications are not supported" in assert_refused(reply, 400)
-    changed = text.replace("room: builds", "room: releases")
-    reply = account.api.put(yaml_path, raw=changed.encode(), headers={"Content-Type": "text/plain"})
-    assert "notifications[0].provider: HipChat notifications are not supported" in assert_refused(reply, 400)
     settings = account.api.get(settings_path).json["settings"]
     settings["configuration"]["notifications"][1]["settings"]["channel"] = "releases"
     message = assert_refused(account.api.put("/projects", settings), 400)

@@ -35,26 +35,29 @@ def document() -> dict[str, Any]:
 
 
 def served_routes() -> dict[tuple[str, str], str]:
-    """Every (method, full path) the app serves, with the name of its view, but the dashboard's page and files:
-    they are no part of the API (its document's servers are /api), and test_dashboard.py covers them."""
+    """Every (method, full path) the app serves, with the name of its view, but the dashboard's page and files and
+    the accounts' OpenID Connect issuers: they are no part of the API (its document's servers are /api), and
+    test_dashboard.py and test_id_tokens.py cover them."""
     from app import app
     from chalicelib.api.dashboard import ROUTES as DASHBOARD_ROUTES
+    from chalicelib.api.oidc import ROUTES as ISSUER_ROUTES
 
     return {
         (method.lower(), path): entry.view_name
         for path, entry_of in app.routes.items()
         for method, entry in entry_of.items()
-        if (method, path) not in DASHBOARD_ROUTES
+        if (method, path) not in DASHBOARD_ROUTES | ISSUER_ROUTES
     }
 
 
-def test_the_only_routes_outside_api_are_the_dashboards() -> None:
+def test_the_only_routes_outside_api_are_the_dashboards_and_the_issuers() -> None:
     from app import app
     from chalicelib.api.dashboard import ROUTES as DASHBOARD_ROUTES
+    from chalicelib.api.oidc import ROUTES as ISSUER_ROUTES
 
     outside = {(method, path) for path, entry_of in app.routes.items() for method in entry_of}
     outside = {(method, path) for method, path in outside if not path.startswith("/api/") and path != "/api"}
-    assert outside == DASHBOARD_ROUTES
+    assert outside == DASHBOARD_ROUTES | ISSUER_ROUTES
 
 
 def documented_routes() -> dict[tuple[str, str], str]:

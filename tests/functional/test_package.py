@@ -409,8 +409,8 @@ def test_the_bucket_key_and_schedule_are_the_stages(template: dict[str, Any], pr
     assert sorted(prefixes) == sorted(
         {build_prefix(1, 2, 3).split("/")[0] + "/", project_cache_prefix(1, 2).split("/")[0] + "/"}
     )
-    (alias,) = resources(template, "AWS::KMS::Alias").values()
-    assert alias["Properties"]["AliasName"] == settings().kms_key
+    aliases = {alias["Properties"]["AliasName"] for alias in resources(template, "AWS::KMS::Alias").values()}
+    assert aliases == {settings().kms_key, settings().oidc_signing_key}
     schedules = [
         event["Properties"]["Schedule"]
         for function in resources(template, "AWS::Serverless::Function").values()
@@ -451,3 +451,28 @@ def test_a_custom_domain_maps_the_apis_stage_at_the_root(tmp_path: Path) -> None
     ]
     assert runner_api_url == "https://ci.example.com"  # the stage's own base URL: runners call the custom domain
     assert lint_errors(tmp_path / "out" / "sam.json") == []
+
+
+def test_the_template_makes_the_id_token_signing_key_which_only_the_control_plane_may_use(
+    template: dict[str, Any], prod_settings: None
+) -> None:
+    """Jobs' ID tokens (issue 39) are signed in KMS by an asymmetric key of the stack's own: the functions' role may
+    sign with it and read its public half, nothing more; what runs builds may not touch it (nor any key)."""
+    keys = resources(template, "AWS::KMS::Key")
+    (alias,) = [a for a in resources(template, "AWS::KMS::Alias").values() if "oidc" in a["Properties"]["AliasName"]]
+    assert alias["Properties"]["AliasName"] == settings().oidc_signing_key
+    signing_key = keys[alias["Properties"]["TargetKeyId"]["Ref"]]
+    assert signing_key["Properties"]["KeySpec"] == "RSA_2048"
+    assert signing_key["Properties"]["KeyUsage"] == "SIGN_VERIFY"
+    assert signing_key["DeletionPolicy"] == "Retain"
+    (policy,) = template["Resources"]["DefaultRole"]["Properties"]["Policies"]
+    granted = [
+        statement
+        for statement in policy["PolicyDocument"]["Statement"]
+        if {"Fn::GetAtt": [alias["Properties"]["TargetKeyId"]["Ref"], "Arn"]} in as_list(statement["Resource"])
+    ]
+    assert [sorted(as_list(statement["Action"])) for statement in granted] == [["kms:GetPublicKey", "kms:Sign"]]
+    for runner in runner_functions(template).values():
+        role = template["Resources"][role_of(runner)]
+        runner_actions = [action for statement in statements(role) for action in as_list(statement["Action"])]
+        assert not [action for action in runner_actions if action.startswith("kms:")]

@@ -181,6 +181,7 @@ POST   /runner/jobs/{jobId}/tests                                   401   401  4
 PUT    /runner/jobs/{jobId}/tests                                   401   401  401     401          401   401
 PUT    /runner/jobs/{jobId}/build                                   401   401  401     401          401   401
 POST   /runner/jobs/{jobId}/finish                                  401   401  401     401          401   401
+GET    /runner/jobs/{jobId}/id-token                                401   401  401     401          401   401
 GET    /projects/status/{badgeId}                                   200   200  200     200          200   200
 GET    /projects/status/{badgeId}/branch/{buildBranch}              200   200  200     200          200   200
 GET    /projects/status/{badgeId}/{repositoryOwner}/{repositoryName} 200  200  200     200          200   200
@@ -723,8 +724,10 @@ def test_every_route_the_app_serves_has_a_row() -> None:
     """Every route but the dashboard's page and files, which take no key and hold no data (test_dashboard.py)."""
     from app import app
     from chalicelib.api.dashboard import ROUTES as DASHBOARD_ROUTES
+    from chalicelib.api.oidc import ROUTES as ISSUER_ROUTES  # no key, for everyone: the last test of this file
 
     served = {(method, path) for path, methods in app.routes.items() for method in methods} - DASHBOARD_ROUTES
+    served -= ISSUER_ROUTES
     listed = {(entry.method, "/api" + entry.route) for entry in ROWS}
     listed |= {(entry.method, ACCOUNT_PREFIX + entry.route) for entry in PREFIXED_ROWS}
     assert not sorted(served - listed), f"routes without a row in the permission matrix: {sorted(served - listed)}"
@@ -920,3 +923,21 @@ def test_a_provider_or_agent_key_change_needs_the_environments_secrets_sent_agai
     assert set(refused.values()) == {400}, refused
     assert (unchanged["provider"], unchanged["environmentAccessKey"]) == ("Agent", as_read["environmentAccessKey"])
     assert accepted == 200
+
+
+# The accounts' OpenID Connect issuers (docs/oidc.md) are outside /api and take no key: every caller, whatever its
+# Authorization header, reads home's discovery document and JWKS alike, and no caller finds an issuer of no account.
+ISSUER_PATHS = ("/oidc/{account}/.well-known/openid-configuration", "/oidc/{account}/.well-known/jwks")
+
+
+@pytest.mark.parametrize("path", ISSUER_PATHS)
+@pytest.mark.parametrize("caller", (*CALLERS, *UNACCEPTED))
+def test_every_caller_reads_an_issuers_documents_and_none_an_issuer_of_no_account(
+    world: World, caller: str, path: str
+) -> None:
+    calling = replace(world.callers[caller], prefix="")
+    first = calling.get(path.format(account=world.home.name))
+    assert first.status == 200, first.body
+    assert first.json == replace(world.home.api, prefix="").get(path.format(account=world.home.name)).json
+    missing = calling.get(path.format(account=unique("nobody")))
+    assert missing.status == 404 and missing.json["message"], missing.body

@@ -8,6 +8,9 @@ from typing import Any
 import pytest
 import yaml
 
+from chalicelib.local.pump import SqsPump
+from tests.builds import BuildProject
+from tests.gitserver import GitServer
 from tests.support import Account, Caller, Reply, add_project, assert_refused, project_path
 
 DEFAULT_VERSION_FORMAT = "1.0.{build}"
@@ -484,7 +487,7 @@ def test_bad_yaml_is_refused_with_where_and_nothing_changes(
 @pytest.mark.parametrize(
     "text",
     [
-        "- install: echo hi\n",
+        "- 42\n",  # a list of configurations, each of them a mapping: not this
         "42\n",
         "just some text\n",
         "install: {sh: 1, cmd: 2}\n",
@@ -617,3 +620,73 @@ def test_a_pattern_re2_runs_is_saved(account: Account, project: dict[str, Any]) 
     assert put_yaml(account, project, "skip_commits:\n  message: /^(a+)+$/\n").status == 204
 
     assert read_settings(account, project)["configuration"]["skipCommitsMessage"] == "/^(a+)+$/"
+
+
+# --- settings YAML that takes what appveyor.yml takes: for: items and a list of configurations (issue 36) --------
+
+
+def branch_project(account: Account, git_server: GitServer) -> BuildProject:
+    """A project of a repository without appveyor.yml (its settings build it), with a master and a dev branch."""
+    project = BuildProject(account, git_server, {"README.md": "no appveyor.yml here\n"})
+    project.repository.commit({"README.md": "the dev branch\n"}, branch="dev")
+    return project
+
+
+def built_log(project: BuildProject, branch: str) -> str:
+    build = project.run(branch=branch)
+    assert build["status"] == "success", build
+    return project.log(build["jobs"][0]["jobId"])
+
+
+def test_a_settings_yaml_with_for_items_is_taken_and_each_branch_builds_with_its_item(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    project = branch_project(account, git_server)
+    text = (
+        "environment:\n  STAGE: main\nbuild_script:\n  - echo built for $STAGE\n"
+        "for:\n  - branches:\n      only:\n        - dev\n    environment:\n      STAGE: dev\n"
+    )
+
+    reply = put_yaml(account, project.project, text)
+
+    assert reply.status == 204, reply.body
+    assert read_yaml(account, project.project) == text  # kept as written
+    assert "built for main" in built_log(project, "master")
+    assert "built for dev" in built_log(project, "dev")
+    # the variables put as JSON replace the settings for every branch: one configuration from then on
+    variables = [{"name": "STAGE", "value": {"isEncrypted": False, "value": "json"}}]
+    assert account.api.put(f"{project.path}/settings/environment-variables", variables).status == 204
+    assert "for:" not in read_yaml(account, project.project)
+    assert "built for json" in built_log(project, "dev")
+
+
+def test_a_settings_yaml_with_a_list_of_configurations_is_taken_and_each_branch_builds_its_own(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    project = branch_project(account, git_server)
+    text = (
+        "- branches:\n    only:\n      - dev\n  build_script:\n    - echo the dev configuration\n"
+        "- build_script:\n    - echo the other configuration\n"
+    )
+
+    reply = put_yaml(account, project.project, text)
+
+    assert reply.status == 204, reply.body
+    assert read_settings(account, project.project)["configuration"]["buildScripts"] == [
+        {"language": "cmd", "script": "echo the other configuration"}
+    ]  # what the settings show: the default branch's
+    assert "the other configuration" in built_log(project, "master")
+    assert "the dev configuration" in built_log(project, "dev")
+
+
+def test_a_per_branch_settings_yaml_with_a_plain_secret_is_refused_and_changes_nothing(
+    account: Account, git_server: GitServer
+) -> None:
+    project = branch_project(account, git_server)
+    before = read_yaml(account, project.project)
+    text = "environment:\n  TOKEN:\n    secure: a-plain-text-secret\nfor:\n  - branches:\n      only: [dev]\n"
+
+    message = assert_refused(put_yaml(account, project.project, text), 400)
+
+    assert message.startswith("environment.TOKEN: settings with for: items")
+    assert read_yaml(account, project.project) == before

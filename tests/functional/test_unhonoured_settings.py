@@ -115,3 +115,21 @@ def test_before_package_runs_between_the_build_and_after_build(
     log = project.log(build["jobs"][0]["jobId"])
     assert build["status"] == "success" and build["messages"] == []
     assert log.index("built") < log.index("packaging now") < log.index("after")
+
+
+def test_build_written_as_appveyors_words_builds_and_msbuild_mode_says_a_linux_runner_skips_it(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    scripted = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build: Script", *BUILD)})
+    msbuild = BuildProject(
+        account, git_server, {"appveyor.yml": appveyor_yml("build: MSBuild", "test_script:", "  - echo tested")}
+    )
+
+    built, skipped = scripted.run(), msbuild.run()
+
+    assert built["status"] == "success", built
+    assert "built" in scripted.log(built["jobs"][0]["jobId"])
+    assert skipped["status"] == "success", skipped
+    log = msbuild.log(skipped["jobs"][0]["jobId"])
+    assert "MSBuild is not available on this Linux runner: the build phase is skipped (use build_script)." in log
+    assert "tested" in log

@@ -154,3 +154,14 @@ def test_exit_asks_the_runner_to_end_the_job_and_takes_no_argument() -> None:
     assert parse(["exit"]) == ("POST", "api/build/exit", {})
     with pytest.raises(UsageError):
         parse(["Exit", "3"])
+
+
+def test_get_id_token_asks_the_runner_with_its_optional_audience() -> None:
+    assert parse(["GetIdToken", "-Audience", "sts.amazonaws.com"]) == (
+        "POST",
+        "api/build/idtoken",
+        {"audience": "sts.amazonaws.com"},
+    )
+    assert parse(["getidtoken"]) == ("POST", "api/build/idtoken", {})
+    with pytest.raises(UsageError, match="unknown option -lifetime"):
+        parse(["GetIdToken", "-Lifetime", "60"])

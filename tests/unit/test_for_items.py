@@ -218,10 +218,11 @@ def test_a_mistake_in_an_item_names_it_whichever_branch_is_built() -> None:
     assert refusal("for: [5]").startswith("for[0]: expected a mapping")
 
 
-def test_a_projects_own_settings_are_one_configuration_and_say_so() -> None:
+def test_one_configuration_is_read_without_a_branch_and_says_so_for_a_list_or_for_items() -> None:
+    # a project's settings YAML takes both, read for a branch (read_settings_yaml: tests/unit/test_yamlconfig.py)
     with pytest.raises(Invalid) as listed:
         from_yaml("- install: [x]")
-    assert "a project's settings are one configuration" in listed.value.message
+    assert "a list of configurations is read for a branch" in listed.value.message
     with pytest.raises(Invalid) as items:
         from_yaml("for:\n  - branches: {only: [main]}\n    install: [x]")
     assert items.value.message.startswith("for: ")

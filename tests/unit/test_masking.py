@@ -92,3 +92,14 @@ def test_long_line_is_never_cut_inside_a_character() -> None:
 def test_embedded_newlines_make_separate_lines() -> None:
     assert split_line("one\ntwo") == [b"one", b"two"]
     assert split_line("") == [b""]
+
+
+def test_a_secret_added_later_is_masked_from_then_on_with_the_first_ones() -> None:
+    mask = SecretMask(["hunter2"])
+    token = "eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl"  # an ID token the job was handed meanwhile
+    assert mask(f"token {token}") == f"token {token}"
+
+    mask.add(token)
+
+    assert mask(f"hunter2 then {token}") == "[secure] then [secure]"
+    assert mask(base64.b64encode(token.encode()).decode()) == "[secure]"

@@ -13,7 +13,9 @@ from chalicelib.domain.yamlconfig import (
     DEFAULT_VERSION_FORMAT,
     default_configuration,
     from_yaml,
+    is_per_branch,
     merge_repository_file,
+    read_settings_yaml,
     to_yaml,
 )
 from chalicelib.domain.yamlconfig.notifications import read_back, refusal
@@ -691,13 +693,33 @@ def test_a_version_without_build_is_refused() -> None:
     assert "Version format must contain {build} variable." in invalid_message("version: 1.0.0")
 
 
-def test_a_projects_settings_are_one_configuration_not_a_list_per_branch() -> None:
-    # a repository's appveyor.yml may hold a list, or for: items (tests/unit/test_for_items.py)
-    assert "a project's settings are one configuration" in invalid_message("- branches: {only: [main]}\n  install: [x]")
+LISTED = "- branches: {only: [main]}\n  install: [x]\n- branches: {only: [dev]}\n  install: [y]\n"
+WITH_FOR = "install: [x]\nfor:\n  - branches: {only: [dev]}\n    install: [y]\n"
 
 
-def test_a_projects_settings_hold_no_for_items() -> None:
-    assert invalid_message("for:\n  - branches: {only: [main]}").startswith("for: ")
+@pytest.mark.parametrize(
+    ("text", "branch", "install"),
+    [
+        (LISTED, "main", "x"),
+        (LISTED, "dev", "y"),
+        (LISTED, "other", "x"),
+        (WITH_FOR, "main", "x"),
+        (WITH_FOR, "dev", "y"),
+    ],
+)
+def test_a_projects_settings_yaml_takes_a_list_of_configurations_and_for_items_read_for_a_branch(
+    text: str, branch: str, install: str
+) -> None:
+    configuration, _ = read_settings_yaml(text, branch)
+
+    assert configuration["installScripts"] == [script(install)]
+    assert is_per_branch(text)
+
+
+def test_a_projects_settings_yaml_refuses_a_mistake_in_an_item_its_branch_does_not_read() -> None:
+    with pytest.raises(Invalid) as refusal:
+        read_settings_yaml(WITH_FOR + "  - branches: {only: [qa]}\n    install: {not: scripts}\n", "main")
+    assert refusal.value.message.startswith("for[1].install: ")
 
 
 def test_a_top_level_scalar_is_refused() -> None:
@@ -851,3 +873,27 @@ def test_merging_leaves_the_project_configuration_untouched() -> None:
     before = copy.deepcopy(PROJECT)
     merge_repository_file(PROJECT, "1.0.{build}", "environment: {NEW: x}")
     assert before == PROJECT
+
+
+# AppVeyor's build modes as a word (its Build tab's MSBuild, Script, Off), in any case: real files write them.
+BUILD_WORDS = {
+    "build: Script": {"buildMode": "script"},
+    "build: script\nbuild_script: [make]": {"buildMode": "script", "buildScripts": [script("make")]},
+    "build: MSBuild": {},  # MSBuild mode, the mapping form's and the default: a Linux runner skips it, saying so
+    "build: msbuild\nbuild_script: [make]": {"buildMode": "script", "buildScripts": [script("make")]},
+    "build: Off": {"buildMode": "none"},
+    "build: OFF\nbuild_script: [make]": {"buildMode": "none", "buildScripts": [script("make")]},
+}
+
+
+@pytest.mark.parametrize(("text", "fields"), BUILD_WORDS.items(), ids=BUILD_WORDS.keys())
+def test_a_build_mode_written_as_appveyors_word_is_read_as_its_mapping_form_would_be(text: str, fields: Json) -> None:
+    config, _ = from_yaml(text)
+
+    assert changes(text) == fields
+    assert round_trips(config)
+
+
+def test_a_build_word_appveyor_does_not_have_is_refused_naming_the_modes() -> None:
+    assert invalid_message("build: Make").startswith("build: ")
+    assert "off, Script, MSBuild or a mapping" in invalid_message("build: Make")

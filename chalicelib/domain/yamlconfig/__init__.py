@@ -27,9 +27,9 @@ from chalicelib.domain.yamlconfig.for_items import (
     read_for,
     select,
 )
-from chalicelib.domain.yamlconfig.notifications import NOTIFICATIONS
+from chalicelib.domain.yamlconfig.notifications import NOTIFICATIONS, UNSENT_CREDENTIALS
 from chalicelib.domain.yamlconfig.pipeline import ARTIFACTS, BUILD, DEPLOY, TEST, modes_written, read_modes
-from chalicelib.domain.yamlconfig.scalars import Plain
+from chalicelib.domain.yamlconfig.scalars import Plain, Scalar
 from chalicelib.domain.yamlconfig.sections import SCRIPT_FIELDS, SCRIPTS, STACKS, branches, group, mode_scripts, single
 from chalicelib.domain.yamlconfig.syntax import (
     COUNT,
@@ -54,7 +54,10 @@ __all__ = [
     "KEYS",
     "default_configuration",
     "from_yaml",
+    "is_per_branch",
     "merge_repository_file",
+    "read_settings_yaml",
+    "written_secrets",
     "read_repository_file",
     "to_yaml",
 ]
@@ -97,6 +100,8 @@ _SECTIONS: dict[str, Section] = {
     "clone_script": _scripts("clone_script"),
     "hosts": single("hosts", "hostsEntries", HOSTS),
     "environment": ENVIRONMENT,
+    "id_token": single("id_token", "idToken", FLAG),
+    "id_token_pull_requests": single("id_token_pull_requests", "idTokenPullRequests", FLAG),
     "matrix": MATRIX,
     "cache": single("cache", "cacheEntries", VALUES),
     "services": single("services", "services", VALUES),
@@ -206,22 +211,58 @@ def _read(settings: Json) -> tuple[dict[str, Any], str | None]:
 
 
 def from_yaml(text: str) -> tuple[dict[str, Any], str | None]:
-    """appveyor.yml text as (Configuration, version format or None when the file sets no version): a project's
-    settings, which are one configuration (a repository's list form and for: items are read as a build starts)."""
+    """appveyor.yml text as (Configuration, version format or None when the file sets no version): one
+    configuration (a list form or for: items: ``read_settings_yaml``, or ``read_repository_file`` for a branch)."""
     document = load(text)
     if isinstance(document, list):
-        raise Invalid(
-            "appveyor.yml: a list of configurations (one per branch) is read from a repository's appveyor.yml when "
-            "a build starts; a project's settings are one configuration: write one mapping of settings."
-        )
+        raise Invalid("appveyor.yml: a list of configurations is read for a branch; write one mapping of settings.")
     settings = _settings(document)
     if "for" in settings:
-        raise fail(
-            "for",
-            "for: items are read from a repository's appveyor.yml when a build starts; a project's settings "
-            "are one configuration, without them.",
-        )
+        raise fail("for", "for: items are read for a branch; write one configuration without them.")
     return _read(settings)
+
+
+def is_per_branch(text: str) -> bool:
+    """Whether appveyor.yml text holds more than one configuration: a list of them, or for: items."""
+    document = load(text)
+    return isinstance(document, list) or (isinstance(document, dict) and "for" in document)
+
+
+def written_secrets(text: str) -> list[tuple[str, Any]]:
+    """Every secret the text holds as written, with where: each ``secure:`` value, and each value of a key that
+    names a credential (``auth_token``, ``password``, ...) written in plain text (a project's settings store a
+    notification's as secure values)."""
+    found: list[tuple[str, Any]] = []
+
+    def walk(value: Any, path: str) -> None:
+        if isinstance(value, dict):
+            if set(value) == {"secure"}:
+                secure = value["secure"]
+                found.append((path, secure.text if isinstance(secure, Scalar) else secure))
+                return
+            for key, item in value.items():
+                if str(key) in UNSENT_CREDENTIALS and isinstance(item, str | Scalar):
+                    found.append((f"{path}.{key}", item.text if isinstance(item, Scalar) else item))
+                else:
+                    walk(item, f"{path}.{key}" if path else str(key))
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                walk(item, f"{path}[{index}]")
+
+    walk(load(text), "")
+    return found
+
+
+def read_settings_yaml(text: str, branch: str) -> tuple[dict[str, Any], str | None]:
+    """A project's settings YAML, which takes what appveyor.yml takes (as AppVeyor's YAML settings do): its
+    configuration for ``branch`` (the list's first when none is for it), as a build of that branch reads it,
+    without the for: items that select jobs (a project's settings show one configuration; its builds read the text
+    for theirs). Every item is read, so a mistake in any is refused at once."""
+    if not is_per_branch(text):
+        return from_yaml(text)
+    configuration, version_format = read_repository_file(text, branch, or_first=True)
+    configuration.pop(JOB_ITEMS, None)
+    return configuration, version_format
 
 
 class _Written(dict[str, Any]):
@@ -285,17 +326,18 @@ def _with_for_items(settings: Json, path: str, branch: str) -> tuple[dict[str, A
     return configuration, version_format
 
 
-def read_repository_file(text: str, branch: str) -> tuple[dict[str, Any], str | None]:
+def read_repository_file(text: str, branch: str, or_first: bool = False) -> tuple[dict[str, Any], str | None]:
     """A repository's appveyor.yml as a build of ``branch`` (a tag's name, a pull request's target) reads it: the
-    list form's configuration for that branch, with its for: items (for_items.py has AppVeyor's rules). Invalid,
-    before it is parsed, when the file is longer than MAX_REPOSITORY_FILE_BYTES."""
+    list form's configuration for that branch (or, with ``or_first``, the first when none is for it), with its for:
+    items (for_items.py has AppVeyor's rules). Invalid, before it is parsed, when the file is longer than
+    MAX_REPOSITORY_FILE_BYTES."""
     size = len(text.encode())
     if size > MAX_REPOSITORY_FILE_BYTES:
         raise Invalid(f"appveyor.yml is {size} bytes long; at most {MAX_REPOSITORY_FILE_BYTES} are allowed.")
     document = load(text)
     if not isinstance(document, list):
         return _with_for_items(_settings(document), "", branch)
-    chosen = choose_configuration(document, branch)
+    chosen = choose_configuration(document, branch, or_first)
     read = []
     for index, item in enumerate(document):
         with _under(f"[{index}]"):

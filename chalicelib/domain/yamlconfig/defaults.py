@@ -107,6 +107,8 @@ _MORE_FIELDS: dict[str, Any] = {
     "testAssembliesMode": "include",
     "testCategoriesMode": "include",
     "onBuildFinishScripts": [],
+    "idToken": False,  # the job's OpenID Connect ID tokens (domain/id_tokens.py)
+    "idTokenPullRequests": False,  # ...and for builds whose secrets are withheld: read from the project's settings only
 }
 
 DEFAULTS: dict[str, Any] = {**_SPEC_FIELDS, **_MORE_FIELDS}

@@ -110,9 +110,9 @@ def select(selectors: list[Selector], branch: str) -> int | None:
     return None
 
 
-def choose_configuration(document: list[Any], branch: str) -> int:
-    """The list form: the index of the configuration the branch builds with; Invalid when none is for it, or when
-    the list holds more than MAX_CONFIGURATIONS."""
+def choose_configuration(document: list[Any], branch: str, or_first: bool = False) -> int:
+    """The list form: the index of the configuration the branch builds with; Invalid when none is for it (the
+    first one's with ``or_first``), or when the list holds more than MAX_CONFIGURATIONS."""
     if len(document) > MAX_CONFIGURATIONS:
         raise Invalid(f"appveyor.yml holds {len(document)} configurations; at most {MAX_CONFIGURATIONS} are allowed.")
     selectors = [
@@ -120,6 +120,8 @@ def choose_configuration(document: list[Any], branch: str) -> int:
         for index, item in enumerate(document)
     ]
     chosen = select(selectors, branch)
+    if chosen is None and or_first:
+        return 0
     if chosen is None:
         raise Invalid(
             f"appveyor.yml: none of its {len(document)} configurations is for branch '{branch}' (the list's "

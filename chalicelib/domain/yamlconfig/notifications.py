@@ -37,6 +37,8 @@ _NOT_SENT = {
     "campfire": "use a Webhook entry instead",
     "vsoteamroom": "team rooms were retired from Azure DevOps; use MicrosoftTeams",
 }
+# The settings of AppVeyor's other providers that hold credentials: sealed as secure values, though never sent.
+UNSENT_CREDENTIALS = ("auth_token", "token", "access_token", "api_key", "password", "incoming_webhook")
 MAX_NAME_SHOWN = 50  # of a provider's or key's name in a message: a repository's appveyor.yml may hold anything
 
 
@@ -76,6 +78,12 @@ class Refusal:
     def at(self, path: str) -> str:
         """The refusal as a settings 400 says it: ``notifications[1].provider: ...``."""
         return f"{path}.{self.key}: {self.reason}." if self.key else f"{path}: {self.reason}."
+
+
+def provider_sent(notification: Json) -> bool:
+    """Whether Conveyor sends the entry's provider at all (an AppVeyor provider it has no use for is taken with
+    the rest of a project's settings, as other settings it does not honour are, and its builds say so)."""
+    return str(notification.get("provider", "")).strip().lower() in {sent.lower() for sent in SENT_PROVIDERS}
 
 
 def refusal(notification: Json) -> Refusal | None:

@@ -48,10 +48,23 @@ _PHASES = (
 )
 
 
+# AppVeyor's build modes written as a word (its settings' Build tab: MSBuild, Script, Off), any case.
+_BUILD_MODES = {"off": "none", "script": "script", "msbuild": "msbuild"}
+
+
+def _build_mode(value: Any) -> str | None:
+    """The mode ``build: <word>`` names (None: the mapping form, or no build: at all)."""
+    written = value.text if isinstance(value, Scalar) else value if isinstance(value, str) else None
+    return None if written is None else _BUILD_MODES.get(written.strip().lower())
+
+
 def read_modes(document: Json, cfg: Json) -> None:
-    """``off`` switches a phase off; otherwise its script key, even empty, selects the "script" mode."""
+    """``off`` switches a phase off; otherwise its script key, even empty, selects the "script" mode, as does
+    ``build: Script``; ``build: MSBuild`` is the mapping form's MSBuild mode, its default."""
     for phase, script_key, mode_field, default in _PHASES:
         cfg[mode_field] = "none" if is_off(document.get(phase)) else "script" if script_key in document else default
+    if _build_mode(document.get("build")) == "script":
+        cfg["buildMode"] = "script"
 
 
 def modes_written(document: Json) -> Json:
@@ -62,8 +75,8 @@ def modes_written(document: Json) -> Json:
 
 
 def _read_build(value: Any, cfg: Json) -> None:
-    if value is not None and not is_off(value):
-        read_group(value, "build", _BUILD_FIELDS, cfg, "off or a mapping")
+    if value is not None and not is_off(value) and _build_mode(value) is None:
+        read_group(value, "build", _BUILD_FIELDS, cfg, "off, Script, MSBuild or a mapping")
 
 
 def _write_build(cfg: Json) -> Any:
