@@ -64,7 +64,9 @@ containers:
 
 image: containers
 	@if [ -f $(IMAGE_STAMP) ] && [ -z "$$(find $(IMAGE_INPUTS) -newer $(IMAGE_STAMP))" ]; then :; \
-	elif [ "$$(id -u)" = 0 ] && command -v mmdebstrap >/dev/null 2>&1; then sh images/ubuntu/build.sh $(IMAGE); \
+	elif [ "$$(id -u)" = 0 ] && command -v mmdebstrap >/dev/null 2>&1; then \
+		echo "building the local image from Debian's packages into $(IMAGE) (first run, about 90 s)..." && \
+		$(RETRY) sh images/ubuntu/build.sh $(IMAGE); \
 	else echo "the local image is not built (make image, as root, with mmdebstrap): jobs run in the unshare sandbox"; fi
 
 # A longer fuzz run than make test's: FUZZ_EXAMPLES cases per operation, a new seed each time (it prints it).
