@@ -73,6 +73,12 @@ def feed(commands: int) -> None:
 
 def main() -> None:
     port, path = int(os.environ["CONVEYOR_API_PORT"]), os.environ["CONVEYOR_API_SOCKET"]
+    # the shell reads its commands on descriptor 3 (the session's first line closes it there): taken first, before
+    # any socket of the threads below could be given that number
+    read_end, commands = os.pipe()
+    if read_end != 3:
+        os.dup2(read_end, 3)
+        os.close(read_end)
     for family, address in ((socket.AF_INET, "127.0.0.1"), (socket.AF_INET6, "::1")):
         threading.Thread(target=serve, args=(family, address, port, path), daemon=True).start()
     out = sys.stdout.buffer
@@ -84,9 +90,6 @@ def main() -> None:
         if not byte:
             os._exit(0)
         marker += byte
-    read_end, commands = os.pipe()
-    os.dup2(read_end, 3)  # the session's first line closes it in the shell
-    os.close(read_end)
     environment = {name: value for name, value in os.environ.items() if not name.startswith("CONVEYOR_")}
     shell = subprocess.Popen(
         ["/bin/bash", "--noprofile", "--norc", "/dev/fd/3"],
