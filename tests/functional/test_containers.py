@@ -359,3 +359,32 @@ def test_a_job_whose_container_cannot_start_fails_with_podmans_words_first_in_it
     assert first.startswith("This job's container could not start: ") and "appveyor" in first, log
     assert messages == [first]
     assert "ran" not in log.splitlines()
+
+
+def test_appveyor_pushartifact_takes_the_build_folders_files_but_no_file_of_the_machine_the_runner_sees(  # type: ignore[no-untyped-def]
+    make_project,
+) -> None:
+    # the runner reads a pushed file on the machine's side: a path or a link out of the build folder would hand a
+    # container's build the machine's files (this project's own, the runner's)
+    outside = str(containers.PROJECT_DIR / "pyproject.toml")
+    project = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "build_script:",
+                "  - echo built > out.txt && appveyor PushArtifact out.txt",
+                f"  - appveyor PushArtifact {outside} || echo REFUSED-PATH",
+                f"  - ln -s {outside} link.txt && appveyor PushArtifact link.txt || echo REFUSED-LINK",
+                "  - appveyor PushArtifact ../../../../etc/hostname || echo REFUSED-CLIMB",
+            )
+        }
+    )
+
+    build = project.run()
+    job_id = build["jobs"][0]["jobId"]
+    log = project.log(job_id)
+    artifacts = [artifact["fileName"] for artifact in project.account.api.get(f"/buildjobs/{job_id}/artifacts").json]
+
+    assert build["status"] == "success", log
+    assert artifacts == ["out.txt"], log
+    for refused in ("REFUSED-PATH", "REFUSED-LINK", "REFUSED-CLIMB"):
+        assert output_lines(log, refused) == [refused], log
