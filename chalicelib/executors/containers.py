@@ -82,13 +82,6 @@ class Runtime:
     image: Path
 
 
-def image_names() -> tuple[str, ...]:
-    """The image names the local image stands for (``Ubuntu`` and AppVeyor's versioned Ubuntu images)."""
-    from chalicelib.executors.images import UBUNTU_IMAGES
-
-    return tuple(UBUNTU_IMAGES)
-
-
 def runtime() -> Runtime | str:
     """podman with runc and the local image, or why jobs cannot run in containers here (tried once per process)."""
     return _runtime(Path(os.environ.get("CONVEYOR_LOCAL_IMAGE") or IMAGE_ROOT))
@@ -105,11 +98,14 @@ def _runtime(image: Path) -> Runtime | str:
     if not (image / IMAGE_STAMP).is_file():
         return f"the local image is not built (make image builds it into {image})"
     assert podman is not None
-    probe = subprocess.run(
-        [podman, "--runtime", "runc", "run", "--rm", *limits(), *MAPPING, "--network", "none", "--rootfs",
-         f"{image}:O", "/bin/true"],
-        capture_output=True, timeout=120, check=False, env=_environment(),
-    )  # fmt: skip
+    try:
+        probe = subprocess.run(
+            [podman, "--runtime", "runc", "run", "--rm", *limits(), *MAPPING, "--network", "none", "--rootfs",
+             f"{image}:O", "/bin/true"],
+            capture_output=True, timeout=120, check=False, env=_environment(),
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as error:
+        return f"podman could not start a container: {error}"
     if probe.returncode != 0:
         return f"podman could not start a container: {_podman_error(probe.stderr)}"
     return Runtime(podman, image)
