@@ -1,4 +1,5 @@
-"""AWS calls per request: every read endpoint, at 10 and at 1,000 projects, users, environments and builds.
+"""AWS calls per request: every read endpoint, at 10 and at 1,000 projects, users, environments, builds and tests
+(each of 100 runs).
 
 The app runs in this process (Chalice's test client, the same gateway emulation as ``chalice local``) against
 the embedded emulator; botocore's event hooks count each request's DynamoDB and S3 calls. Each endpoint is read
@@ -34,6 +35,7 @@ SIZES = tuple(int(size) for size in os.environ.get("BENCH_SIZES", "10,1000").spl
 MAX_DYNAMODB_CALLS = 3
 QUERY_PAGE_BYTES = 1024 * 1024
 DEPLOYMENTS = 25  # more than a page of a deployments list
+TEST_RUNS = 100  # each of a project's tests (issue 38): the tests list reads one summary per test, whatever its runs
 HEARTBEAT_SECONDS = 0.25  # of the job whose heartbeats are counted (5 s by default)
 HEARTBEAT = "POST /api/runner/jobs/{jobId}/heartbeat"
 LOG_FLUSH = "PUT /api/runner/jobs/{jobId}/log/{index}"
@@ -341,6 +343,10 @@ def _seed(client: Any, server: Any, size: int) -> Seeded:
                 "job_ids": [f"seed{base + n}"],
             },
         )
+    with _phase(f"{size} tests of {TEST_RUNS} runs each"):  # as job finishes write them (store/test_history.py)
+        from tests.test_history_seed import seed_tests
+
+        test_ids = seed_tests(built.project["projectId"], tests=size, runs=TEST_RUNS)
     with _phase(f"{DEPLOYMENTS} deployments"):
         deployments = [
             api.post(
@@ -377,6 +383,8 @@ def _seed(client: Any, server: Any, size: int) -> Seeded:
             "/projects/{accountName}/{projectSlug}/settings": f"{path}/settings",
             "/projects/{accountName}/{projectSlug}/settings/yaml": f"{path}/settings/yaml",
             "/projects/{accountName}/{projectSlug}/settings/environment-variables": f"{path}/settings/environment-variables",  # noqa: E501
+            "/projects/{accountName}/{projectSlug}/tests": f"{path}/tests?sort=slowest",
+            "/projects/{accountName}/{projectSlug}/tests/{testId}/history": f"{path}/tests/{test_ids[0]}/history",
             "/buildjobs/{jobId}/log": f"/buildjobs/{job_id}/log",
             "/buildjobs/{jobId}/artifacts": f"/buildjobs/{job_id}/artifacts",
             "/environments": "/environments",

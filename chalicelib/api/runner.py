@@ -12,6 +12,8 @@ POST /api/runner/jobs/{jobId}/cache/prune      {"keep": [...]} -> {"deleted": n}
 POST /api/runner/jobs/{jobId}/messages         {"messages": [...]} -> 204
 POST|PUT /api/runner/jobs/{jobId}/tests        {"tests": [...]} -> 204
 PUT  /api/runner/jobs/{jobId}/build            {"version"} -> 204
+POST /api/runner/jobs/{jobId}/quarantine       {} -> {"quarantined": [names]}: the job's failed tests, if all are
+                                                in its project's quarantine (its test_script failure fails nothing)
 POST /api/runner/jobs/{jobId}/finish           {"result", "message", "logChunks", "artifacts"[, "logTail",
                                                 "logTailSent"]} -> 204
 
@@ -181,6 +183,15 @@ def update_tests(request: Request, jobId: str) -> Response:
     return _runner_call(
         request, jobId, lambda job: runner_jobs.add_tests(job, _objects(_fields(request).array("tests"), "tests"), True)
     )
+
+
+def quarantine(request: Request, jobId: str) -> Response:
+    def view(job: Job) -> dict[str, Any]:
+        from chalicelib.domain import test_history  # only jobs whose test_script failed ask: cold start
+
+        return {"quarantined": test_history.quarantine_job_failures(job)}
+
+    return _runner_call(request, jobId, view)
 
 
 def update_build(request: Request, jobId: str) -> Response:

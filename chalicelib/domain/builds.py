@@ -291,12 +291,16 @@ def _queue(
         project_slug=project.slug,
     )
     new_jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]
-    jobs, refused = routing.place(new_jobs, build.pull_request is not None)
+    # a build its starter's variables shape goes, as a pull request's, only to build agents that take pull requests
+    untrusted = request_variables.withholds_secrets(build)
+    jobs, refused = routing.place(new_jobs, untrusted)
     refused |= unhonoured.refusals(configuration, jobs, refused)
     warned = unhonoured.warnings(configuration, jobs)
     said = [{"category": "warning", "message": text, "created": timestamp(now)} for text in warned]
     build = replace(build, messages=said)
-    stored = build_states.add_build(build, jobs, lambda taken: build_version(version_format, taken, revision.branch))
+    stored = build_states.add_build(
+        build, jobs, lambda taken: build_version(version_format, taken, revision.branch), untrusted
+    )
     if stored is None:  # deleted while the build was starting
         raise NotFound(PROJECT_NOT_FOUND)
     build = stored

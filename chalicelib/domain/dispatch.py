@@ -16,6 +16,7 @@ from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import job_slots, progress, routing
 from chalicelib.domain.job_tokens import keys_of, mint_token
+from chalicelib.domain.request_variables import withholds_secrets
 from chalicelib.executors import codebuild
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import builds as build_store
@@ -83,7 +84,7 @@ def _route(job: Job) -> Job | None:
     build = build_store.get_build(job.project_id, job.build_id)
     if build is None:  # deleted meanwhile, with its jobs
         return None
-    pull_request = build.pull_request is not None
+    pull_request = withholds_secrets(build)  # a pull request's, or shaped by variables of one who may not update it
     placed, refused = routing.place([job], pull_request)
     if job.job_id in refused:
         routing.refuse(job, refused[job.job_id])

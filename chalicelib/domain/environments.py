@@ -107,21 +107,19 @@ def add_environment(caller: Caller, request: EnvironmentInput) -> EnvironmentDet
         raise invalid("provider", "provider is required.")
     provider = valid_provider(request.provider)
     access_key = token_urlsafe(24)
-    owner = replace(
-        secrets.Owner(caller.account_id, "environment", counters.next_value(counters.ENVIRONMENTS)),
-        binding=secrets.delivery_binding(provider, access_key_hash(access_key)),
-    )
-    settings = _protected_settings(owner, request, {})
-    environment = Environment(
+    drafted = Environment(
         account_id=caller.account_id,
-        environment_id=owner.object_id,
+        environment_id=counters.next_value(counters.ENVIRONMENTS),
         name=name,
         provider=provider,
-        access_key=secrets.encrypt(owner, ACCESS_KEY_FIELD, access_key),
+        access_key="",
         access_key_hash=access_key_hash(access_key),
-        settings=settings,
+        settings={},
         created=datetime.now(UTC),
     )
+    environment = replace(drafted, settings=_protected_settings(drafted, request, {}))
+    token = secrets.encrypt(secrets.environment_owner(environment), ACCESS_KEY_FIELD, access_key)
+    environment = replace(environment, access_key=token)
     store.add_environment(environment)
     return EnvironmentDetails(environment, access_key)  # the only time the key is shown in plain text
 
@@ -141,8 +139,8 @@ def update_environment(caller: Caller, environment_id: int, request: Environment
             raise Conflict("That environment access key is in use; choose another.")
         token = secrets.encrypt(secrets.environment_owner(before), ACCESS_KEY_FIELD, key)
         after = replace(after, access_key=token, access_key_hash=access_key_hash(key))
-    # new secrets are bound to where the environment delivers from now on: its new provider, its new key
-    after = replace(after, settings=_protected_settings(secrets.environment_owner(after), request, before.settings))
+    # new secrets are bound to where the environment delivers from now on: its new provider, destination or key
+    after = replace(after, settings=_protected_settings(after, request, before.settings))
     _secrets_stay_put(before, after)
     return _details(caller, store.save_environment(before, after))
 
@@ -194,11 +192,15 @@ def environment_values(
 
 
 def rebound_settings(environment: Environment) -> dict[str, Any] | None:
-    """The environment's settings with every delivered secret bound to where it delivers now (its provider, an
-    Agent's key): tokens made before that binding (bound to the environment alone, or ``cvy1:`` to the account)
-    re-encrypted; None when none needs it. For the migration of stored environments."""
+    """The environment's settings with every delivered secret bound to where it delivers now (its provider and
+    destination, an Agent's key): tokens made before that binding (bound to its provider alone, to the environment
+    alone, or ``cvy1:`` to the account) re-encrypted; None when none needs it. For the migration of stored
+    environments."""
     owner = secrets.environment_owner(environment)
-    unbound = replace(owner, binding="")
+    earlier = [  # how its tokens were bound before: to its provider (and an Agent's key) alone, to nothing
+        replace(owner, binding=secrets.delivery_binding(environment.provider, environment.access_key_hash)),
+        replace(owner, binding=""),
+    ]
     settings = copy.deepcopy(environment.settings)
     changed = False
     for holder, key, field in _delivered_secrets(settings):
@@ -211,13 +213,22 @@ def rebound_settings(environment: Environment) -> dict[str, Any] | None:
                 continue  # bound already
             except Invalid:
                 pass
-        try:
-            plain = secrets.decrypt(unbound, field, token)
-        except Invalid:
+        plain = _decrypted_as_before(earlier, field, token)
+        if plain is None:
             continue  # not this environment's: it stays, and its deployments say so
         holder[key] = secrets.encrypt(owner, field, plain)
         changed = True
     return settings if changed else None
+
+
+def _decrypted_as_before(earlier: list[secrets.Owner], field: str, token: str) -> str | None:
+    """The plain value of a token made with one of the ``earlier`` bindings, or None."""
+    for owner in earlier:
+        try:
+            return secrets.decrypt(owner, field, token)
+        except Invalid:
+            continue
+    return None
 
 
 def find_environment_by_access_key(access_key: str) -> Environment | None:
@@ -277,8 +288,9 @@ def _free_name(caller: Caller, name: str) -> str:
     return name
 
 
-def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored: dict[str, Any]) -> dict[str, Any]:
-    """The settings to store: checked, in canonical form, new secrets encrypted, stored tokens kept."""
+def _protected_settings(environment: Environment, request: EnvironmentInput, stored: dict[str, Any]) -> dict[str, Any]:
+    """The settings to store for ``environment`` (its provider and key as they will be): checked, in canonical form,
+    new secrets encrypted bound to where it delivers with them, stored tokens kept."""
     settings = {
         "providerSettings": _named_values(request.provider_settings, "settings.providerSettings"),
         "environmentVariables": _named_values(request.environment_variables, "settings.environmentVariables"),
@@ -287,9 +299,10 @@ def _protected_settings(owner: secrets.Owner, request: EnvironmentInput, stored:
         else _notifications(request.notifications),
         INLINE_PROJECTS: list(stored.get(INLINE_PROJECTS, []))
         if request.inline_projects is None
-        else _inline_projects(owner.account_id, request.inline_projects),
+        else _inline_projects(environment.account_id, request.inline_projects),
     }
     _check_hosts(settings)
+    owner = secrets.environment_owner(replace(environment, settings=settings))
     secrets.protect_document(owner, settings, stored, "settings")
     size = len(json.dumps(settings))
     if size > MAX_SETTINGS_BYTES:
@@ -327,7 +340,8 @@ def _destination(environment: Environment) -> tuple[str, str]:
         {"name": entry["name"], "value": {"value": substitute(str(entry["value"].get("value") or ""), variables)}}
         for entry in settings.get("providerSettings", [])
     ]
-    return secrets.delivery_binding(environment.provider, environment.access_key_hash), secrets.destinations(written)
+    binding = secrets.delivery_binding(environment.provider, environment.access_key_hash, environment.settings)
+    return binding, secrets.destinations(written)
 
 
 def _delivered_secrets(settings: dict[str, Any]) -> list[tuple[dict[str, Any], str, str]]:

@@ -268,13 +268,15 @@ def token_claims(subject: Subject, issuer_url: str, audience: str, now: int) -> 
 
 
 def subject_of(subject: Subject) -> str:
-    """``project:{account}/{slug}:`` then ``environment:{name}``, ``pull_request`` or ``ref:{ref}``, ``:`` in a
-    value written ``%3A`` (GitHub's form, with ``project`` for ``repo``)."""
+    """``project:{account}/{slug}:`` then ``environment:{name}``, ``pull_request`` (a build whose secrets are
+    withheld: a pull request's, or one started with variables by a caller who may not update the project; a trust
+    policy for a branch must not take it) or ``ref:{ref}``, ``:`` in a value written ``%3A`` (GitHub's form, with
+    ``project`` for ``repo``)."""
     project, build = subject.project, subject.build
     head = f"project:{_escaped(project.account_name)}/{_escaped(project.slug)}"
     if subject.environment is not None:
         return f"{head}:environment:{_escaped(subject.environment)}"
-    if build.pull_request is not None:
+    if withholds_secrets(build):  # a pull request's, or one a caller who may not change the project shaped
         return f"{head}:pull_request"
     return f"{head}:ref:{_escaped(_ref(build)[0])}"
 

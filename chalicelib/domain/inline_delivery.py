@@ -21,6 +21,7 @@ from chalicelib.domain import secrets
 from chalicelib.domain.delivery_inputs import DeploymentInputs, job_artifacts, substitute
 from chalicelib.domain.inline_deployments import job_entry
 from chalicelib.domain.job_environment import appveyor_variables, job_environment
+from chalicelib.domain.request_variables import why_untrusted
 from chalicelib.errors import Invalid
 from chalicelib.store import jobs as job_store
 
@@ -37,6 +38,8 @@ def inline_inputs(project: Project, build: Build, deployment: Deployment, folder
     try:
         if build.pull_request is not None:
             raise _Refused("Inline deployments do not run for pull request builds.")
+        if (reason := why_untrusted(build)) is not None:
+            raise _Refused(f"Inline deployments do not run for this build: {reason}.")
         if not jobs:
             raise _Refused("The build job this deployment delivers from no longer exists.")
         entry = _entry(build, jobs[0], deployment.inline)

@@ -36,6 +36,7 @@ from chalicelib.domain.deploy_conditions import JobVariables, conditions_hold, j
 from chalicelib.domain.deployments import Target, environment_named, queue_deployment
 from chalicelib.domain.environments import INLINE_PROJECTS, inline_deployment_projects
 from chalicelib.domain.job_overrides import job_configuration
+from chalicelib.domain.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Invalid
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
@@ -86,7 +87,7 @@ def start_inline_deployments(project: Project, build: Build, revision: int) -> i
 def deploys_in(project: Project, build: Build, job: Job) -> int:
     """How many ``deploy:`` entries would deploy from this job if the build succeeds (its scripts are running)."""
     configuration = job_configuration(build.configuration, job.spec)
-    if configuration.get("deployMode") != "providers" or build.pull_request is not None:
+    if configuration.get("deployMode") != "providers" or withholds_secrets(build):
         return 0
     variables = job_variables(project, build, job, configuration)
     runnable = {*deploy.providers(), ENVIRONMENT}
@@ -115,6 +116,8 @@ def _not_run(build: Build, configuration: dict[str, Any], count: int) -> str | N
         return f"deploy_script replaces the deploy: providers (as on AppVeyor): {entries} did not run."
     if build.pull_request is not None:
         return f"Inline deployments do not run for pull request builds (as on AppVeyor): {entries} did not run."
+    if (reason := why_untrusted(build)) is not None:  # its variables shape what would go out with the secrets
+        return f"Inline deployments do not run for this build ({reason}): {entries} did not run."
     if build.status != Status.SUCCESS:
         return f"Inline deployments run once the build succeeds: the build is {build.status}, {entries} did not run."
     return None

@@ -186,6 +186,24 @@ def build_version(version_format: str, build_number: int, branch: str) -> str:
     return _VERSION_PLACEHOLDER.sub(lambda match: replacements[match.group(1)], version_format)
 
 
+def version_build_number(version_format: str, version: str) -> int | None:
+    """The build number ``version_format`` gives ``version`` (on any branch; versions match regardless of case), or
+    None when it gives it to no build (or names {branch} more than twice: not looked into, a match would take long)."""
+    if version_format.count("{branch}") > 2:
+        return None
+    pattern, builds = [], 0
+    for index, part in enumerate(_VERSION_PLACEHOLDER.split(version_format)):
+        if index % 2 == 0:
+            pattern.append(re.escape(part))
+        elif part == "branch":
+            pattern.append(".*")
+        else:  # every {build} is the same number, written without leading zeros
+            builds += 1
+            pattern.append("(?P<build>0|[1-9][0-9]*)" if builds == 1 else "(?P=build)")
+    found = re.fullmatch("".join(pattern), version, re.IGNORECASE)
+    return int(found["build"]) if found is not None and builds else None
+
+
 def _values(configuration: Json, key: str) -> list[str]:
     return [item["value"] for item in configuration.get(key) or [] if item.get("value")]
 

@@ -46,7 +46,8 @@ def move_repository_credentials() -> int:
 
 def bind_environment_secrets() -> int:
     """Environments whose secure settings and variables were encrypted before they were bound to where the
-    environment delivers (its provider, an Agent's key): re-encrypted so bound; how many environments changed."""
+    environment delivers (its provider and destination settings, an Agent's key; or its provider alone, as they
+    were bound before the second review of issue 34): re-encrypted so bound; how many environments changed."""
     bound = 0
     for environment in environment_store.scan_environments():
         settings = rebound_settings(environment)

@@ -8,8 +8,10 @@ variables, nor to change its scripts. Two rules keep it so (issue 34, finding 3)
   interpreter's options, the dynamic loader, git's configuration) are refused from every start request, whoever
   sends it: a 400 that names them, and nothing starts.
 - A build started with variables by a caller who may not update the project's settings is shaped by someone who
-  may not see its secrets: as a pull request's build, it decrypts no secure variable and saves no cache (a later
-  build would restore what it made), and its log says so once.
+  may not see its secrets: as a pull request's build, it decrypts no secure variable, saves no cache (a later
+  build would restore what it made), runs no inline deployment (its artifacts would go out with the project's
+  secure deploy settings), keeps its version and runs on no build agent that takes no pull requests; its log says
+  so once.
 """
 
 from __future__ import annotations
@@ -79,8 +81,9 @@ REFUSED_PREFIXES: dict[str, str] = {
 }
 UNTRUSTED_FLAG = "untrustedVariables"  # the build's flag: its request variables came from such a caller
 WITHHELD_NOTICE = (
-    "Secure variables are not decrypted and the build cache is not saved: this build was started with environment "
-    "variables by someone who may not change the project's settings."
+    "As for a pull request's build, secure variables are not decrypted, the build cache is not saved, inline "
+    "deployments do not run and the version stays: this build was started with environment variables by someone "
+    "who may not change the project's settings."
 )
 
 
@@ -108,7 +111,17 @@ def untrusted(caller: Caller, project: Project, variables: dict[str, str]) -> bo
 def withholds_secrets(build: Build) -> bool:
     """Whether the build decrypts no secure variable and saves no cache: a pull request's, or one started with
     variables by a caller who may not update the project's settings (builds stored before say neither)."""
-    return build.pull_request is not None or bool(build.flags.get(UNTRUSTED_FLAG))
+    return why_untrusted(build) is not None
+
+
+def why_untrusted(build: Build) -> str | None:
+    """Why the build is treated as code of someone who may not change the project (as messages say it), or None:
+    a pull request's, or one started with variables by a caller who may not update the project's settings."""
+    if build.pull_request is not None:
+        return "it is a pull request's build"
+    if build.flags.get(UNTRUSTED_FLAG):
+        return "it was started with environment variables by someone who may not change the project's settings"
+    return None
 
 
 def _refused(name: str) -> bool:

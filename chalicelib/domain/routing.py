@@ -29,7 +29,8 @@ def check_images(images: list[str | None]) -> None:
 
 def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str]]:
     """The jobs with their executor (and, for build agents, what they wait for); and why each job no executor
-    serves cannot run, by job id. A pull request build goes only to agents that take pull requests."""
+    serves cannot run, by job id. A pull request build (``pull_request``: or one started with variables by a caller
+    who may not update the project) goes only to agents that take pull requests."""
     images = [job.spec.get("image") for job in jobs]
     named = any(image and str(image).strip().casefold() != DEFAULT_IMAGE.casefold() for image in images)
     agents = build_agents.account_agents(jobs[0].account_id) if named and jobs else []  # one query
@@ -56,8 +57,9 @@ def _no_pull_requests(image: str, agents: list[BuildAgent], pull_request: bool) 
     """What a pull request build's refusal adds when agents of its image take no pull requests."""
     if pull_request and image.casefold() in map(str.casefold, build_agents.images_served(agents)):
         return (
-            f" The build agents for '{image}' take no pull request builds (register one with "
-            '"pullRequests": true where the code of anyone who can open one may run).'
+            f" The build agents for '{image}' take no pull request builds, nor builds started with variables by "
+            'someone who may not change the project\'s settings (register one with "pullRequests": true where the '
+            "code of anyone who can open one may run)."
         )
     return ""
 

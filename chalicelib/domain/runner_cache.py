@@ -1,5 +1,6 @@
 """The build cache through the job protocol: a runner reads its job's cache entries by id and saves them through
-presigned uploads; a pull request's build restores but never saves (a fork could poison the next builds)."""
+presigned uploads; a pull request's build, or one started with variables by a caller who may not update the project,
+restores but never saves (its author could poison the next builds)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import re
 from typing import Any
 
 from chalicelib.core.jobs import Job
+from chalicelib.domain.request_variables import why_untrusted, withholds_secrets
 from chalicelib.domain.runner_jobs import build_and_project
 from chalicelib.errors import Forbidden, Invalid
 from chalicelib.store import blobs
@@ -27,11 +29,11 @@ def cache_entries(job: Job, entry_ids: list[str]) -> dict[str, Any]:
         key = _cache_key(job, entry_id)
         metadata = cache_entry_metadata(key)
         entries[entry_id] = None if metadata is None else {"metadata": metadata, "downloadUrl": presigned_download(key)}
-    return {"entries": entries, "save": build.pull_request is None}
+    return {"entries": entries, "save": not withholds_secrets(build)}
 
 
 def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -> dict[str, Any]:
-    """A presigned upload of one cache entry; never for a pull request's build (a fork could poison the cache)."""
+    """A presigned upload of one cache entry; never for an untrusted build (its author could poison the cache)."""
     _may_save_cache(job)
     (entry_id,) = _entry_ids([entry_id])
     if not 0 <= size <= MAX_CACHE_ENTRY_BYTES:
@@ -54,8 +56,9 @@ def cache_prune(job: Job, keep: list[str]) -> int:
 
 def _may_save_cache(job: Job) -> None:
     build, _ = build_and_project(job)
-    if build.pull_request is not None:
-        raise Forbidden("The build cache is not saved by pull request builds.")
+    reason = why_untrusted(build)  # what it made would be restored by the next build that gets secrets
+    if reason is not None:
+        raise Forbidden(f"The build cache is not saved by this build: {reason}.")
 
 
 def _entry_ids(entry_ids: list[str]) -> list[str]:

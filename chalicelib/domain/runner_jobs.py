@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import re
 import time
 from datetime import UTC, datetime
@@ -18,8 +19,9 @@ from chalicelib.domain import id_tokens, progress
 from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
+from chalicelib.domain.matrix import version_build_number
 from chalicelib.domain.repository_credentials import clone_source
-from chalicelib.domain.request_variables import withholds_secrets
+from chalicelib.domain.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
@@ -29,6 +31,7 @@ from chalicelib.store import projects as project_store
 from chalicelib.store.artifacts import artifact_key, stored_artifact
 from chalicelib.store.uploads import presigned_upload
 
+log = logging.getLogger(__name__)
 MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log
 MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
@@ -216,14 +219,30 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
     reports.add_reports(job.job_id, sized, first_reported)
 
 
+def add_parsed_tests(job: Job, tests: list[dict[str, Any]]) -> None:
+    """Store the tests of a result file (domain/result_files.py): each checked for size before any is stored, and
+    the job's quota taken for all of them at once."""
+    sized = [(reports.TEST, _sized(_bounded(test))) for test in tests]
+    _take_quota(job, len(sized))
+    reports.add_reports(job.job_id, sized)
+
+
 def update_version(job: Job, version: str) -> None:
     """UpdateBuild -Version: the build's version, unique in its project as at start."""
     if not _VERSION.fullmatch(version):
         raise Invalid("A build version is 1 to 128 letters, digits, dots, dashes, underscores or plus signs.")
-    build, _ = build_and_project(job)
+    build, project = build_and_project(job)
     if build.pull_request is not None:  # its author would choose the version a release of the project is made as
         raise Forbidden(
             f"A pull request's build keeps its version ({build.version}): UpdateBuild -Version is refused for it."
+        )
+    if (reason := why_untrusted(build)) is not None:  # as a pull request's: its variables shape its scripts
+        raise Forbidden(f"This build keeps its version ({build.version}): {reason}. UpdateBuild -Version is refused.")
+    number = version_build_number(project.version_format, version)
+    if number is not None and number >= project.next_build_number:  # it would stop that build's start, or skip it
+        raise Conflict(
+            f"Build version '{version}' is the one the project's version format ({project.version_format}) gives "
+            f"build {number}, which has not started yet: a build may not take a later build's version."
         )
     if version.lower() != build.version.lower():  # versions are unique regardless of case
         build_store.change_version(build, version)
@@ -253,14 +272,30 @@ def finish(
     if said:
         reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": message, "category": "error"})])
     # a job whose runner reported nothing (its quota's count, as its token was checked) is counted without a read
-    counts = job_counts(job.job_id, len(stored)) if job.reported or said else JobCounts(artifacts=len(stored))
+    found = reports.reports_by_kind(job.job_id) if job.reported or said else None
+    counts = _counts(found, len(stored)) if found is not None else JobCounts(artifacts=len(stored))
     # the job as its token was checked (a consistent read): a cancel since still cancels it, through the move's
     # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)
     holder = job.token_hash
     if result == "cancelled" or Status(job.status) is Status.CANCELLING:
         progress.end_job(job, Event.STOPPED, "Cancelled by a user.", counts, stored, holder, build)
-    else:
-        progress.finish_job(job, result == "success", message, counts, stored, holder, build)
+        return
+    tests = found[reports.TEST] if found is not None else []
+    if tests and job.deployment_id is None:  # before the move: whoever sees the job ended sees its tests' history
+        _record_tests(job, build, tests)
+    progress.finish_job(job, result == "success", message, counts, stored, holder, build)
+
+
+def _record_tests(job: Job, build: Build | None, tests: list[Any]) -> None:
+    """The attempt's tests join their history; its failure is logged, never the job's (it has ended already)."""
+    from chalicelib.domain import test_history  # loaded only by finishes that carry tests: cold start
+
+    try:
+        build = build or build_store.get_build(job.project_id, job.build_id)
+        if build is not None:
+            test_history.record_job_tests(job, build, tests, datetime.now(UTC))
+    except Exception:
+        log.exception("job %s: its tests' history was not written", job.job_id)
 
 
 def _seal_log(prefix: str, log_chunks: int, tail: bytes | None, tail_sent: bool) -> None:
@@ -278,7 +313,10 @@ def _seal_log(prefix: str, log_chunks: int, tail: bytes | None, tail_sent: bool)
 
 def job_counts(job_id: str, artifacts: int) -> JobCounts:
     """The job's counts, from what it reported."""
-    found = reports.reports_by_kind(job_id)
+    return _counts(reports.reports_by_kind(job_id), artifacts)
+
+
+def _counts(found: dict[str, list[Any]], artifacts: int) -> JobCounts:
     messages, compilation, tests = found[reports.MESSAGE], found[reports.COMPILATION], found[reports.TEST]
     return JobCounts(
         messages=len(messages),

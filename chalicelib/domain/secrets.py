@@ -4,13 +4,16 @@ A secret is stored, and shown to clients, as an opaque token: ``cvy2:`` and the 
 KMS encryption context names the account, the owning object (``project/12``, ``environment/3``) and the
 field (``variable/DB_PASSWORD``, ``setting/password``, ``notification/authorization``, ``webhookSecret``...),
 so a token decrypts only where it was made: copied into another project's appveyor.yml, another variable or
-another environment, KMS refuses it. A client that sends a token back in its own place keeps the secret; one
-that sends anything else sends a new plain value, which is encrypted before it is stored. Plain text never
-leaves the service except into the build or the delivery that uses it.
+another environment, KMS refuses it. A client that sends back the token stored in its place keeps the secret; any
+other token is refused (an older one of that place would bring back a secret set again since, or one set for a
+destination moved since); anything else is a new plain value, which is encrypted before it is stored. Plain text
+never leaves the service except into the build or the delivery that uses it.
 
-An environment's settings and variables are bound, besides, to where its deployments deliver them: its provider,
-and an Agent environment's access key (``setting/password@Agent:<key hash>``). Changed to another provider, or
-handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where they were set for.
+An environment's settings and variables are bound, besides, to where its deployments deliver them: its provider
+and its destination settings as written (``setting/password@FTP:server=ftp.example.com``, as an appveyor.yml deploy:
+entry's), or an Agent environment's access key (``setting/password@Agent:<key hash>``). Changed to another provider
+or destination, or handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where
+they were set for.
 
 Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
 where they are stored, and only there: an owner accepts the legacy tokens found in its own stored settings.
@@ -98,13 +101,19 @@ def environment_owner(environment: Environment) -> Owner:
     owner = Owner.of(
         "environment", environment.account_id, environment.environment_id, environment.settings, environment.access_key
     )
-    return replace(owner, binding=delivery_binding(environment.provider, environment.access_key_hash))
+    where = delivery_binding(environment.provider, environment.access_key_hash, environment.settings)
+    return replace(owner, binding=where)
 
 
-def delivery_binding(provider: str, access_key_hash: str) -> str:
-    """Where an environment's deployments hand its settings and variables: its provider, and for an Agent
-    environment whoever holds its access key (known by the key's hash)."""
-    return f"@{provider}:{access_key_hash}" if provider == AGENT_PROVIDER else f"@{provider}"
+def delivery_binding(provider: str, access_key_hash: str, settings: Mapping[str, Any] | None = None) -> str:
+    """Where an environment's deployments hand its settings and variables: for an Agent environment whoever holds
+    its access key (known by the key's hash); for another, its provider and the destination settings of its
+    ``settings`` as written (``destinations``), if it has any. Without ``settings``: the provider alone, as
+    environments' secrets were bound before their destinations were (issue 34, second review)."""
+    if provider == AGENT_PROVIDER:
+        return f"@{provider}:{access_key_hash}"
+    written = destinations((settings or {}).get("providerSettings") or [])
+    return f"@{provider}:{written}" if written else f"@{provider}"
 
 
 def encrypt(owner: Owner, field: str, plain: str) -> str:
@@ -130,13 +139,17 @@ def decrypt(owner: Owner, field: str, token: str) -> str:
 
 
 def protect(owner: Owner, field: str, value: str, kept: Collection[str]) -> str:
-    """The stored form of a secret a client sent: tokens in ``kept`` (already stored there) or of this owner's
-    field as they are; any other value is a new plain secret and is encrypted."""
+    """The stored form of a secret a client sent: a token in ``kept`` (stored there now) as it is; any other token
+    is refused (one read before the secret was set again would bring the old secret back); any other value is a new
+    plain secret and is encrypted."""
     if value in kept:
         return value
     if is_token(value):
-        decrypt(owner, field, value)
-        return value
+        decrypt(owner, field, value)  # another owner's or field's: refused as such
+        raise Invalid(
+            f"The token sent for {owner.describe(field)} is not the one stored there now: a secret set again, or set "
+            "for a destination moved since, leaves its old token behind."
+        )
     return encrypt(owner, field, value)
 
 
@@ -225,25 +238,27 @@ def protect_document(owner: Owner, document: Any, stored: Any, field: str = "set
     Refused (``field`` names the request field) before any KMS call: a secure value that is not a string, a new
     one that KMS cannot encrypt (over MAX_SECRET_BYTES) or that the build log could not mask (under
     MIN_SECRET_CHARS, surrounding spaces aside; stored ones stay), a stored token sent back for another field
-    than its own, and more than MAX_NEW_SECRETS to look at.
+    than its own, any other token (one read before the secret was set again, or before its destination moved: it
+    would still decrypt, and bring back a secret where it was not set), and more than MAX_NEW_SECRETS to look at.
     """
-    kept: Mapping[str, str] = {
-        holder[key]: where for holder, key, where in secret_fields(stored) if isinstance(holder[key], str)
-    }
+    kept: dict[str, set[str]] = {}
+    for holder, key, where in secret_fields(stored):
+        if isinstance(holder[key], str):
+            kept.setdefault(holder[key], set()).add(where)
     found = list(secret_fields(document))
     for holder, key, where in found:
         value = holder[key]
         if not isinstance(value, str):
             raise Invalid("A secure value must be a string.")
         if value in kept:
-            if value.startswith(TOKEN_PREFIX) and kept[value] != where:
+            if where not in kept[value] and is_token(value):
                 raise invalid(
                     field,
-                    f"The token sent for {_words(where)} is the one of {_words(kept[value])}: a secure value works "
-                    "only where it was set. Send the plain value to set it here.",
+                    f"The token sent for {_words(where)} is the one of {_words(min(kept[value]))}: a secure value "
+                    "works only where it was set. Send the plain value to set it here.",
                 )
             continue
-        if is_token(value):
+        if is_token(value):  # refused below, saying whose it is
             continue
         if len(value.strip()) < MIN_SECRET_CHARS:
             raise invalid(

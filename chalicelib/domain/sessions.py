@@ -25,7 +25,8 @@ SESSION_SECONDS = 12 * 3600
 # Guessing passwords: at most this many failed sign-ins with one address from one client address per window, then
 # 429 there until it ends; one client's wrong guesses do not lock the address's owner out everywhere else.
 MAX_FAILED_SIGN_INS = 10
-# and from everywhere at once, ten clients' worth: guessing from many client addresses gains no more than that.
+# and from everywhere at once, ten clients' worth: guessing from many client addresses gains no more than that, but
+# one guess per window from each client with no failure of its own (so ten guessers do not lock the owner out).
 MAX_FAILED_SIGN_INS_EVERYWHERE = 10 * MAX_FAILED_SIGN_INS
 FAILURE_WINDOW_SECONDS = 15 * 60
 WRONG_CREDENTIALS = "The e-mail address or the password is not right."
@@ -42,14 +43,19 @@ def sign_in(email: str, password: str, account_name: str | None, client_address:
     """A new session (its token and what it stores) for the user with that e-mail address and password, in
     ``account_name`` or, without one, the first account (by id) where both are right; Unauthorized otherwise, and
     TooManyRequests once the address has failed MAX_FAILED_SIGN_INS times from ``client_address`` (the request's
-    source), or MAX_FAILED_SIGN_INS_EVERYWHERE times from anywhere, in the current window."""
+    source), or MAX_FAILED_SIGN_INS_EVERYWHERE times from anywhere, in the current window, unless this client has
+    no failure of its own then: its password is checked (one guess a window), so guessers elsewhere do not lock the
+    owner out."""
     window, window_ends = failure_window()
     address, client = email_key(email), client_key(client_address)
     # Counted before the password is checked (and given back if it is right), each in one conditional write:
-    # requests at once cannot all find a count under its limit and then all guess.
-    if not store.take_sign_in_attempt(address, client, window, window_ends, MAX_FAILED_SIGN_INS):
+    # requests at once cannot all find a count under its limit and then all guess; of a client's requests at once,
+    # only one is told its count is its first.
+    own = store.take_sign_in_attempt(address, client, window, window_ends, MAX_FAILED_SIGN_INS)
+    if own is None:
         raise TooManyRequests(f"Too many failed sign-ins with this address: try again in {_minutes(window_ends)}.")
-    if not store.take_sign_in_attempt(address, None, window, window_ends, MAX_FAILED_SIGN_INS_EVERYWHERE):
+    everywhere = store.take_sign_in_attempt(address, None, window, window_ends, MAX_FAILED_SIGN_INS_EVERYWHERE)
+    if everywhere is None and own > 1:
         store.give_back_sign_in_attempt(address, client, window)  # its password is not checked
         raise TooManyRequests(
             f"Too many failed sign-ins with this address from many places: try again in {_minutes(window_ends)}."
@@ -65,7 +71,8 @@ def sign_in(email: str, password: str, account_name: str | None, client_address:
     if member is None:  # the attempt stays counted, known address or not: a 429 tells nothing
         raise Unauthorized(WRONG_CREDENTIALS)
     store.give_back_sign_in_attempt(address, client, window)
-    store.give_back_sign_in_attempt(address, None, window)
+    if everywhere is not None:
+        store.give_back_sign_in_attempt(address, None, window)
     now = datetime.now(UTC)
     session = Session(
         account_id=member.account_id,

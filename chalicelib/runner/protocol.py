@@ -129,6 +129,18 @@ class JobClient:
         """Add tests, or update tests added before (matched by name)."""
         self._call("PUT" if update else "POST", "/tests", {"tests": tests})
 
+    def upload_test_results(self, results_format: str, data: bytes, content_type: str) -> dict[str, Any]:
+        """A test results file the job's scripts sent, forwarded as it came to the service's AppVeyor route."""
+        path = f"/api/testresults/{quote(results_format, safe='')}/{quote(self._ticket.job_id, safe='')}"
+        answer: dict[str, Any] = self._call("POST", path, body=data, content_type=content_type, root=True)
+        return answer
+
+    def quarantined_failures(self) -> list[str]:
+        """The names of the job's failed tests when all are in its project's quarantine (else none): the job's
+        test_script failure then fails nothing."""
+        answer = self._call("POST", "/quarantine", {})
+        return [str(name) for name in answer.get("quarantined") or []]
+
     def update_build(self, fields: Mapping[str, Any]) -> None:
         """The build's version (``UpdateBuild -Version``)."""
         self._call("PUT", "/build", dict(fields))
@@ -223,12 +235,14 @@ class JobClient:
         fields: Mapping[str, Any] | None = None,
         body: bytes | None = None,
         content_type: str = "application/json",
+        root: bool = False,
     ) -> Any:
         if fields is not None:
             body = json.dumps(fields).encode()
         headers = {"Authorization": f"Bearer {self._ticket.token}", "Content-Type": content_type}
         try:
-            reply = self._http.request(method, f"{self._base}{path}", body=body, headers=headers)
+            url = f"{self._ticket.api_url}{path}" if root else f"{self._base}{path}"
+            reply = self._http.request(method, url, body=body, headers=headers)
         except urllib3.exceptions.HTTPError as error:
             raise ProtocolError(f"The service could not be reached: {type(error).__name__}") from error
         if reply.status in (401, 404):

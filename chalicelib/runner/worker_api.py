@@ -10,6 +10,9 @@ Every job on a machine shares its loopback, so the URL carries a random path seg
 job or set its variables. Clients that keep the URL's path (all but those that take only its host and port)
 work unchanged.
 
+``POST api/testresults/{format}/{jobId}`` takes a test results file (the body, or the multipart field ``file``), as
+AppVeyor's own URL does, and forwards it as it came to the service with the job's token: no key in the build.
+
 In a job's container (runner/container.py) it is served on a unix socket in the job's folder instead, which the
 container's first process passes connections to from the container's own loopback: the container reaches the
 runner through that socket and nothing else of this machine.
@@ -111,6 +114,23 @@ class WorkerApi:
         for server in self._servers:
             server.shutdown()
             server.server_close()
+
+    def upload_test_results(self, path: str, data: bytes, content_type: str) -> tuple[int, Any]:
+        """``POST api/testresults/{format}/{jobId}``: the file forwarded to the service, for this job only."""
+        parts = [part for part in path.split("?")[0].split("/") if part]
+        if not parts or not hmac.compare_digest(parts[0], self._secret):
+            return 403, {"message": "Use the whole APPVEYOR_API_URL, its path included: it is this job's own."}
+        if len(parts) != 5 or parts[4] != str(self._run.spec["jobId"]):
+            return 404, {"message": "Test results go to api/testresults/{format}/{jobId}, with this job's id."}
+        try:
+            answer = self._run.client.upload_test_results(parts[3], data, content_type or "application/xml")
+        except ProtocolError as error:
+            if error.status is not None and 400 <= error.status < 500:
+                return error.status, {"message": str(error)}
+            log.warning("worker API test results: %s", error)
+            return 502, {"message": f"The service did not take it: {error}"}
+        self._run.say(f"Test results ({parts[3]}): {answer.get('testsCount', 0)} tests.")
+        return 200, answer
 
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         """One request: (status, JSON answer)."""
@@ -280,11 +300,18 @@ def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
                 length = int(self.headers.get("Content-Length") or 0)
             except ValueError:
                 length = -1
+            results = method == "POST" and _is_test_results(self.path)
             if not 0 <= length <= MAX_BODY_BYTES:
-                self._answer(413, {"message": f"A request may carry at most {MAX_BODY_BYTES:,} bytes."})
+                # a results file that big is refused as the service refuses it, with a 400
+                self._answer(
+                    400 if results else 413, {"message": f"A request may carry at most {MAX_BODY_BYTES:,} bytes."}
+                )
                 self.close_connection = True
                 return
             raw = self.rfile.read(length) if length else b""
+            if results:
+                self._answer(*api.upload_test_results(self.path, raw, self.headers.get("Content-Type") or ""))
+                return
             try:
                 body = json.loads(raw) if raw.strip() else {}
             except ValueError:
@@ -305,6 +332,11 @@ def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
             return
 
     return Handler
+
+
+def _is_test_results(path: str) -> bool:
+    parts = [part for part in path.split("?")[0].split("/") if part]
+    return len(parts) >= 3 and parts[1].lower() == "api" and parts[2].lower() == "testresults"
 
 
 def _python() -> str:

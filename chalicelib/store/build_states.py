@@ -37,6 +37,9 @@ from chalicelib.store.transactions import (
 # at each try up to 1 s (9.3 s in all at most): fifty starts of one project at once took up to 12 tries in tests
 _START_ATTEMPTS = 16
 _LONGEST_WAIT_SECONDS = 1.0
+# a number whose version a build of another number holds is passed on, and counts as no attempt: the versions builds
+# took are skipped (each once: the project's number stays past it), up to this many in one start
+_VERSION_SKIPS = 200
 
 
 def _build_model(build: Build) -> BuildModel:
@@ -63,21 +66,24 @@ def _build_model(build: Build) -> BuildModel:
     )
 
 
-def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -> Build | None:
+def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str], untrusted: bool = False) -> Build | None:
     """Store a new build and its jobs at once, numbered by its project: ``build`` carries the project's next build
     number as read, which moves on in the same step, and the build is shown as the project's last unless the
     project shows a newer one. When another start took the number meanwhile, the project is read again and the
     build tried with the next one (and its version, ``version_of`` it); so it is when a build of another number
-    holds its version. The build as stored; None when the project is gone; Conflict when its version exists in the
-    project already (a build of its number has it), or when other starts kept taking its number.
+    holds its version. ``untrusted``: its jobs wait only for build agents that take pull requests. The build as
+    stored; None when the project is gone; Conflict when its version exists in the project already (a build of its
+    number has it), when other starts kept taking its number, or when _VERSION_SKIPS numbers in a row had their
+    versions taken (passed on: the next start goes on from there).
     """
     project = _project_key(build)
     if project is None:
         return None
     summary = True
-    for attempt in range(_START_ATTEMPTS):
+    races = skips = 0
+    while races < _START_ATTEMPTS and skips < _VERSION_SKIPS:
         try:
-            _add_build(build, jobs, project, summary)
+            _add_build(build, jobs, project, summary, untrusted)
             return build
         except Conflict as error:
             refused, codes = error, cancellation_codes(error)
@@ -90,10 +96,13 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
             _pass_number(project, build.build_number)
             if not _taken_by_another_number(build, version_of):
                 raise refused
+            skips += 1
         # else the number was taken by another start, the project shows a newer build or is gone, or an item was
         # busy with another transaction (a build of the project writing its state): a moment later, read it again
-        elif attempt < _START_ATTEMPTS - 1:
-            time.sleep(random.uniform(0, min(_LONGEST_WAIT_SECONDS, 0.01 * 2**attempt)))
+        else:
+            races += 1
+            if races < _START_ATTEMPTS:
+                time.sleep(random.uniform(0, min(_LONGEST_WAIT_SECONDS, 0.01 * 2 ** (races - 1))))
         current = _project_as_now(project)
         if current is None or int(current.project_id) != build.project_id:
             return None
@@ -102,17 +111,23 @@ def add_build(build: Build, jobs: list[Job], version_of: Callable[[int], str]) -
             _pass_number(project, number)
             if not _taken_by_another_number(build, version_of):
                 raise refused  # the number was still this build's: its version is taken
+            skips += 1
             continue  # the next try finds the number passed on
         if number != build.build_number:
             build = replace(build, build_number=number, version=version_of(number))
         summary = current.last_build_id is None or int(current.last_build_id) <= build.build_id
+    if skips >= _VERSION_SKIPS:  # the numbers are passed on: the next start goes on from there
+        raise Conflict(
+            f"The versions of the project's next {skips} build numbers are taken by other builds: they were skipped "
+            "and this build was not started. Try again."
+        )
     raise Conflict(
         "Other builds of this project were starting or changing at the same moment, every time this build tried to "
         "take its number: it was not started. Try again."
     )
 
 
-def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bool) -> None:
+def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bool, untrusted: bool) -> None:
     """One transaction: the version claim, the build, its jobs, and the project's next build number moved on if it
     is still the build's (with the project's summary, when ``summary``: unless the project shows a newer build)."""
     _new_job = JobModel.job_id.does_not_exist()
@@ -123,7 +138,7 @@ def _add_build(build: Build, jobs: list[Job], project: ProjectModel, summary: bo
         claim(transaction, version_claim(build.project_id, build.version))
         transaction.save(_build_model(build), condition=BuildModel.build_id.does_not_exist())
         for job in jobs:
-            transaction.save(job_model(job, pull_request=build.pull_request is not None), condition=_new_job)
+            transaction.save(job_model(job, pull_request=untrusted), condition=_new_job)
         transaction.update(project, actions=actions, condition=condition & _next_number_is(number))
 
 

@@ -421,3 +421,21 @@ class JobModel(Model):
     by_build = JobByBuildIndex()
     by_lease = JobByLeaseIndex()
     by_wait = JobByWaitIndex()
+
+
+class TestHistoryModel(Model):
+    """A project's tests (issue 38), in the shapes its reads need (store/test_history.py): under ``p#{projectId}``,
+    one small summary item per test (``s#{testId}``: what the tests list reads, one Query), one working item per
+    test (``w#{testId}``: its last 100 runs and recent commits, from which the summary is derived) and the
+    quarantine (``q``); under ``t#{projectId}#{testId}``, one item per run (``{finished}#{jobId}#{attempt}``)."""
+
+    __test__ = False  # not a pytest class, whatever its name
+
+    class Meta:
+        table_name = TableName("test-history")
+
+    key = UnicodeAttribute(hash_key=True)
+    item = UnicodeAttribute(range_key=True)
+    body = JSONAttribute()
+    version = NumberAttribute(default=0)  # a working item's and the quarantine's: written only at the one read
+    expires = TTLAttribute(null=True)  # runs go after RUN_DAYS

@@ -26,6 +26,7 @@ from chalicelib.store.models import (
     ProjectModel,
     RoleModel,
     SessionModel,
+    TestHistoryModel,
     UniqueModel,
 )
 
@@ -45,6 +46,7 @@ ALL_MODELS: tuple[type[Model], ...] = (  # every table
     EnvironmentModel,
     DeploymentModel,
     OutboxModel,
+    TestHistoryModel,
 )
 
 

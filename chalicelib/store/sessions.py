@@ -53,22 +53,25 @@ def _failures_key(email_key: str, window: int, client: str | None) -> str:
     return f"sign-in-failures-from#{window}#{client}#{email_key}"
 
 
-def take_sign_in_attempt(email_key: str, client: str | None, window: int, window_ends: datetime, limit: int) -> bool:
+def take_sign_in_attempt(
+    email_key: str, client: str | None, window: int, window_ends: datetime, limit: int
+) -> int | None:
     """Count one more sign-in with the address in the window, from ``client`` (a client address) or, with None,
-    from everywhere, unless ``limit`` are counted already (False then).
+    from everywhere, unless ``limit`` are counted already (None then): the count with this one.
 
-    One conditional update, so that requests at once cannot all read a count under the limit; the count goes
-    (TTL) some time after the window ends."""
+    One conditional update, so that requests at once cannot all read a count under the limit (each is told the
+    count its own write made); the count goes (TTL) some time after the window ends."""
+    counter = CounterModel(_failures_key(email_key, window, client))
     try:
-        CounterModel(_failures_key(email_key, window, client)).update(
+        counter.update(
             actions=[CounterModel.value.add(1), CounterModel.expires.set(window_ends)],
             condition=CounterModel.value.does_not_exist() | (CounterModel.value < limit),
         )
     except UpdateError as error:
         if not is_condition_failure(error):
             raise
-        return False
-    return True
+        return None
+    return int(counter.value)
 
 
 def give_back_sign_in_attempt(email_key: str, client: str | None, window: int) -> None:

@@ -7,6 +7,7 @@ import { deploymentView, environmentsView, environmentView } from "./deploy.js";
 import { h } from "./dom.js";
 import { projectsView, projectView } from "./projects.js";
 import { signInView } from "./signin.js";
+import { testsView } from "./tests.js";
 
 const ROUTES = [
   [/^#\/signin$/, signInView, { open: true }],
@@ -14,6 +15,7 @@ const ROUTES = [
   [/^#\/projects\/([^/]+)\/([^/]+)$/, projectView],
   [/^#\/projects\/([^/]+)\/([^/]+)\/build\/([^/]+)$/, buildView],
   [/^#\/projects\/([^/]+)\/([^/]+)\/build\/([^/]+)\/job\/([^/]+)$/, buildView],
+  [/^#\/projects\/([^/]+)\/([^/]+)\/tests(?:\/([a-z]+))?$/, testsView],
   [/^#\/environments$/, environmentsView],
   [/^#\/environments\/(\d+)$/, environmentView],
   [/^#\/deployments\/(\d+)$/, deploymentView],

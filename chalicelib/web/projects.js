@@ -108,6 +108,7 @@ export async function projectView(page, accountName, slug) {
   return h("div", {},
     h("h1", {}, project.name),
     h("p", { class: "sub mono" }, project.repositoryName),
+    h("nav", { class: "actions" }, h("a", { id: "tests-tab", href: route("projects", accountName, slug, "tests") }, "Tests")),
     start, startMessage.element,
     h("h2", {}, "Builds"),
     filter, filterMessage.element,

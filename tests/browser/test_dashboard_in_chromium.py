@@ -147,6 +147,17 @@ def element(driver: WebDriver, css: str, seconds: float = 30) -> WebElement:
     return found
 
 
+def click(driver: WebDriver, css: str, seconds: float = 30) -> None:
+    """Click the element matching ``css``, found again if the page redrew it between the find and the click (a
+    build page redraws as its build moves on)."""
+
+    def clicked(d: WebDriver) -> bool:
+        d.find_element(By.CSS_SELECTOR, css).click()
+        return True
+
+    wait(driver, clicked, seconds)
+
+
 def text_of(driver: WebDriver, css: str, text: str, seconds: float = 30) -> WebElement:
     """The element matching ``css`` once its text contains ``text``."""
 
@@ -314,7 +325,7 @@ def test_a_build_whose_script_reported_tests_shows_them_and_its_messages(
     sign_in(driver, stack, user)
 
     driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
-    element(driver, '[data-tab="tests"]').click()
+    click(driver, '[data-tab="tests"]')
 
     rows_css = '[data-reports="tests"] tr[data-test]'
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, rows_css)) == 3)
@@ -333,7 +344,7 @@ def test_a_build_whose_script_reported_tests_shows_them_and_its_messages(
     trace.find_element(By.TAG_NAME, "summary").click()
     assert trace.find_element(By.TAG_NAME, "pre").text == "at ParserTests.Rejects() line 42"
     screenshots(driver, "build-tests", dark=True)
-    element(driver, '[data-tab="messages"]').click()
+    click(driver, '[data-tab="messages"]')
     (message,) = driver.find_elements(By.CSS_SELECTOR, '[data-reports="messages"] li')
     assert message.get_attribute("data-category") == "warning"
     assert message.find_element(By.CSS_SELECTOR, ".status").text == "warning" and "1 test failed" in message.text
@@ -347,11 +358,11 @@ def test_a_slow_build_is_cancelled_from_its_page(
     slug = api.add_project(git_server, git_server.root, SLOW_YML)
     sign_in(driver, stack, user)
     driver.get(f"{stack.base_url}/#/projects/local/{slug}")
-    element(driver, "#start-build button[type=submit]").click()
+    click(driver, "#start-build button[type=submit]")
     status_becomes(driver, "#build-status", "running")
     text_of(driver, "pre.log", "started slowly")
 
-    element(driver, "#cancel-build").click()
+    click(driver, "#cancel-build")
 
     status_becomes(driver, "#build-status", "cancelled", seconds=30)
     element(driver, "#rerun-incomplete")
@@ -423,7 +434,7 @@ def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
 
     editor.clear()
     editor.send_keys("build_script: [unclosed\n")
-    element(driver, "#settings-yaml button[type=submit]").click()
+    click(driver, "#settings-yaml button[type=submit]")
 
     error = element(driver, ".message.error")
     expected = api.call("PUT", f"/projects/local/{slug}/settings/yaml", data=b"build_script: [unclosed\n").json()
@@ -434,7 +445,7 @@ def test_bad_yaml_shows_the_services_message_in_place_and_good_yaml_saves(
 
     editor.clear()
     editor.send_keys("build_script:\n  - echo from the dashboard\n")
-    element(driver, "#settings-yaml button[type=submit]").click()
+    click(driver, "#settings-yaml button[type=submit]")
     text_of(driver, ".message.info", "Saved.")
     assert "echo from the dashboard" in api.call("GET", f"/projects/local/{slug}/settings/yaml").text
 
@@ -457,7 +468,7 @@ def test_a_projects_history_shows_a_page_of_builds_and_the_older_ones_on_request
     wait(driver, lambda d: len(shown()) == HISTORY_PAGE)
     newest_first = [build["version"] for build in reversed(started)]
     assert shown() == newest_first[:HISTORY_PAGE]
-    element(driver, "#older-builds").click()
+    click(driver, "#older-builds")
 
     wait(driver, lambda d: len(shown()) == len(started))
     assert shown() == newest_first
@@ -470,7 +481,7 @@ def test_the_build_agents_page_says_how_to_add_one_then_lists_it_not_connected(
     driver: WebDriver, stack: LocalStack, user: str, register_agent: Callable[[str, list[str]], dict[str, Any]]
 ) -> None:
     sign_in(driver, stack, user)
-    element(driver, "#nav a[href='#/agents']").click()
+    click(driver, "#nav a[href='#/agents']")
     empty = element(driver, "#no-agents")
     assert "POST /api/build-agents" in empty.text
     assert f"CONVEYOR_AGENT_KEY=<key> conveyor agent --builds --url {stack.base_url}" in empty.text
@@ -578,13 +589,13 @@ def test_an_artifact_downloads_when_signed_in_with_an_api_key_and_a_failed_downl
     sign_in_with_the_key(driver, stack)  # a key: a plain link would go without it, and get a 401
     driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
 
-    element(driver, '[data-tab="artifacts"]').click()
-    element(driver, '.artifacts a[href*="/artifacts/site.txt"]').click()
+    click(driver, '[data-tab="artifacts"]')
+    click(driver, '.artifacts a[href*="/artifacts/site.txt"]')
 
     wait(driver, lambda d: (tmp_path / "site.txt").exists() and (tmp_path / "site.txt").read_text() == "quick\n")
     text_of(driver, "[data-panel=artifacts] .message.info", "Downloading site")  # its name: its file's, bare
     assert api.call("DELETE", f"/builds/{build['buildId']}").status_code == 204  # gone meanwhile
-    element(driver, '.artifacts a[href*="/artifacts/site.txt"]').click()
+    click(driver, '.artifacts a[href*="/artifacts/site.txt"]')
     failure = text_of(driver, "[data-panel=artifacts] .message.error", "site could not be downloaded")
     assert "not found" in failure.text.lower(), failure.text
     screenshots(driver, "build-artifact-download-failed")
@@ -596,18 +607,18 @@ def test_re_running_a_cancelled_jobs_shows_its_new_log_not_the_old_one(
     slug = api.add_project(git_server, git_server.root, SLOW_YML)
     sign_in(driver, stack, user)
     driver.get(f"{stack.base_url}/#/projects/local/{slug}")
-    element(driver, "#start-build button[type=submit]").click()
+    click(driver, "#start-build button[type=submit]")
     text_of(driver, "pre.log", "started slowly")
-    element(driver, "#cancel-build").click()
+    click(driver, "#cancel-build")
     text_of(driver, "pre.log", "The build was cancelled.", seconds=30)
 
-    element(driver, "#rerun-incomplete").click()
+    click(driver, "#rerun-incomplete")
 
     status_becomes(driver, "#build-status", "running")
     wait(driver, lambda d: "The build was cancelled." not in d.find_element(By.CSS_SELECTOR, "pre.log").text)
     text_of(driver, "pre.log", "started slowly")
     screenshots(driver, "build-rerun-incomplete")
-    element(driver, "#cancel-build").click()
+    click(driver, "#cancel-build")
     status_becomes(driver, "#build-status", "cancelled", seconds=30)
 
 
@@ -680,7 +691,7 @@ def test_a_matrix_build_lists_its_jobs_and_shows_one_at_a_time_with_tabs_at_a_ur
     tabs = [tab.text for tab in driver.find_elements(By.CSS_SELECTOR, "[role=tab]")]
     assert tabs == ["Console", "Messages (1)", "Tests (1)", "Artifacts"]  # its failure is a message too
     screenshots(driver, "build-matrix-job-console")
-    element(driver, '[data-tab="tests"]').click()
+    click(driver, '[data-tab="tests"]')
     text_of(driver, "[data-panel=tests]", "works as experimental")
     assert not driver.find_element(By.CSS_SELECTOR, "pre.log").is_displayed()
     screenshots(driver, "build-matrix-job-tests")
@@ -690,5 +701,62 @@ def test_a_matrix_build_lists_its_jobs_and_shows_one_at_a_time_with_tabs_at_a_ur
     driver.get(shared)
     driver.refresh()  # a link to the job, opened afresh, opens on it
     text_of(driver, "pre.log", "this is the experimental job")
-    element(driver, "#all-jobs").click()
+    click(driver, "#all-jobs")
     wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, "#build-jobs tbody tr")) == 2)
+
+
+RESULTS_XML = """\
+<testsuite name="parser">
+  <testcase classname="tests.test_parser" name="test_empty_file" time="0.012"/>
+  <testcase classname="tests.test_parser" name="test_large_file" time="1.530"/>
+  <testcase classname="tests.test_parser" name="test_bad_token" time="0.007">
+    <failure message="AssertionError: expected an error, got none">def test_bad_token():
+&gt;       assert parse("@") is None
+E       AssertionError: expected an error, got none
+
+tests/test_parser.py:12: AssertionError</failure>
+  </testcase>
+</testsuite>
+"""
+UPLOADING_YML = (
+    "build: off\n"
+    "test_script:\n"
+    '  - curl -sS -f -F "file=@results.xml" "${APPVEYOR_API_URL}api/testresults/junit/$APPVEYOR_JOB_ID"\n'
+)
+
+
+def test_a_projects_tests_tab_and_a_failed_tests_stack_trace(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    name = f"{unique('repo')}.git"
+    Repository.create(git_server.root, name).commit({"appveyor.yml": UPLOADING_YML, "results.xml": RESULTS_XML})
+    reply = api.call("POST", "/projects", json={"repositoryProvider": "git", "repositoryName": git_server.url_of(name)})
+    slug = reply.json()["slug"]
+    for _ in range(2):
+        version = api.call("POST", "/builds", json={"accountName": "local", "projectSlug": slug}).json()["version"]
+        assert finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")["status"] == "success"
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{version}")
+    click(driver, '[data-tab="tests"]')
+    failed = element(driver, '[data-reports="tests"] tr[data-test="tests.test_parser.test_bad_token"]')
+    failed.find_element(By.CSS_SELECTOR, 'details[data-fold="stack"] summary').click()
+    trace = failed.find_element(By.CSS_SELECTOR, 'details[data-fold="stack"] pre')
+    assert "tests/test_parser.py:12: AssertionError" in trace.text
+    driver.execute_script("document.querySelector('[data-reports=\"tests\"]').scrollIntoView()")
+    screenshots(driver, "build-test-stack-trace")
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}")
+    click(driver, "#tests-tab")
+    rows_css = "#tests tr[data-test]"
+    wait(driver, lambda d: len(d.find_elements(By.CSS_SELECTOR, rows_css)) == 3)
+    names = [row.get_attribute("data-test") for row in driver.find_elements(By.CSS_SELECTOR, rows_css)]
+    assert names[0] == "tests.test_parser.test_large_file"  # slowest first
+    bad = element(driver, '#tests tr[data-test="tests.test_parser.test_bad_token"]')
+    bars = bad.find_elements(By.CSS_SELECTOR, "svg.sparkline rect")
+    assert [bar.get_attribute("data-outcome") for bar in bars] == ["failed", "failed"]
+    assert "100 %" in bad.text
+    screenshots(driver, "tests-tab", dark=True)
+
+    click(driver, '#test-sorts a[href$="/failing"]')
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, rows_css).get_attribute("data-test").endswith("bad_token"))

@@ -14,6 +14,13 @@ TAKES_THE_NEXT_VERSION = appveyor_yml(
     "  - appveyor UpdateBuild -Version 1.0.$((APPVEYOR_BUILD_NUMBER + 1))",
     "  - echo version now $APPVEYOR_BUILD_VERSION",
 )
+# appveyor.yml's own format: the project's refuses a version it gives a later build (the second review's attack
+# test, test_build_version_squatting_attacks.py), appveyor.yml's is known only at the next start, which skips it
+TAKES_THE_NEXT_VERSION_OF_ITS_FORMAT = appveyor_yml(
+    "version: 2.0.{build}",
+    "build_script:",
+    "  - appveyor UpdateBuild -Version 2.0.$((APPVEYOR_BUILD_NUMBER + 1))",
+)
 
 
 def finished(project: BuildProject, build_id: int) -> dict[str, Any]:
@@ -34,15 +41,15 @@ def start(project: BuildProject, **fields: Any) -> Any:
 
 
 def test_a_build_that_takes_the_next_builds_version_does_not_stop_the_next_start(make_project) -> None:  # type: ignore[no-untyped-def]
-    project = make_project({"appveyor.yml": TAKES_THE_NEXT_VERSION})
+    project = make_project({"appveyor.yml": TAKES_THE_NEXT_VERSION_OF_ITS_FORMAT})
     squatter = finished(project, project.start()["buildId"])
-    assert (squatter["buildNumber"], squatter["version"]) == (1, "1.0.2")  # the version build 2 would take
+    assert (squatter["buildNumber"], squatter["version"]) == (1, "2.0.2")  # the version build 2 would take
 
     reply = start(project)
 
     assert reply.status == 200, reply.body
-    assert (reply.json["buildNumber"], reply.json["version"]) == (3, "1.0.3")  # number 2 skipped, as a taken one is
-    assert start(project).json["version"] == "1.0.4"
+    assert (reply.json["buildNumber"], reply.json["version"]) == (3, "2.0.3")  # number 2 skipped, as a taken one is
+    assert start(project).json["version"] == "2.0.4"
 
 
 def test_a_pull_requests_build_cannot_change_its_version(make_project) -> None:  # type: ignore[no-untyped-def]
@@ -66,12 +73,12 @@ def test_a_build_that_takes_the_next_version_in_another_case_does_not_stop_the_n
     project = make_project(
         {
             "appveyor.yml": appveyor_yml(
-                "build_script:", "  - appveyor UpdateBuild -Version V$((APPVEYOR_BUILD_NUMBER + 1))"
+                "version: v{build}",
+                "build_script:",
+                "  - appveyor UpdateBuild -Version V$((APPVEYOR_BUILD_NUMBER + 1))",
             )
         }
     )
-    settings = project.account.api.get(f"{project.path}/settings").json["settings"]
-    assert project.account.api.put("/projects", {**settings, "versionFormat": "v{build}"}).status == 204
     squatter = finished(project, project.start()["buildId"])
     assert squatter["version"] == "V2"  # versions are unique whatever their case: build 2's v2 is taken
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -19,6 +19,7 @@ from chalicelib.domain.project_settings import MAX_CONFIGURATION_BYTES, valid_co
 from chalicelib.domain.validation import MAX_INTEGER, MAX_NESTING_DEPTH
 from chalicelib.domain.yamlconfig import default_configuration
 from chalicelib.domain.yamlconfig.syntax import MAX_YAML_DEPTH
+from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import named
 from tests.gitserver import GitServer
@@ -816,6 +817,10 @@ def test_a_short_secure_value_stored_before_the_limit_is_kept(world: World) -> N
     project = world.account.api.get(world.settings_path + "/settings").json["project"]
     owner = secrets.Owner(int(project["accountId"]), "project", int(project["projectId"]))
     token = secrets.encrypt(owner, "variable/OLD", "ab")  # stored before short values were refused
+    stored = project_store.get_project_by_id(owner.account_id, owner.object_id)
+    assert stored is not None
+    configuration = {**stored.configuration, "environmentVariables": [named("OLD", token, secure=True)]}
+    project_store.save_settings(stored, replace(stored, configuration=configuration))
 
     reply = world.call(*variables_with(world, named("OLD", token, secure=True)))
 

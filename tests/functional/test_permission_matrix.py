@@ -192,6 +192,17 @@ POST   /bitbucket/webhook                                           200   200  2
 POST   /git/webhook                                                 200   200  200     200          200   200
 POST   /session                                                     204   204  204     204          204   204
 DELETE /session                                                     204   204  204     204          204   204
+# test results files (issue 38): a job token, or a key that may run the project's builds, while the job runs (the
+# world's job has ended: 409 for who may)
+POST   /testresults/{resultsFormat}/{jobId}                         409   409  403     403          404   401
+# a project's tests and quarantine (issue 38): read as the project is; the quarantine changed as its settings are
+GET    /projects/{accountName}/{projectSlug}/tests                  200   200  200     200          404   401
+GET    /projects/{accountName}/{projectSlug}/tests/{testId}/history 200   200  200     200          404   401
+GET    /projects/{accountName}/{projectSlug}/tests/quarantine       200   200  200     200          404   401
+PUT    /projects/{accountName}/{projectSlug}/tests/quarantine       200   403  403     200          404   401
+DELETE /projects/{accountName}/{projectSlug}/tests/quarantine       200   403  403     200          404   401
+DELETE /projects/{accountName}/{projectSlug}/tests/quarantine/{testId} 200 403 403   200          404   401
+POST   /runner/jobs/{jobId}/quarantine                              401   401  401     401          401   401
 """
 
 # "<endpoint> as <caller>" -> why the service's answer differs from the designed one in MATRIX, and where.
@@ -941,3 +952,43 @@ def test_every_caller_reads_an_issuers_documents_and_none_an_issuer_of_no_accoun
     assert first.json == replace(world.home.api, prefix="").get(path.format(account=world.home.name)).json
     missing = calling.get(path.format(account=unique("nobody")))
     assert missing.status == 404 and missing.json["message"], missing.body
+
+
+# Issue 38: a test results file, sent to the shared build's (ended) job; refused, none of it may reach the job.
+REQUESTS["POST /testresults/{resultsFormat}/{jobId}"] = Request(
+    params=lambda world: {"resultsFormat": "junit"},
+    body=lambda world, _: '<testsuite name="forged"><testcase classname="forged" name="forged"/></testsuite>',
+    probe=_reads("/buildjobs/{jobId}/tests"),
+)
+
+
+def _seeded_test(world: World) -> Params:
+    """A test of the shared project, with one run (seeded as job finishes write it)."""
+    from tests.test_history_seed import seed_tests
+
+    return {"testId": seed_tests(world.project.project["projectId"], tests=1, runs=1)[0]}
+
+
+def _quarantined_test(world: World) -> Params:
+    """A throwaway test id put in the shared project's quarantine."""
+    from chalicelib.store import test_history
+
+    project_id = world.project.project["projectId"]
+    test_id = unique("quarantined")
+    found = test_history.get_quarantine(project_id)
+    body = found.body if found else {"enabled": False, "tests": {}}
+    body["tests"] = {**body.get("tests", {}), test_id: {"testName": test_id, "since": 0}}
+    assert test_history.save_quarantine(project_id, body, found.version if found else 0)
+    return {"testId": test_id}
+
+
+REQUESTS[f"GET {PROJECT}/tests/{{testId}}/history"] = Request(params=_seeded_test)
+REQUESTS[f"PUT {PROJECT}/tests/quarantine"] = Request(
+    body=lambda world, _: {"enabled": False}, probe=_reads(PROJECT + "/tests/quarantine")
+)
+REQUESTS[f"DELETE {PROJECT}/tests/quarantine"] = Request(
+    target=_quarantined_test, probe=_reads(PROJECT + "/tests/quarantine")
+)
+REQUESTS[f"DELETE {PROJECT}/tests/quarantine/{{testId}}"] = Request(
+    params=_seeded_test, target=_quarantined_test, probe=_reads(PROJECT + "/tests/quarantine")
+)

@@ -572,7 +572,9 @@ def owner_of(item: dict[str, Any]) -> secrets.Owner:
     """Who the secrets of a stored item belong to: its environment (its settings and variables bound to where it
     delivers them), else its project."""
     if item["__table"] == settings().table_name("environments"):
-        binding = secrets.delivery_binding(item["provider"], item["access_key_hash"])
+        stored_settings = item["settings"]
+        stored_settings = json.loads(stored_settings) if isinstance(stored_settings, str) else stored_settings
+        binding = secrets.delivery_binding(item["provider"], item["access_key_hash"], stored_settings)
         return secrets.Owner(int(item["account_id"]), "environment", int(item["environment_id"]), binding=binding)
     return secrets.Owner(int(item["account_id"]), "project", int(item["project_id"]))
 

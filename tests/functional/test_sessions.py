@@ -375,14 +375,53 @@ def test_wrong_passwords_from_many_clients_stop_at_the_limit_for_the_address_eve
             assert sign_in(client, email, "a wrong guess").status == 401
 
     from_address(client, monkeypatch, "198.51.100.30")
+    first_guess = sign_in(client, email, "a wrong guess")  # a new client guesses once a window, and no more
     refused = sign_in(client, email)
 
+    assert first_guess.status == 401, first_guess.body
     assert refused.status == 429, refused.body
     assert refused.json["message"].startswith("Too many failed sign-ins with this address from many places")
     assert sign_in(client, email, "a wrong guess").status == 429
     window, ends = sessions.failure_window()
     monkeypatch.setattr(sessions, "failure_window", lambda: (window + 1, ends + timedelta(minutes=15)))
     assert sign_in(client, email).status == 204
+
+
+def test_wrong_passwords_from_ten_clients_do_not_lock_the_owner_out_from_a_new_address(
+    account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    email = add_user_with_password(account)
+    clients = sessions.MAX_FAILED_SIGN_INS_EVERYWHERE // sessions.MAX_FAILED_SIGN_INS
+    for index in range(clients):
+        from_address(client, monkeypatch, f"192.0.2.{index + 1}")
+        for _ in range(sessions.MAX_FAILED_SIGN_INS):
+            assert sign_in(client, email, "a wrong guess").status == 401
+
+    from_address(client, monkeypatch, "198.51.100.40")
+    owner = sign_in(client, email)  # the right password, from where nobody guessed
+    again = sign_in(client, email)  # a success is not counted as a failure of that client
+
+    assert owner.status == 204, owner.body
+    assert again.status == 204, again.body
+    from_address(client, monkeypatch, "192.0.2.1")
+    assert sign_in(client, email).status == 429  # a guesser's own address stays held back
+
+
+def test_guesses_at_once_from_a_new_client_past_the_limit_everywhere_get_one_password_check(
+    account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    email = add_user_with_password(account)
+    for index in range(sessions.MAX_FAILED_SIGN_INS_EVERYWHERE // sessions.MAX_FAILED_SIGN_INS):
+        from_address(client, monkeypatch, f"192.0.2.{index + 1}")
+        for _ in range(sessions.MAX_FAILED_SIGN_INS):
+            assert sign_in(client, email, "a wrong guess").status == 401
+    from_address(client, monkeypatch, "198.51.100.50")
+
+    replies = in_parallel([lambda: sign_in(client, email, "a wrong guess")] * sessions.MAX_FAILED_SIGN_INS)
+
+    statuses = sorted(reply.status for reply in replies)
+    assert statuses == [401] + [429] * (sessions.MAX_FAILED_SIGN_INS - 1)  # its count is its first for one only
+    assert sign_in(client, email).status == 429
 
 
 @pytest.mark.parametrize(
