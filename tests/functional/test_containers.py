@@ -136,11 +136,13 @@ def test_the_local_image_keeps_its_contract(make_project) -> None:  # type: igno
     log = project.log(build["jobs"][0]["jobId"])
 
     assert output_lines(log, "CONTRACT BROKEN") == [], log
-    assert len(output_lines(log, "CONTRACT ok: ")) >= 16, log
+    assert len(output_lines(log, "CONTRACT ok: ")) >= 17, log
     assert build["status"] == "success", log
     messages = project.account.api.get(f"/buildjobs/{build['jobs'][0]['jobId']}/messages").json
     texts = [message["message"] for message in messages]
     assert "The image contract was checked" in texts and "curl reached it" in texts, messages
+    tests = project.account.api.get(f"/buildjobs/{build['jobs'][0]['jobId']}/tests").json
+    assert "contract_results_upload" in str(tests), tests
 
 
 def test_processes_a_job_leaves_behind_in_its_container_die_with_it(make_project) -> None:  # type: ignore[no-untyped-def]
