@@ -190,14 +190,31 @@ def _run_options(work: Path, name: str) -> list[str]:
 
 
 def _job_folder(job_id: str) -> Path:
-    """A fresh folder for the job, owned by the build's user: its source, the ``appveyor`` command, the socket."""
+    """A fresh folder for the job, owned by the build's user: its source, the ``appveyor`` command, the socket.
+    Its name starts with this service's process id: the folders a killed service left are removed by the next."""
     JOBS_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f"{job_id}-", dir=JOBS_ROOT))
+    _remove_left_folders()
+    work = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-{job_id}-", dir=JOBS_ROOT))
     for sub in (job_container.PROJECTS_FOLDER, job_container.BIN_FOLDER, job_container.SOCKET_SUBFOLDER):
         (work / sub).mkdir()
         os.chown(work / sub, BUILD_UID, BUILD_UID)
     os.chown(work, BUILD_UID, BUILD_UID)
     return work
+
+
+@functools.cache
+def _remove_left_folders() -> None:
+    """Remove the job folders of services that are gone (killed before they could), once per process."""
+    for folder in JOBS_ROOT.iterdir():
+        owner = folder.name.split("-", 1)[0]
+        if not owner.isdigit():
+            continue
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            shutil.rmtree(folder, ignore_errors=True)
+        except PermissionError:
+            continue
 
 
 def _ready(fd: int) -> bool:
