@@ -15,6 +15,14 @@ MOCHA_VERSION := 11.8.0
 MOCHA_REPORTER_VERSION := 0.4.2
 MOCHA := .mocha
 MOCHA_STAMP := $(MOCHA)/.installed-$(MOCHA_VERSION)-$(MOCHA_REPORTER_VERSION)
+# The local container executor (docs/executors.md): podman with runc, and Conveyor's local image, a root filesystem
+# built from Debian's packages with mmdebstrap into .images/ (ignored), once per machine (again when its definition
+# in images/ubuntu/ changes). As root (CI) the tools are installed with apt-get; elsewhere jobs run in the unshare
+# sandbox, and the container tests are skipped, saying why.
+CONTAINER_TOOLS := podman runc slirp4netns uidmap iptables mmdebstrap
+IMAGE := .images/ubuntu
+IMAGE_STAMP := $(IMAGE)/etc/conveyor-image
+IMAGE_INPUTS := images/ubuntu/packages images/ubuntu/setup.sh images/ubuntu/build.sh images/ubuntu/shift_ids.py
 
 # A registry's passing failure (a timeout, a reset connection, a 5xx under load) should not fail a first run: each
 # install from a registry is tried up to 3 times, RETRY_PAUSE seconds apart, before the run fails.
@@ -22,9 +30,9 @@ RETRY_PAUSE ?= 10
 RETRY = sh -c 'for attempt in 1 2 3; do "$$@" && exit 0; [ $$attempt -lt 3 ] || exit 1; \
 	echo "that failed (attempt $$attempt of 3): trying again in $(RETRY_PAUSE) s..." >&2; sleep $(RETRY_PAUSE); done' retry
 
-.PHONY: run test check fuzz bench package clean chromium lock
+.PHONY: run test check fuzz bench package clean chromium containers image lock
 
-run: $(STAMP)
+run: $(STAMP) image
 	$(BIN)/conveyor local
 
 # Three processes on two cores: a third of the suite's time is spent waiting on builds, peers and browsers, and a
@@ -33,7 +41,7 @@ run: $(STAMP)
 # tests they hold, which left the longest for last. Bytecode is written even where PYTHONDONTWRITEBYTECODE is set
 # (as on the CI machine): else each test process and each local stack the tests start compiles the service and
 # the tests from source again (on a clean clone, 188 s with it set, 167 s without).
-test: $(STAMP) $(AZURITE_STAMP) $(MOCHA_STAMP) chromium
+test: $(STAMP) $(AZURITE_STAMP) $(MOCHA_STAMP) chromium image
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 # The dashboard's browser tests (tests/browser/) drive Debian's chromium through its chromedriver; nothing is
@@ -44,6 +52,22 @@ chromium:
 		echo "installing chromium and chromium-driver with apt-get (first run)..." && $(RETRY) apt-get update -q && \
 		DEBIAN_FRONTEND=noninteractive $(RETRY) apt-get install -y -q chromium chromium-driver; \
 	else echo "chromium or chromedriver missing (apt-get install chromium chromium-driver): browser tests will be skipped"; fi
+
+containers:
+	@missing=; for tool in podman runc slirp4netns newuidmap iptables mmdebstrap; do \
+		command -v $$tool >/dev/null 2>&1 || missing="$$missing $$tool"; done; \
+	if [ -z "$$missing" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "installing $(CONTAINER_TOOLS) with apt-get (first run)..." && $(RETRY) apt-get update -q && \
+		DEBIAN_FRONTEND=noninteractive $(RETRY) apt-get install -y -q --no-install-recommends $(CONTAINER_TOOLS); \
+	else echo "missing:$$missing (apt-get install $(CONTAINER_TOOLS), as root): jobs run in the unshare sandbox"; fi
+
+image: containers
+	@if [ -f $(IMAGE_STAMP) ] && [ -z "$$(find $(IMAGE_INPUTS) -newer $(IMAGE_STAMP))" ]; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v mmdebstrap >/dev/null 2>&1; then \
+		echo "building the local image from Debian's packages into $(IMAGE) (first run, about 90 s)..." && \
+		$(RETRY) sh images/ubuntu/build.sh $(IMAGE); \
+	else echo "the local image is not built (make image, as root, with mmdebstrap): jobs run in the unshare sandbox"; fi
 
 # A longer fuzz run than make test's: FUZZ_EXAMPLES cases per operation, a new seed each time (it prints it).
 FUZZ_EXAMPLES ?= 100

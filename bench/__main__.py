@@ -11,7 +11,17 @@ from pathlib import Path
 
 from bench import Section
 
-SECTIONS = ["calls", "cold_start", "logs", "throughput", "queue_to_running", "latency", "persistence", "package"]
+SECTIONS = [
+    "calls",
+    "cold_start",
+    "logs",
+    "throughput",
+    "queue_to_running",
+    "queue_to_container",
+    "latency",
+    "persistence",
+    "package",
+]
 OUTPUT = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 
 

@@ -11,14 +11,18 @@ import requests
 
 
 @contextmanager
-def stack_with_project(root: Path, repository: str, yml: str) -> Iterator[tuple[Any, requests.Session, dict[str, Any]]]:
-    """A stack under ``root`` and a project building ``yml``: (the stack, a session with its key, the project)."""
+def stack_with_project(
+    root: Path, repository: str, yml: str, containers: bool = False
+) -> Iterator[tuple[Any, requests.Session, dict[str, Any]]]:
+    """A stack under ``root`` and a project building ``yml``: (the stack, a session with its key, the project). Its
+    jobs run in the unshare sandbox, or with ``containers`` in containers of the local image where it can."""
     from tests.e2e.test_local_stack import LocalStack
     from tests.gitserver import GitServer, Repository
 
     with GitServer(root / "git") as git:
         Repository.create(git.root, repository).commit({"appveyor.yml": yml})
-        stack = LocalStack.start(root / "stack").wait_until_ready()
+        where = "auto" if containers else "off"
+        stack = LocalStack.start(root / "stack", CONVEYOR_CONTAINERS=where).wait_until_ready()
         try:
             api = requests.Session()
             api.headers["Authorization"] = f"Bearer {stack.key}"

@@ -36,6 +36,9 @@ class Settings:
     runner_timeout_seconds: int  # the longest job the runner (executor "lambda" or "local") takes
     oidc_signing_key: str  # the asymmetric KMS key (an alias) that signs jobs' ID tokens (docs/oidc.md)
     oidc_published_keys: tuple[str, ...]  # further keys the issuers' JWKS lists: the next one, or the one before
+    # the local executor's containers (executors/containers.py): "auto" (where podman and the local image are
+    # here), "off" (every job in the unshare sandbox; versioned Ubuntu images are then refused)
+    containers: str
 
     def table_name(self, table: str) -> str:
         """The DynamoDB table name for one of the service's tables in this stage."""
@@ -69,6 +72,7 @@ def settings() -> Settings:
         oidc_published_keys=tuple(
             key.strip() for key in os.environ.get("CONVEYOR_OIDC_PUBLISHED_KEYS", "").split(",") if key.strip()
         ),
+        containers="off" if os.environ.get("CONVEYOR_CONTAINERS", "auto").lower() == "off" else "auto",
     )
 
 

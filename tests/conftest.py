@@ -6,6 +6,7 @@ tests/emulator.py, which only the conftests of functional/ and e2e/ load: unit t
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from tests.gitserver import GitServer
 
 network_rule.enforce()
+# jobs run in the unshare sandbox unless a test asks for containers (tests/functional/test_containers.py): a
+# container per job would slow every build test down, and most test what the runner does, not where
+os.environ.setdefault("CONVEYOR_CONTAINERS", "off")
 
 
 @pytest.fixture(autouse=True)

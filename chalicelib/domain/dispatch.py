@@ -40,7 +40,7 @@ def dispatch_job(job_id: str, build_key: tuple[int, int] | None = None) -> None:
     if job.executor == Executor.AGENT:
         return
     api_url = config.runner_api_url
-    refusal = executors.refusal(job.executor)
+    refusal = executors.refusal(job.executor, job.run_on)
     if refusal is None and api_url is None:
         refusal = "Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL)."
     if refusal is not None or api_url is None:
@@ -63,7 +63,7 @@ def dispatch_job(job_id: str, build_key: tuple[int, int] | None = None) -> None:
     if job.executor == Executor.CODEBUILD:
         _start_on_codebuild(claimed, ticket)
         return
-    exit_code = executors.run(ticket)
+    exit_code = executors.run(ticket, job.run_on)
     if config.executor == "local" and exit_code != 0:  # 0: it finished the job (or found it ended): nothing to see
         fail_if_abandoned(job_id, token.token_hash)
 

@@ -37,10 +37,11 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
     takers = build_agents.takers(agents, pull_request)
     agent_images = build_agents.images_served(takers)
     codebuild = settings().codebuild_project is not None
+    local = settings().executor == "local" and settings().containers != "off"
     placed, refused = [], {}
     for job, image in zip(jobs, images, strict=True):
         try:
-            where = route(image, agent_images, codebuild)
+            where = route(image, agent_images, codebuild, local)
         except NoExecutor as refusal:
             refused[job.job_id] = str(refusal) + _no_pull_requests(str(image), agents, pull_request)
             placed.append(job)

@@ -2,7 +2,9 @@
 nothing else of the service, and runs the one runner program with it (``python -m chalicelib.runner``).
 
 - ``runner``, the service's own, is one of:
-  - ``local``: a sandboxed process on this machine (runner/sandbox.py), for ``make run`` and the tests;
+  - ``local``: on this machine, for ``make run`` and the tests: the job's scripts in a container of its image
+    (executors/containers.py) where podman and the local image are here, else a sandboxed process
+    (runner/sandbox.py), which serves jobs of no image or ``Ubuntu`` only;
   - ``lambda``: the runner function of the packaged template, invoked asynchronously (executors/aws_lambda.py);
     its role grants nothing but its own logs.
 - ``codebuild``: a CodeBuild build per job, in the job's container image (executors/codebuild.py).
@@ -20,9 +22,10 @@ from chalicelib.runner.protocol import Ticket
 _GRACE_SECONDS = 120  # beyond the job's own limit, before the local executor kills a runner that did not stop
 
 
-def run(ticket: Ticket) -> int | None:
+def run(ticket: Ticket, image: str | None = None) -> int | None:
     """Hand the ticket to the stage's runner: the local one returns the runner's exit code when it has ended (0:
-    it finished the job, or found it ended), the function's None at once."""
+    it finished the job, or found it ended), the function's None at once. ``image``: the job's, as routed (None:
+    no image, or ``Ubuntu``)."""
     config = settings()
     if config.executor == "lambda":
         from chalicelib.executors import aws_lambda
@@ -31,7 +34,25 @@ def run(ticket: Ticket) -> int | None:
         return None
     from chalicelib.runner import sandbox as local
 
-    return local.run(ticket, config.unsafe_no_sandbox, job_timeout(Executor.RUNNER) + _GRACE_SECONDS)
+    timeout = job_timeout(Executor.RUNNER) + _GRACE_SECONDS
+    if in_container(image):
+        from chalicelib.executors import containers
+
+        return containers.run(ticket, timeout)
+    return local.run(ticket, config.unsafe_no_sandbox, timeout)
+
+
+def in_container(image: str | None) -> bool:
+    """Whether the local executor runs a job of ``image`` in a container: a versioned Ubuntu image always (where
+    none can run, the job fails saying why), no image or ``Ubuntu`` where containers can run here."""
+    config = settings()
+    if config.executor != "local" or config.containers == "off":
+        return False
+    if image is not None:
+        return True
+    from chalicelib.executors import containers
+
+    return containers.refusal() is None
 
 
 def job_timeout(executor: str | None) -> int:
@@ -43,14 +64,39 @@ def job_timeout(executor: str | None) -> int:
     return config.job_timeout_seconds
 
 
-def refusal(executor: str | None) -> str | None:
-    """Why jobs of ``executor`` cannot be run here now; None when they can."""
+def local_notice() -> str | None:
+    """What the local stack says once at its start about where its jobs run; None for another executor."""
+    config = settings()
+    if config.executor != "local":
+        return None
+    if config.containers == "off":
+        return "Jobs run in the unshare sandbox (CONVEYOR_CONTAINERS=off): jobs of Ubuntu1604 ... Ubuntu2204 fail."
+    from chalicelib.executors import containers
+
+    why = containers.refusal()
+    if why is None:
+        return "Jobs run in containers of Conveyor's local image (podman with runc; docs/executors.md)."
+    return (
+        f"Jobs run in the unshare sandbox, not in containers: {why}. Jobs of no image or Ubuntu run there; jobs of "
+        "Ubuntu1604 ... Ubuntu2204 fail, saying so."
+    )
+
+
+def refusal(executor: str | None, image: str | None = None) -> str | None:
+    """Why jobs of ``executor`` (and ``image``, as routed) cannot be run here now; None when they can."""
     config = settings()
     if executor == Executor.CODEBUILD:
         if config.codebuild_project is None:
             return "Builds in container images cannot run: no CodeBuild project is set (CONVEYOR_CODEBUILD_PROJECT)."
         return None
     if config.executor != "local":
+        return None
+    if image is not None and in_container(image):
+        from chalicelib.executors import containers
+
+        why = containers.refusal()
+        if why is not None:
+            return f"The image '{image}' runs in a container of Conveyor's local image, and none can run here: {why}."
         return None
     from chalicelib.runner import sandbox as local
 

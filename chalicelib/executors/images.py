@@ -3,7 +3,8 @@
 A build job runs on one of three executors, all running the same runner program with the job's ticket:
 
 - ``runner``: the service's own runner (the runner function in AWS, a sandboxed process under ``make run``). It
-  serves a job that names no image, or AppVeyor's ``Ubuntu``: Linux, scripts run with /bin/sh, 14 minutes at most.
+  serves a job that names no image, or AppVeyor's ``Ubuntu``: Linux, 14 minutes at most. Under ``make run`` it
+  also serves ``Ubuntu1604`` ... ``Ubuntu2204``, in a container of the local image (executors/containers.py).
 - ``codebuild``: AWS CodeBuild, where the stage configures a project (``CONVEYOR_CODEBUILD_PROJECT``). It serves
   AppVeyor's Ubuntu images that CodeBuild's curated images match, and any container image (``python:3.12``,
   ``public.ecr.aws/docker/library/node:22``): the image needs Python 3.11+ for the runner.
@@ -55,9 +56,10 @@ class NoExecutor(Exception):
     """No executor here serves the image; the message names it and what is on offer."""
 
 
-def route(image: str | None, agent_images: Collection[str], codebuild: bool) -> Route:
-    """The executor for a job of ``image``, given the images the account's build agents serve and whether this
-    stage has a CodeBuild project."""
+def route(image: str | None, agent_images: Collection[str], codebuild: bool, local: bool = False) -> Route:
+    """The executor for a job of ``image``, given the images the account's build agents serve, whether this
+    stage has a CodeBuild project, and whether its runner is the local one (``local``: it serves every Ubuntu
+    image in a container, as ``Route(RUNNER, name)``)."""
     name = (image or "").strip()
     if not name:
         return Route(Executor.RUNNER)
@@ -70,6 +72,9 @@ def route(image: str | None, agent_images: Collection[str], codebuild: bool) -> 
     cloud = _cloud_image(name)
     if cloud is not None and codebuild:
         return Route(Executor.CODEBUILD, cloud)
+    local_name = next((known for known in UBUNTU_IMAGES if known.casefold() == key), None)
+    if local and local_name is not None:
+        return Route(Executor.RUNNER, local_name)
     raise NoExecutor(_refusal(name, agent_images, codebuild, cloud is not None))
 
 

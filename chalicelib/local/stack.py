@@ -166,6 +166,9 @@ def run_local(options: LocalOptions) -> None:
             f"endpoint and credentials are in {kept.folder / STACK_FILE}, readable only by you",
             flush=True,
         )
+    notice = executors.local_notice()
+    if notice is not None:
+        print(notice, file=sys.stderr, flush=True)
     refusal = executors.refusal(Executor.RUNNER)
     if refusal is not None:
         print(refusal, file=sys.stderr, flush=True)

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from chalicelib.runner import container as job_container
 from chalicelib.runner import shell
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
@@ -65,6 +66,9 @@ def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
         return LEASE_LOST
     spec["warnings"] = [*ticket.warnings, *spec.get("warnings", [])]
     _take_clone_credentials(client, spec)
+    container = job_container.JobContainer.from_ticket(ticket.container)
+    if container is not None:
+        return _run(client, spec, container.work, container)
     if work is not None:
         return _run(client, spec, work)
     with tempfile.TemporaryDirectory(prefix="conveyor-job-") as scratch:
@@ -100,15 +104,32 @@ def not_dumpable() -> None:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # 4: PR_SET_DUMPABLE
 
 
-def _run(client: JobClient, spec: dict[str, Any], work: Path) -> str:
-    folder, home = work / "build", work / "home"
+def _run(
+    client: JobClient, spec: dict[str, Any], work: Path, container: job_container.JobContainer | None = None
+) -> str:
+    if container is None:
+        folder, home = work / "build", work / "home"
+        home.mkdir()
+    else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
+        slug = str((spec.get("variables") or {}).get("APPVEYOR_PROJECT_SLUG") or "project")
+        folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
     folder.mkdir()
-    home.mkdir()
     limit = float(spec.get("timeoutSeconds") or 3600)
     stream = LogStream(client.put_log_chunk, SecretMask(spec.get("secrets") or []), name=f"log of {spec['jobId']}")
-    run = Run(client=client, spec=spec, folder=folder, log=stream, variables={}, deadline=time.monotonic() + limit)
+    run = Run(
+        client=client,
+        spec=spec,
+        folder=folder,
+        log=stream,
+        variables={},
+        deadline=time.monotonic() + limit,
+        container=container,
+    )
     with WorkerApi(run) as worker_api:
-        run.variables.update(_script_environment(spec, folder, home, worker_api.url, worker_api.bin_folder))
+        if container is None:
+            run.variables.update(_script_environment(spec, folder, home, worker_api.url, worker_api.bin_folder))
+        else:
+            run.variables.update(_container_environment(spec, container.inside(folder), worker_api.url))
         beat = threading.Thread(target=heartbeat, args=(run,), name="heartbeat", daemon=True)
         beat.start()
         succeeded, message = False, None
@@ -161,6 +182,16 @@ def _script_environment(
     variables.update({"HOME": str(home), "TMPDIR": str(home)})
     variables.update({str(name): str(value) for name, value in dict(spec.get("variables") or {}).items()})
     variables["APPVEYOR_BUILD_FOLDER"] = str(folder)
+    variables["APPVEYOR_API_URL"] = api_url
+    return variables
+
+
+def _container_environment(spec: dict[str, Any], folder: str, api_url: str) -> dict[str, str]:
+    """What the scripts see in the job's container: its image's paths, then the job's variables; nothing of the
+    runner's own environment."""
+    variables = {"PATH": job_container.PATH, "HOME": job_container.HOME, "USER": "appveyor", "LANG": "C.UTF-8"}
+    variables.update({str(name): str(value) for name, value in dict(spec.get("variables") or {}).items()})
+    variables["APPVEYOR_BUILD_FOLDER"] = folder
     variables["APPVEYOR_API_URL"] = api_url
     return variables
 
@@ -295,7 +326,9 @@ def _inline_deploy_phase(run: Run, config: dict[str, Any], count: int) -> None:
 def _clone(run: Run) -> None:
     config = run.configuration
     if config.get("cloneFolder"):
-        run.say(f"clone_folder is not used on this runner; the build folder is {run.folder}.")
+        run.say(
+            f"clone_folder is not used on this runner; the build folder is {run.variables['APPVEYOR_BUILD_FOLDER']}."
+        )
     clone_scripts = config.get("cloneScripts", [])
     if clone_scripts:
         if run.spec["source"].get("credentials"):
@@ -376,6 +409,17 @@ def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
     """Run one script: Bash lines in the job's session, PowerShell in pwsh where there is one."""
     if shell.in_session(script):
         return run.session.run(str(script.get("script") or ""), run.variables, run.should_stop)
+    if run.container is not None:  # never beside the runner: the job's scripts run in its container only
+        if str(run.variables.get("APPVEYOR_YML_DISABLE_PS_LINUX", "")).lower() == "true":
+            run.say(
+                f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{script['language']}:' script."
+            )
+            return shell.Outcome(0)
+        refusal = (
+            f"'{script['language']}:' scripts need PowerShell (pwsh), which this job's image does not have; use 'sh:'."
+        )
+        run.say(refusal)
+        return shell.Outcome(None, refusal)
     command = shell.command_for(script, run.variables)
     if command is None:
         run.say(

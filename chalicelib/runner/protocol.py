@@ -45,6 +45,9 @@ class Ticket:
     job_id: str
     token: str
     warnings: tuple[str, ...] = ()  # what the executor wants every line of the log to start with
+    # the job's container, where the container executor runs its scripts (runner/container.py): the job's folder
+    # on this side and the descriptors of the container's shell; None: the scripts run beside the runner
+    container: dict[str, Any] | None = None
 
     @classmethod
     def from_json(cls, text: str | bytes) -> Ticket:
@@ -54,10 +57,18 @@ class Ticket:
             job_id=str(data["jobId"]),
             token=str(data["token"]),
             warnings=tuple(str(line) for line in data.get("warnings") or ()),
+            container=dict(data["container"]) if data.get("container") else None,
         )
 
     def to_json(self) -> str:
-        fields = {"apiUrl": self.api_url, "jobId": self.job_id, "token": self.token, "warnings": list(self.warnings)}
+        fields: dict[str, Any] = {
+            "apiUrl": self.api_url,
+            "jobId": self.job_id,
+            "token": self.token,
+            "warnings": list(self.warnings),
+        }
+        if self.container is not None:
+            fields["container"] = self.container
         return json.dumps(fields)
 
 

@@ -8,6 +8,7 @@ from typing import Any
 
 from chalicelib.runner.artifacts import Artifact
 from chalicelib.runner.attempt import Attempt
+from chalicelib.runner.container import JobContainer
 from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.session import Session
 
@@ -22,10 +23,14 @@ class Run(Attempt):
     messages: list[str] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     exit_requested: bool = False  # ``appveyor exit`` was called: the job skips to on_success and on_finish
+    container: JobContainer | None = None  # where the scripts run (None: beside the runner)
     session: Session = field(init=False)  # the job's Bash, from its first script to its last
 
     def __post_init__(self) -> None:
-        self.session = Session(self.folder, self.say)
+        if self.container is None:
+            self.session = Session(self.folder, self.say)
+        else:
+            self.session = Session(Path(self.container.inside(self.folder)), self.say, self.container)
 
     @property
     def configuration(self) -> dict[str, Any]:

@@ -19,7 +19,8 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chalicelib.runner.protocol import Ticket
@@ -47,19 +48,21 @@ class Sandbox:
     prefix: tuple[str, ...]  # the command line that runs a program inside a new sandbox
 
 
-def _mount_script(as_root: bool) -> str:
+def _mount_script(as_root: bool, uid: int = NOBODY, writable: tuple[str, ...] = ()) -> str:
     """The shell lines that make the sandbox's folders, then start the runner (``"$@"``) as it should run.
 
     The home folder of the user running the service is emptied too (its files are the service's: cloud
     credentials, keys). The runner's own code (this project, its virtual environment and the Python it runs on)
     stays visible, read-only, even where it lives below a folder the sandbox empties (a clone in /tmp, a Python
-    installed in root's home): each is held open across the new mounts, then bound back in place.
+    installed in root's home): each is held open across the new mounts, then bound back in place. ``writable``
+    folders (a container job's folder) are bound back so too, writable; as root, the runner runs as ``uid``.
     """
     home = os.path.realpath(os.path.expanduser("~"))
     shared = [*_PRIVATE_FOLDERS, *(f for f in _PRIVATE_IF_PRESENT if os.path.isdir(f) and not os.path.islink(f))]
     private = [*shared, *([home] if home not in ("/", *shared) and os.path.isdir(home) else [])]
     code = sorted({str(PROJECT_DIR), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
     kept = [path for path in code if not any(path.startswith(other + "/") for other in code)]
+    kept += [os.path.realpath(path) for path in writable]
     lines = [f"exec {3 + index}<{shlex.quote(path)}" for index, path in enumerate(kept)]
     for folder in private:
         mode = "1777" if folder in shared else "0755"  # a home is only passed through, to kept code
@@ -69,7 +72,7 @@ def _mount_script(as_root: bool) -> str:
         lines += [
             f"mkdir -p {quoted}",
             f"mount --no-canonicalize --bind /proc/self/fd/{3 + index} {quoted}",
-            f"mount -o remount,bind,ro {quoted}",
+            *([] if path in writable else [f"mount -o remount,bind,ro {quoted}"]),
             f"exec {3 + index}<&-",
         ]
     # the local stack's state folder (every table, and the key of every secret) may lie inside the project folder
@@ -83,7 +86,7 @@ def _mount_script(as_root: bool) -> str:
     # still dies with the unshare that started it, and so with the service or agent above that
     drop = "--no-new-privs --inh-caps=-all --bounding-set=-all --pdeathsig keep"
     if as_root:
-        lines.append(f'cd /tmp && exec setpriv --reuid={NOBODY} --regid={NOBODY} --clear-groups {drop} -- "$@"')
+        lines.append(f'cd /tmp && exec setpriv --reuid={uid} --regid={uid} --clear-groups {drop} -- "$@"')
     else:
         # root of this user namespace could undo every mount above; in a namespace nested in it, as nobody, it
         # cannot: the kernel locks mounts inherited from a more privileged namespace
@@ -134,16 +137,33 @@ def check(unsafe: bool, unsafe_setting: str = UNSAFE_SETTING) -> str | None:
     )
 
 
-def run(ticket: Ticket, unsafe: bool, timeout: float) -> int:
-    """Run the ticket's job in a new sandbox and wait for it; the runner's exit code."""
-    made = sandbox()
-    warning = check(unsafe)
+def as_user(uid: int, writable: tuple[str, ...]) -> Sandbox:
+    """The sandbox as root makes it, its runner as ``uid`` with ``writable`` folders of this machine's (the
+    container executor's: its runner writes the job's folder, as the container's user does)."""
+    namespaces = ("--pid", "--fork", "--kill-child", "--mount-proc", "--mount", "--ipc", "--uts")
+    return Sandbox(("unshare", *namespaces, "--", "/bin/sh", "-c", _mount_script(True, uid, writable), "sandbox"))
+
+
+def run(
+    ticket: Ticket,
+    unsafe: bool,
+    timeout: float,
+    made_for_job: Sandbox | None = None,
+    pass_fds: tuple[int, ...] = (),
+    started: Callable[[], bool] | None = None,
+) -> int:
+    """Run the ticket's job in a new sandbox (``made_for_job``, else this machine's) and wait for it; the runner's
+    exit code. ``pass_fds``: descriptors the runner is handed (a container's shell). ``started`` is called once the
+    runner's process is started (it loads while its container starts), before it is handed its ticket: False
+    kills it, handed nothing, and the job is the caller's (0)."""
+    made = made_for_job or sandbox()
+    warning = None if made_for_job else check(unsafe)
     runner = [sys.executable, "-I", "-m", "chalicelib.runner"]
     if isinstance(made, Sandbox):
         command = [*made.prefix, *runner]
     else:
         command = runner
-        ticket = Ticket(ticket.api_url, ticket.job_id, ticket.token, (*ticket.warnings, warning or ""))
+        ticket = replace(ticket, warnings=(*ticket.warnings, warning or ""))
     # the runner dies with the service that started it (a stack killed outright): setpriv's pdeathsig, then
     # unshare's --kill-child, carry the signal into the sandbox
     dies_with_us = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []  # not on macOS
@@ -153,9 +173,13 @@ def run(ticket: Ticket, unsafe: bool, timeout: float) -> int:
         env=_environment(),
         cwd="/",
         start_new_session=True,
-        pass_fds=(),
+        pass_fds=pass_fds,
     )
     assert process.stdin is not None
+    if started is not None and not started():
+        process.kill()
+        process.wait()
+        return 0
     try:
         process.stdin.write(ticket.to_json().encode())
         process.stdin.close()

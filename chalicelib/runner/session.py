@@ -9,6 +9,10 @@ is logged too. A shell that ends (``exit N``) is how a command ends the job at o
 
 The shell leads its own process group: a stop, or the job's end, kills the group, commands and children alike.
 Background processes a command starts live on into the next commands, as on AppVeyor, until then.
+
+In a job's container (runner/container.py) the shell is the container's: its first process starts it and passes
+it what the session writes; it says ``<marker>-ended <code>`` when the shell ends. Closing the commands ends the
+container, and the kernel kills everything in it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO
 
+from chalicelib.runner.container import JobContainer
 from chalicelib.runner.shell import MAX_LINE_BYTES, Outcome
 
 _POLL_SECONDS = 0.2  # how often a stop is looked for; a command's end is noticed at once
@@ -40,8 +45,10 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 class Session:
     """A job's shell, started at its first command and killed by ``close``."""
 
-    def __init__(self, cwd: Path, on_line: Callable[[str], None]) -> None:
-        self._cwd, self._on_line = cwd, on_line
+    def __init__(self, cwd: Path, on_line: Callable[[str], None], container: JobContainer | None = None) -> None:
+        self._cwd, self._on_line, self._container = cwd, on_line, container
+        self._container_exit: int | None = None  # the container's shell's exit code, once it has said it ended
+        self._started = False
         self._marker = f"conveyor-status-{secrets.token_hex(16)}"
         self._statuses: queue.Queue[int] = queue.Queue()
         self._process: subprocess.Popen[bytes] | None = None
@@ -58,8 +65,9 @@ class Session:
         """
         if self.ended:
             return Outcome(None, "The job's shell has ended.")
-        if self._process is None:
-            failure = self._start(variables)
+        if not self._started:
+            self._started = True
+            failure = self._start_in_container() if self._container else self._start(variables)
             if failure:
                 return Outcome(None, failure)
         # with xtrace on (set -x), the shell's own lines would be traced: it is off while they run, and the
@@ -78,10 +86,17 @@ class Session:
             if stopped:
                 self.close(_STOPPED_READ_SECONDS)
                 return Outcome(None, stopped)
-            assert self._process is not None
-            if self._process.poll() is not None:
+            exit_code = self._exit_code()
+            if exit_code is not None:
                 self.close(_READ_SECONDS)  # what it printed before it ended is read to its end
-                return Outcome(self._process.returncode, ended_shell=True)
+                return Outcome(exit_code, ended_shell=True)
+
+    def _exit_code(self) -> int | None:
+        """The shell's exit code once it has ended, else None."""
+        if self._container is not None:
+            return self._container_exit
+        assert self._process is not None
+        return self._process.poll()
 
     def close(self, read_seconds: float = _STOPPED_READ_SECONDS) -> None:
         """Kill the shell and whatever its commands left in its group; log what they printed."""
@@ -89,7 +104,11 @@ class Session:
         if self._commands is not None:
             os.close(self._commands)
             self._commands = None
+        if self._container is not None and self._pump is None:
+            os.close(self._container.output_fd)
         if self._process is None:
+            if self._pump is not None:
+                self._pump.join(timeout=read_seconds)
             return
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._process.pid, signal.SIGKILL)
@@ -129,6 +148,21 @@ class Session:
         _write_all(self._commands, f"exec {read_end}<&- {_STATUS_FD}>&1; __conveyor_set_x=\n".encode())
         return None
 
+    def _start_in_container(self) -> str | None:
+        """Take the container's shell: its first process reads the marker line, then passes the rest to Bash."""
+        assert self._container is not None
+        self._commands = self._container.commands_fd
+        output = os.fdopen(self._container.output_fd, "rb")
+        self._pump = threading.Thread(target=self._read, args=(output,), name="shell", daemon=True)
+        self._pump.start()
+        try:
+            _write_all(self._commands, f"{self._marker}\nexec 3<&- {_STATUS_FD}>&1; __conveyor_set_x=\n".encode())
+            _write_all(self._commands, f"cd {shlex.quote(self._cwd.as_posix())}\n".encode())
+        except OSError as error:
+            self.ended = True
+            return f"The job's shell in its container could not start: {error.strerror}."
+        return None
+
     def _exports(self, variables: Mapping[str, str]) -> list[str]:
         changed = {name: value for name, value in variables.items() if self._sent.get(name) != value}
         self._sent.update(changed)
@@ -138,10 +172,15 @@ class Session:
         """Log each line the shell prints; a marker line is a command's status, and the blank line before it
         (the marker's own newline, which ends a last line printed without one) is not logged."""
         status = re.compile(re.escape(self._marker) + r" (\d+)")
+        shell_ended = re.compile(re.escape(self._marker) + r"-ended (-?\d+)")
         blank = False
         with stream:
             while raw := stream.readline(MAX_LINE_BYTES):
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                if self._container is not None and (gone := shell_ended.fullmatch(line)):
+                    self._container_exit = int(gone.group(1))
+                    blank = False
+                    continue
                 ended = status.fullmatch(line)
                 if ended:
                     blank = False
@@ -154,6 +193,8 @@ class Session:
                     self._on_line(line)
         if blank:
             self._on_line("")
+        if self._container is not None and self._container_exit is None:
+            self._container_exit = -9  # the container ended without a word (its first process was killed)
 
 
 def _write_all(fd: int | None, data: bytes) -> None:

@@ -12,6 +12,10 @@ work unchanged.
 
 ``POST api/testresults/{format}/{jobId}`` takes a test results file (the body, or the multipart field ``file``), as
 AppVeyor's own URL does, and forwards it as it came to the service with the job's token: no key in the build.
+
+In a job's container (runner/container.py) it is served on a unix socket in the job's folder instead, which the
+container's first process passes connections to from the container's own loopback: the container reaches the
+runner through that socket and nothing else of this machine.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import re
 import secrets
 import shutil
 import socket
+import socketserver
 import sys
 import threading
 from datetime import UTC, datetime
@@ -34,6 +39,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.runner import appveyor_cli
+from chalicelib.runner import container as job_container
 from chalicelib.runner.artifacts import Artifact, canonical_type
 from chalicelib.runner.protocol import ProtocolError
 
@@ -70,16 +76,26 @@ class WorkerApi:
     def __init__(self, run: Run) -> None:
         self._run = run
         self._lock = threading.Lock()
-        self.bin_folder = run.folder.parent / "bin"
         handler = _handler_for(self)
-        self._servers = [ThreadingHTTPServer(("127.0.0.1", 0), handler)]
-        port = self._servers[0].server_address[1]
-        with contextlib.suppress(OSError):  # "localhost" may resolve to ::1 first (Node does so): answer there too
-            self._servers.append(_Ipv6Server(("::1", port), handler))
-        for server in self._servers:
-            server.daemon_threads = True
         self._secret = secrets.token_urlsafe(18)
-        self.url = f"http://localhost:{port}/{self._secret}/"
+        self._servers: list[socketserver.BaseServer] = []
+        if run.container is not None:
+            self.bin_folder = run.container.work / job_container.BIN_FOLDER
+            self._python = job_container.PYTHON
+            socket_path = run.container.work / job_container.SOCKET_SUBFOLDER / job_container.SOCKET_NAME
+            self._servers.append(_UnixServer(str(socket_path), handler))
+            self.url = f"http://localhost:{job_container.API_PORT}/{self._secret}/"
+        else:
+            self.bin_folder = run.folder.parent / "bin"
+            self._python = _python()
+            first = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            self._servers.append(first)
+            port = first.server_address[1]
+            with contextlib.suppress(OSError):  # "localhost" may resolve to ::1 first (Node does so): answer there too
+                self._servers.append(_Ipv6Server(("::1", port), handler))
+            self.url = f"http://localhost:{port}/{self._secret}/"
+        for server in self._servers:
+            server.daemon_threads = True  # type: ignore[attr-defined]
 
     def __enter__(self) -> WorkerApi:
         self.bin_folder.mkdir(exist_ok=True)
@@ -87,7 +103,7 @@ class WorkerApi:
         # read through its loader: the runner may run from a zip (runner_package.py), where no file path works
         source = inspect.getsource(appveyor_cli)
         # -I: the build's PYTHON* variables and user site do not change what the command does
-        command.write_text(f"#!{_python()} -I\n{source}")
+        command.write_text(f"#!{self._python} -I\n{source}")
         command.chmod(0o755)
         for server in self._servers:
             # shutdown() waits for the loop's next look: a short poll keeps every job's end from waiting for it
@@ -158,6 +174,21 @@ class WorkerApi:
     def update_test(self, body: Any) -> None:
         self._run.client.add_tests([_test(_object(body), update=True)], update=True)
 
+    def _container_file(self, path_text: str) -> Path:
+        """A file the container names, on this side: it must be in the job's projects folder, links and all (the
+        runner reads it, and sees what the container does not)."""
+        container = self._run.container
+        assert container is not None
+        inside = PurePosixPath(container.inside(self._run.folder), path_text)
+        projects = PurePosixPath(job_container.PROJECTS)
+        if not inside.is_relative_to(projects) or ".." in inside.parts:
+            raise BadRequest(f"{path_text} is not in the build folder: only its files can be pushed as artifacts.")
+        root = (container.work / job_container.PROJECTS_FOLDER).resolve()
+        path = root.joinpath(*inside.relative_to(projects).parts)
+        if not path.resolve().is_relative_to(root):
+            raise BadRequest(f"{path_text} leads out of the build folder: only its files can be pushed as artifacts.")
+        return path
+
     def update_tests(self, body: Any) -> None:
         self._run.client.add_tests([_test(_object(item), update=True) for item in _array(body)], update=True)
 
@@ -167,6 +198,8 @@ class WorkerApi:
         if not path_text:
             raise BadRequest("PushArtifact needs the path of a file.")
         path = Path(path_text) if Path(path_text).is_absolute() else self._run.folder / path_text
+        if self._run.container is not None:
+            path = self._container_file(path_text)
         if not path.is_file():
             raise BadRequest(f"{path_text} is not a file.")
         file_name = (_text(fields, "fileName") or path.name).replace("\\", "/").lstrip("/")
@@ -229,6 +262,19 @@ _ROUTES = {
     ("POST", "api/build/exit"): WorkerApi.exit_build,
     ("POST", "api/build/idtoken"): WorkerApi.get_id_token,
 }
+
+
+class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+    """HTTP on a unix socket: the Build Worker API of a job in a container (its first process forwards to it)."""
+
+    def get_request(self) -> tuple[Any, Any]:
+        connection, _ = self.socket.accept()
+        return connection, ("container", 0)  # http.server logs a client's address as a pair
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hangs up mid-request (the container's forwarder passes the hang-up on) is no error."""
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class _Ipv6Server(ThreadingHTTPServer):

@@ -4,6 +4,9 @@ the stack's secrets everywhere they can reach, and print what they find.
 The stack runs with an admin API key and AWS credentials in its environment, each a value no build could guess;
 the build scans every /proc/<pid>/environ and cmdline it can read, its own environment and every file under its
 home (and the runner's), then prints each hit. Its log must show none of those values, and no CONVEYOR_ variable.
+
+Each test runs twice: with the stack's jobs in the unshare sandbox, and in containers of the local image
+(chalicelib/executors/containers.py), where the build scans as root (sudo), as any build there may.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 import pytest
 import requests
 
+from chalicelib.executors import containers
 from chalicelib.runner import sandbox as local
 from chalicelib.runner.sandbox import PROJECT_DIR
 from tests.e2e.test_local_stack import LocalStack, finished
@@ -71,35 +75,57 @@ for root in sorted({os.environ["HOME"], "/tmp"}):
 print("SCAN DONE")
 """
 
-# What the build tries next: the AWS emulator the stack keeps its tables in, on a loopback port, with made-up keys.
+# What the build tries next: the AWS emulator the stack keeps its tables in, on a loopback port, with made-up keys;
+# from a container also through 10.0.2.2, the address slirp4netns gives the machine that runs the container.
 PROBE = """\
 import os, urllib.request
 
-request = urllib.request.Request(
-    "http://127.0.0.1:" + os.environ["EMULATOR_PORT"] + "/",
-    data=b"{}",
-    method="POST",
-    headers={
-        "X-Amz-Target": "DynamoDB_20120810.ListTables",
-        "Content-Type": "application/x-amz-json-1.0",
-        "Authorization": "AWS4-HMAC-SHA256 Credential=attacker/20200101/us-east-1/dynamodb/aws4_request, "
-        "SignedHeaders=host, Signature=00",
-    },
-)
-try:
-    with urllib.request.urlopen(request, timeout=10) as reply:
-        print("EMULATOR", reply.status, reply.read().decode(errors="replace")[:4000])
-except Exception as error:
-    print("EMULATOR REFUSED", error)
+for host in os.environ["EMULATOR_HOSTS"].split():
+    request = urllib.request.Request(
+        "http://" + host + ":" + os.environ["EMULATOR_PORT"] + "/",
+        data=b"{}",
+        method="POST",
+        headers={
+            "X-Amz-Target": "DynamoDB_20120810.ListTables",
+            "Content-Type": "application/x-amz-json-1.0",
+            "Authorization": "AWS4-HMAC-SHA256 Credential=attacker/20200101/us-east-1/dynamodb/aws4_request, "
+            "SignedHeaders=host, Signature=00",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=10) as reply:
+            print("EMULATOR", host, reply.status, reply.read().decode(errors="replace")[:4000])
+    except Exception as error:
+        print("EMULATOR", host, "REFUSED", error)
 """
 
 
-@pytest.fixture(scope="module")
-def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
-    """``conveyor local`` with an admin key and (recognisable) AWS credentials in its environment."""
-    local_stack = LocalStack.start(tmp_path_factory.mktemp("stack"), api_key=ADMIN_KEY, **STACK_SECRETS)
+CONTAINERS_REFUSAL = containers.refusal()
+
+
+@pytest.fixture(
+    scope="module",
+    params=[
+        "sandbox",
+        pytest.param(
+            "container",
+            marks=pytest.mark.skipif(
+                CONTAINERS_REFUSAL is not None, reason=f"no container can run here: {CONTAINERS_REFUSAL}"
+            ),
+        ),
+    ],
+)
+def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalStack]:
+    """``conveyor local`` with an admin key and (recognisable) AWS credentials in its environment, its jobs in the
+    sandbox or in containers."""
+    where = {"CONVEYOR_CONTAINERS": "auto" if request.param == "container" else "off"}
+    local_stack = LocalStack.start(tmp_path_factory.mktemp("stack"), api_key=ADMIN_KEY, **STACK_SECRETS, **where)
+    local_stack.executor = request.param
     try:
-        yield local_stack.wait_until_ready()
+        local_stack.wait_until_ready()
+        if request.param == "container":  # the stack says where its jobs run, once, at its start
+            assert "Jobs run in containers of Conveyor's local image" in local_stack.stderr, local_stack.stderr
+        yield local_stack
     finally:
         local_stack.stop()
 
@@ -136,7 +162,8 @@ def test_a_build_scanning_every_process_and_file_it_can_read_finds_none_of_the_s
 ) -> None:
     assert stack.key == ADMIN_KEY
 
-    files = {"scan.py": SCAN, "appveyor.yml": "build_script:\n  - python3 scan.py\n"}
+    as_root = "sudo --preserve-env " if stack.executor == "container" else ""  # a container's build may sudo
+    files = {"scan.py": SCAN, "appveyor.yml": f"build_script:\n  - {as_root}python3 scan.py\n"}
     build, log = run_build(stack, git_server, files, {"CODE_DIR": str(PROJECT_DIR)})
 
     assert build["status"] == "success", (build, log, stack.stderr)
@@ -154,17 +181,21 @@ def test_a_build_scanning_every_process_and_file_it_can_read_finds_none_of_the_s
 def test_a_build_cannot_read_the_stacks_tables_through_the_aws_emulator(
     stack: LocalStack, git_server: GitServer
 ) -> None:
+    hosts = ["127.0.0.1", "10.0.2.2"] if stack.executor == "container" else ["127.0.0.1"]
     build, log = run_build(
         stack,
         git_server,
         {"probe.py": PROBE, "appveyor.yml": "build_script:\n  - python3 probe.py\n"},
-        {"EMULATOR_PORT": str(stack.emulator_port)},  # make run's is 5000; a build could as well try every port
+        # make run's port is 5000; a build could as well try every port
+        {"EMULATOR_PORT": str(stack.emulator_port), "EMULATOR_HOSTS": " ".join(hosts)},
     )
 
     assert build["status"] == "success", (build, log, stack.stderr)
     answer = [line for line in log.splitlines() if line.startswith("EMULATOR ")]
-    assert len(answer) == 1, log
-    assert "conveyor-local-" not in answer[0], f"the build listed the stack's tables: {answer[0]}"
+    assert [line.split()[1] for line in answer] == hosts, log
+    assert [line for line in answer if "conveyor-local-" in line] == [], (
+        f"the build listed the stack's tables: {answer}"
+    )
 
 
 def test_stack_secrets_were_in_the_stacks_environment_so_the_scan_could_have_found_them(stack: LocalStack) -> None:

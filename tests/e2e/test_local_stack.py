@@ -81,6 +81,7 @@ class LocalStack:
     emulator_port: int
     stdout_path: Path
     stderr_path: Path
+    executor: str = "sandbox"  # where its jobs run: "sandbox" or "container" (CONVEYOR_CONTAINERS)
 
     @classmethod
     def start(

@@ -55,3 +55,20 @@ def test_a_container_image_without_codebuild_is_refused_saying_codebuild_is_not_
     assert "'python:3.12'" in str(refusal.value)
     assert "CodeBuild" in str(refusal.value) and "CONVEYOR_CODEBUILD_PROJECT" in str(refusal.value)
     assert "container images such as" not in str(refusal.value)  # not on offer here
+
+
+@pytest.mark.parametrize("image", ["Ubuntu1604", "ubuntu1804", "Ubuntu2004", "Ubuntu2204"])
+def test_under_make_run_appveyors_versioned_ubuntu_images_run_on_the_local_runner_in_their_container(
+    image: str,
+) -> None:
+    canonical = image[0].upper() + image[1:]
+    assert route(image, [], codebuild=False, local=True) == Route(RUNNER, canonical)
+    assert route(None, [], codebuild=False, local=True) == Route(RUNNER)  # no image: the local image too
+    assert route(image, [image], codebuild=False, local=True) == Route(AGENT, image)  # an agent still wins
+
+
+def test_the_local_image_stands_for_no_other_image() -> None:
+    with pytest.raises(NoExecutor):
+        route("python:3.12", [], codebuild=False, local=True)
+    with pytest.raises(NoExecutor):
+        route("Visual Studio 2022", [], codebuild=False, local=True)
