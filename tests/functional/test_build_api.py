@@ -315,7 +315,7 @@ def test_two_deliveries_of_a_job_message_at_the_same_moment_run_the_job_once(
         return plan(job, event, **kwargs)
 
     monkeypatch.setattr(job_moves, "planned_move", claim_together)
-    monkeypatch.setattr(executors, "run", tickets.append)  # what each delivery hands to an executor
+    monkeypatch.setattr(executors, "run", lambda ticket, image=None: tickets.append(ticket))  # each delivery's
     monkeypatch.setenv("CONVEYOR_RUNNER_API_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CONVEYOR_EXECUTOR", "lambda")  # handed over and left running, as to the runner function
     key = (queued["projectId"], queued["buildId"])  # as the job's first message names its build
@@ -338,7 +338,7 @@ def test_a_job_message_that_names_no_build_or_another_claims_the_job_for_its_own
     queued = project.start()
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
     tickets: list[Ticket] = []
-    monkeypatch.setattr(executors, "run", tickets.append)
+    monkeypatch.setattr(executors, "run", lambda ticket, image=None: tickets.append(ticket))
     monkeypatch.setenv("CONVEYOR_RUNNER_API_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CONVEYOR_EXECUTOR", "lambda")
 
@@ -355,7 +355,9 @@ def test_a_local_runner_that_exits_without_finishing_its_job_fails_it_at_once(
 ) -> None:
     queued = project.start()
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
-    monkeypatch.setattr(executors, "run", lambda ticket: exit_code)  # a runner that ended at once, as it did
+    monkeypatch.setattr(
+        executors, "run", lambda ticket, image=None: exit_code
+    )  # a runner that ended at once, as it did
     monkeypatch.setenv("CONVEYOR_RUNNER_API_URL", "http://127.0.0.1:9")
     monkeypatch.setenv("CONVEYOR_EXECUTOR", "local")
 
