@@ -75,7 +75,7 @@ def route(image: str | None, agent_images: Collection[str], codebuild: bool, loc
     local_name = next((known for known in UBUNTU_IMAGES if known.casefold() == key), None)
     if local and local_name is not None:
         return Route(Executor.RUNNER, local_name)
-    raise NoExecutor(_refusal(name, agent_images, codebuild, cloud is not None))
+    raise NoExecutor(_refusal(name, agent_images, codebuild, cloud is not None, local))
 
 
 def _cloud_image(name: str) -> str | None:
@@ -100,8 +100,11 @@ def is_curated(image: str | None) -> bool:
     return image is not None and image in UBUNTU_IMAGES.values()
 
 
-def _refusal(image: str, agent_images: Collection[str], codebuild: bool, for_codebuild: bool) -> str:
+def _refusal(image: str, agent_images: Collection[str], codebuild: bool, for_codebuild: bool, local: bool) -> str:
     offered = [f"{DEFAULT_IMAGE} (or no image: the service's runner)"]
+    if local:
+        versions = ", ".join(name for name in UBUNTU_IMAGES if name != DEFAULT_IMAGE)
+        offered.append(f"{versions} (containers of Conveyor's local image)")
     if codebuild:
         names = ", ".join(name for name, cloud in UBUNTU_IMAGES.items() if cloud is not None)
         offered.append(f"{names} and container images such as python:3.12 (AWS CodeBuild)")

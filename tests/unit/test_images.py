@@ -49,6 +49,14 @@ def test_an_image_no_executor_serves_is_refused_naming_it_and_what_is_on_offer(i
     assert "CONVEYOR_CODEBUILD_PROJECT" not in message
 
 
+@pytest.mark.parametrize("local", [True, False])
+def test_a_refusal_offers_the_versioned_ubuntu_images_where_the_local_runner_runs_them(local: bool) -> None:
+    with pytest.raises(NoExecutor) as refusal:
+        route("macos-sonoma", [], codebuild=False, local=local)
+
+    assert ("Ubuntu1604, Ubuntu1804, Ubuntu2004, Ubuntu2204 (containers" in str(refusal.value)) is local
+
+
 def test_a_container_image_without_codebuild_is_refused_saying_codebuild_is_not_set_up() -> None:
     with pytest.raises(NoExecutor) as refusal:
         route("python:3.12", [], codebuild=False)
