@@ -15,7 +15,10 @@ mkdir -p "$(dirname "$target")"
 # only root (podman) reads it: a tree another user could write to would change every job's image
 chmod 0700 "$(dirname "$target")"
 # the apt lists stay (skip=cleanup/apt/lists): `sudo apt-get install -y PKG` works as it does on AppVeyor's images
+# The certificate authorities this machine added (a company's TLS proxy, say) are the image's too, so that a build's
+# package installs trust what this machine's do; they are public certificates, nothing secret.
 mmdebstrap --variant=minbase --include="$packages" --skip=cleanup/apt/lists \
+	--customize-hook='if [ -d /usr/local/share/ca-certificates ]; then cp -R /usr/local/share/ca-certificates/. "$1/usr/local/share/ca-certificates/" && chroot "$1" update-ca-certificates >/dev/null; fi' \
 	--customize-hook="chroot \"\$1\" sh -s < '$here/setup.sh'" \
 	"$suite" "$target.new" "$mirror"
 python3 "$here/shift_ids.py" "$target.new" "$shift_by"
