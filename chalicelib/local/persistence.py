@@ -35,6 +35,8 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from moto.backends import get_backend
 
+from chalicelib.runner.sandbox import DEFAULT_STATE_FOLDER
+
 KEPT_SERVICES = ("dynamodb", "s3", "kms")
 SNAPSHOT = "emulator.pickle"
 LOCK = "lock"
@@ -51,7 +53,7 @@ def state_folder(project_dir: Path) -> Path | None:
     configured = os.environ.get("CONVEYOR_STATE_DIR", "").strip()
     if configured.lower() == NO_STATE:
         return None
-    return Path(configured).resolve() if configured else project_dir / ".conveyor"
+    return Path(configured).resolve() if configured else project_dir / DEFAULT_STATE_FOLDER
 
 
 def _service(environ: dict[str, Any]) -> str:

@@ -36,6 +36,7 @@ UNSAFE_WARNING = (
     "--unsafe-no-sandbox): its scripts could see every process of this machine and what they hold."
 )
 STATE_FOLDER_VARIABLE = "CONVEYOR_STATE_DIR"  # the local stack's state folder, hidden from builds
+DEFAULT_STATE_FOLDER = ".conveyor"  # where it is unless that says otherwise (local/persistence.py)
 UNSAFE_SETTING = "Set CONVEYOR_UNSAFE_NO_SANDBOX=true"  # how the local stack is told to run jobs without one
 
 
@@ -78,9 +79,10 @@ def _mount_script(as_root: bool, uid: int = NOBODY, writable: tuple[str, ...] = 
     # the local stack's state folder (every table, and the key of every secret) may lie inside the project folder
     # kept above: it is covered with an empty folder. As root the build runs as nobody, whom its mode keeps out; as a
     # user, the build is that user to the kernel, and only this cover keeps it out.
-    state = os.environ.get(STATE_FOLDER_VARIABLE, "")
-    if state and os.path.isabs(state) and os.path.isdir(state):
-        quoted = shlex.quote(os.path.realpath(state))  # below a folder emptied above, it is gone already
+    # The default folder is covered whatever this stack keeps: a stack that keeps nothing, or a second one, still
+    # has an earlier or running stack's state there.
+    for state in _state_folders():
+        quoted = shlex.quote(state)  # below a folder emptied above, it is gone already
         lines.append(f"{{ [ ! -d {quoted} ] || mount -t tmpfs -o mode=0700,nosuid,nodev,size=4k tmpfs {quoted}; }}")
     # the kernel clears the parent-death signal (unshare's --kill-child) when the user changes: kept, the runner
     # still dies with the unshare that started it, and so with the service or agent above that
@@ -93,6 +95,16 @@ def _mount_script(as_root: bool, uid: int = NOBODY, writable: tuple[str, ...] = 
         nested = f"unshare --user --map-user={NOBODY} --map-group={NOBODY}"
         lines.append(f'cd /tmp && exec {nested} -- setpriv {drop} -- "$@"')
     return " && ".join(lines)
+
+
+def _state_folders() -> list[str]:
+    """The local stacks' state folders a build must not see: the default one in the project folder, and the one
+    CONVEYOR_STATE_DIR names."""
+    configured = os.environ.get(STATE_FOLDER_VARIABLE, "").strip()
+    folders = [str(PROJECT_DIR / DEFAULT_STATE_FOLDER)]
+    if configured and os.path.isabs(configured):
+        folders.append(configured)
+    return sorted({os.path.realpath(folder) for folder in folders if os.path.isdir(folder)})
 
 
 def _candidates() -> list[Sandbox]:
