@@ -33,11 +33,12 @@ def upload_test_results(
         check_parameters(request, {"resultsFormat": resultsFormat, "jobId": jobId, "account": prefixAccountName})
         authorization = request.headers.get("authorization")
         scheme, _, token = (authorization or "").strip().partition(" ")
-        if scheme.lower() == "bearer" and token.strip().startswith(TOKEN_PREFIX):
+        from_build = scheme.lower() == "bearer" and token.strip().startswith(TOKEN_PREFIX)
+        if from_build:
             job = test_uploads.job_for_token(jobId, authorization)
         else:
             job = test_uploads.job_for_caller(authenticate(authorization, prefixAccountName), jobId)
-        return respond(test_uploads.store_results(job, resultsFormat, _file(request)))
+        return respond(test_uploads.store_results(job, resultsFormat, _file(request), from_build))
     except ConveyorError as error:
         return error_response(error)
 

@@ -11,6 +11,7 @@ from chalicelib.core.reprs import FieldsRepr
 MESSAGE = "message"
 COMPILATION = "compilation"
 TEST = "test"
+SENT_FROM_OUTSIDE = "sentFromOutside"  # a stored test's mark: a key sent it (a results file), not the build's runner
 
 
 @dataclass(frozen=True, repr=False)

@@ -19,7 +19,7 @@ from typing import Any
 from chalicelib.core import test_stats
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
-from chalicelib.core.reports import Report
+from chalicelib.core.reports import SENT_FROM_OUTSIDE, Report
 from chalicelib.domain.access import Right
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.project_reads import find_project
@@ -71,7 +71,9 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
     # a pull request's build reports what its author wants (a fork's, anyone's), and so does one started with
     # variables by someone who may not change the project: their runs are kept in each test's history, but never
     # make a test flaky, nor put it in quarantine, nor change its summary
-    flaked = [] if withholds_secrets(build) else _update_states(job.project_id, runs)
+    # Tests a key sent into the job (domain/test_uploads.py) are kept too, and leave the states alone likewise.
+    own = {test_id: run for test_id, run in runs.items() if not run[1].body.get(SENT_FROM_OUTSIDE)}
+    flaked = [] if withholds_secrets(build) or not own else _update_states(job.project_id, own)
     store.add_test_runs(
         job.project_id,
         [

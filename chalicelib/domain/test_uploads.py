@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.core.jobs import Job
+from chalicelib.core.reports import SENT_FROM_OUTSIDE
 from chalicelib.core.status import Status
 from chalicelib.domain import job_tokens, result_files, runner_jobs
 from chalicelib.domain.access import Right, require_right
@@ -41,9 +42,15 @@ def job_for_caller(caller: Caller, job_id: str) -> Job:
     return job
 
 
-def store_results(job: Job, format_name: str, data: bytes) -> dict[str, Any]:
-    """Parse the file whole, then store its tests as the job's (a test of a name reported before is replaced)."""
+def store_results(job: Job, format_name: str, data: bytes, from_build: bool) -> dict[str, Any]:
+    """Parse the file whole, then store its tests as the job's (a test of a name reported before is replaced).
+
+    Tests sent with a key rather than by the build (``from_build``) are marked: they show in the job as any, but
+    make no test flaky (domain/test_history.py), for whoever may run builds could otherwise send a failure of a
+    test that passed on the same commit, and with quarantine on, hide its real failures."""
     tests = result_files.parse(format_name, data)
+    if not from_build:
+        tests = [{SENT_FROM_OUTSIDE: True, **test} for test in tests]
     if tests:
         runner_jobs.add_parsed_tests(job, tests)
     return {
