@@ -124,12 +124,27 @@ def _settings(project: Project, entry: dict[str, Any]) -> tuple[dict[str, str], 
 
 def _check_destination(entry: dict[str, Any]) -> None:
     """An entry with a secret names its destination as written: a $(VARIABLE) there could be set by whoever starts
-    a build (its request's variables), and send the secret elsewhere."""
-    for setting in entry.get("providerSettings") or []:
-        name = str(setting.get("name", "")) if isinstance(setting, dict) else ""
-        value = str((setting.get("value") or {}).get("value") or "") if name else ""
-        if name.lower() in secrets.DESTINATION_SETTINGS and "$(" in value:
+    a build (its request's variables), and send the secret elsewhere; and a secure destination is no part of what
+    the secrets are bound to (secrets.destinations), so one added beside a stored password would take it to a
+    server of whoever may change the settings."""
+    named = [setting for setting in entry.get("providerSettings") or [] if isinstance(setting, dict)]
+    other_secrets = any(
+        (setting.get("value") or {}).get("isEncrypted")
+        and str(setting.get("name", "")).lower() not in secrets.DESTINATION_SETTINGS
+        for setting in named
+    )
+    for setting in named:
+        name = str(setting.get("name", ""))
+        value = setting.get("value") or {}
+        if name.lower() not in secrets.DESTINATION_SETTINGS:
+            continue
+        if value.get("isEncrypted") and other_secrets:  # a secret URL alone goes where it says
             raise _Refused(
-                f"The deploy: entry's {name} is '{value}': an entry with secure settings must name its destination "
-                "as it is, without a $(VARIABLE) in it."
+                f"The deploy: entry's {name} is secure: an entry with secure settings must name its destination in "
+                "plain text, for its secrets go only to the destination they were set for."
+            )
+        if "$(" in str(value.get("value") or ""):
+            raise _Refused(
+                f"The deploy: entry's {name} is '{value.get('value')}': an entry with secure settings must name its "
+                "destination as it is, without a $(VARIABLE) in it."
             )

@@ -12,6 +12,7 @@ from chalicelib.core.status import Status
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.build_reads import find_job
 from chalicelib.domain.project_reads import find_project
+from chalicelib.domain.request_variables import withholds_secrets
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import artifacts as artifact_store
 from chalicelib.store import blobs, log_reads
@@ -84,7 +85,12 @@ def _matches(build: Build, query: ArtifactQuery) -> bool:
         return False
     if query.tag is not None and build.ref != f"refs/tags/{query.tag}":
         return False
-    return query.pull_requests is None or query.pull_requests == (build.pull_request is not None)
+    if query.pull_requests is None:
+        return True
+    if query.pull_requests:
+        return build.pull_request is not None
+    # pr=false (a visitor's too): the project's own builds, not one whose code or variables someone else chose
+    return not withholds_secrets(build)
 
 
 def _job_named(jobs: list[Job], name: str | None) -> Job | None:

@@ -180,6 +180,35 @@ def destinations(provider_settings: list[Any]) -> str:
     return ";".join(sorted(written))
 
 
+def _check_secure_destinations(node: Any, field: str) -> None:
+    """Refuse a deploy entry (``provider`` and ``providerSettings``) whose destination is secure beside other
+    secrets: a secure destination is no part of what its secrets are bound to (``destinations``), so one added
+    beside a stored password would take it to a server of whoever may change the settings."""
+    if isinstance(node, list):
+        for child in node:
+            _check_secure_destinations(child, field)
+        return
+    if not isinstance(node, dict):
+        return
+    entries = node.get("providerSettings")
+    if "provider" in node and isinstance(entries, list):
+        named = [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)]
+        secure = [entry["name"] for entry in named if _is_secure(entry.get("value"))]
+        hidden = [name for name in secure if name.lower() in DESTINATION_SETTINGS]
+        if hidden and len(hidden) < len(secure):
+            raise invalid(
+                field,
+                f"A deploy entry's {', '.join(hidden)} is secure beside other secure settings: name its destination "
+                "in plain text, for its secrets go only to the destination they were set for.",
+            )
+    for child in node.values():
+        _check_secure_destinations(child, field)
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and (value.get("isEncrypted") is True or set(value) == {"secure"})
+
+
 def _walk(node: Any, within: str, field: str, bound: str = "") -> Iterator[tuple[dict[str, Any], str, str]]:
     if isinstance(node, list):
         for child in node:
@@ -241,6 +270,7 @@ def protect_document(owner: Owner, document: Any, stored: Any, field: str = "set
     than its own, any other token (one read before the secret was set again, or before its destination moved: it
     would still decrypt, and bring back a secret where it was not set), and more than MAX_NEW_SECRETS to look at.
     """
+    _check_secure_destinations(document, field)
     kept: dict[str, set[str]] = {}
     for holder, key, where in secret_fields(stored):
         if isinstance(holder[key], str):
