@@ -71,6 +71,25 @@ class Pinned:
             raise IsADirectoryError(f"{relative} is not a file")
         return fd
 
+    def folder(self, parts: tuple[str, ...]) -> int:
+        """A descriptor of the folder ``parts`` name below the pinned one, each made when missing and opened without
+        following a link (a link on the way, planted by a build, raises NotAFolder): where the runner writes."""
+        fd = os.dup(self.fd)
+        try:
+            for name in parts:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(name, dir_fd=fd)
+                try:
+                    inner = os.open(name, _FOLDER, dir_fd=fd)
+                except OSError as error:
+                    raise NotAFolder(f"{name} is no folder ({error.strerror})") from error
+                os.close(fd)
+                fd = inner
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd
+
 
 @contextlib.contextmanager
 def pin(base: Path, folder: Path) -> Iterator[Pinned]:

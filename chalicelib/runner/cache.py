@@ -12,6 +12,7 @@ import contextlib
 import hashlib
 import os
 import posixpath
+import shutil
 import stat
 import tarfile
 import tempfile
@@ -297,7 +298,9 @@ def _download_and_extract(root: Pinned, entry: CacheEntry, store: CacheStore, lo
 
 
 def _extract(root: Pinned, entry: CacheEntry, archive: Path, log: Log) -> None:
-    """Extract the members below the entry's path; tarfile's "data" filter refuses any leaving the build folder."""
+    """Extract the members below the entry's path: tarfile's "data" filter refuses any leaving the build folder, and
+    each is written through descriptors of its folders opened without following links (a link a build planted
+    meanwhile refuses the member rather than leading the write out)."""
     with tarfile.open(archive, "r:gz") as tar:
         for member in tar:
             name = posixpath.normpath(member.name)
@@ -305,6 +308,28 @@ def _extract(root: Pinned, entry: CacheEntry, archive: Path, log: Log) -> None:
                 log(f"Skipping '{member.name}' in cache entry '{entry.label}': not below its path")
                 continue
             try:
-                tar.extract(member, root.path, filter="data")
+                _write(root, tar, tarfile.data_filter(member, str(root.path)), name)
             except (tarfile.FilterError, OSError) as error:
                 log(f"Skipping '{member.name}' in cache entry '{entry.label}': {error}")
+
+
+def _write(root: Pinned, tar: tarfile.TarFile, member: tarfile.TarInfo, name: str) -> None:
+    """One member, checked by the "data" filter, written beneath the build folder by descriptor."""
+    parts = PurePosixPath(name).parts
+    with opened(root.folder(parts[:-1] if not member.isdir() else parts)) as folder_fd:
+        if member.isdir():
+            return
+        last = parts[-1]
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(last, dir_fd=folder_fd)  # a file or a link in its place is replaced, never followed
+        if member.issym():
+            os.symlink(member.linkname, last, dir_fd=folder_fd)
+            return
+        source = tar.extractfile(member)  # a hard link's target's contents: the copy stands alone
+        if source is None:
+            return  # a device or a pipe, which the filter refused already
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with opened(os.open(last, flags, 0o600, dir_fd=folder_fd)) as fd, open(fd, "wb", closefd=False) as file:
+            shutil.copyfileobj(source, file)
+            os.fchmod(fd, member.mode if member.mode is not None else 0o644)
+            os.utime(fd, (member.mtime, member.mtime))

@@ -208,3 +208,28 @@ def test_the_cache_is_not_restored_into_a_build_folder_swapped_for_a_link(build:
     restore_cache(build, ["lib.txt"], store, lines.append)
     assert sorted(path.name for path in machine.iterdir()) == ["secret.txt"], lines
     assert any("no longer a folder" in line for line in lines), lines
+
+
+def test_the_cache_restored_while_a_folder_is_swapped_for_a_link_right_after_its_check_writes_nothing_outside(
+    build: Path, machine: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = MemoryCache()
+    (build / "deps").mkdir()
+    (build / "deps" / "lib.txt").write_text("cached")
+    save_cache(build, ["deps"], store, print)
+    checked = tarfile.data_filter
+
+    def check_then_swap(member: tarfile.TarInfo, dest_path: str) -> tarfile.TarInfo:
+        # the worst moment a background process of init could pick: deps becomes a link once lib.txt is checked
+        result = checked(member, dest_path)
+        if member.name == "deps/lib.txt":
+            (build / "deps" / "lib.txt").unlink()
+            (build / "deps").rmdir()
+            (build / "deps").symlink_to(machine)
+        return result
+
+    monkeypatch.setattr(tarfile, "data_filter", check_then_swap)
+    monkeypatch.setitem(tarfile._NAMED_FILTERS, "data", check_then_swap)  # type: ignore[attr-defined]
+    lines: list[str] = []
+    restore_cache(build, ["deps"], store, lines.append)
+    assert sorted(path.name for path in machine.iterdir()) == ["secret.txt"], lines
