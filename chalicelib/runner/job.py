@@ -23,7 +23,7 @@ from chalicelib.runner import container as job_container
 from chalicelib.runner import shell
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
-from chalicelib.runner.beneath import NotAFolder
+from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
@@ -344,15 +344,20 @@ def _clone(run: Run) -> None:
     credentials = source.pop("credentials", None)  # used once, then dropped
     run.say(f"Fetching commit {sha[:8]} of {ref}" + (f" (depth {depth})" if depth else ""))
     try:
-        git.checkout(
-            source["url"],
-            ref,
-            sha,
-            run.folder,
-            depth=int(depth) if depth else None,
-            credentials=credentials if isinstance(credentials, tuple) else None,
-            ssh=SshAccess(credentials["key"], credentials["host"]) if isinstance(credentials, dict) else None,
-        )
+        with pin(run.work, run.folder) as root:  # init's background processes may have swapped it for a link
+            git.checkout(
+                source["url"],
+                ref,
+                sha,
+                root.path,
+                depth=int(depth) if depth else None,
+                credentials=credentials if isinstance(credentials, tuple) else None,
+                ssh=SshAccess(credentials["key"], credentials["host"]) if isinstance(credentials, dict) else None,
+            )
+    except NotAFolder as error:
+        message = f"The source was not fetched: {error}."
+        run.say(message)
+        raise JobFailed(message) from error
     except git.SourceError as error:
         run.say(str(error))
         raise JobFailed(str(error)) from error

@@ -98,3 +98,17 @@ def test_appveyor_pushartifact_of_a_file_swapped_for_a_link_meanwhile_takes_no_f
     assert output_lines(log, "PUSHED") == ["PUSHED"], log
     machine_file_size = (OUTSIDE / "pyproject.toml").stat().st_size
     assert [name for name, size in sizes.items() if size == machine_file_size] == [], sizes  # "x" only, ever
+
+
+def test_a_build_folder_swapped_for_a_link_by_init_does_not_lead_the_runners_clone_out_of_it(
+    make_project,  # noqa: F811
+) -> None:
+    # init runs before the runner fetches the source into the build folder: through a link, the runner would write
+    # the checkout wherever the link leads on the machine's side (here its /tmp, which the container does not see)
+    project = make_project({"appveyor.yml": appveyor_yml("init:", _swap_build_folder_for_a_link_to("/tmp"))})
+
+    build = project.run()
+    log = project.log(build["jobs"][0]["jobId"])
+
+    assert build["status"] == "failed", log
+    assert "The source was not fetched: the build folder is no longer a folder" in log, log
