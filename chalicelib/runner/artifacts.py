@@ -76,7 +76,7 @@ def collect_artifacts(
             path_text = str(entry.get("path") or "")
             artifact_type = canonical_type(entry.get("type"), path_text, log)
             expanded = expand_variables(path_text, variables)
-            for relative, files_only in _find(root.path, expanded, path_text, log):
+            for relative, files_only in _find(root, expanded, path_text, log):
                 artifact = _collect(root, relative, files_only, entry, artifact_type, stored, upload, log)
                 if artifact is not None:
                     artifacts.append(artifact)
@@ -154,26 +154,49 @@ def relative_pattern(path_text: str) -> str | None:
     return "/".join(parts)
 
 
-def _find(root: Path, expanded: str, path_text: str, log: Callable[[str], None]) -> list[tuple[str, bool]]:
+def _listed_inside(root: Pinned, matches: list[str]) -> list[str]:
+    """The wildcard's matches listed in folders beneath the build folder: not those listed through a link leading
+    out, whose names are the machine's, not the build's to read in its log."""
+    inside: dict[str, bool] = {}
+    for folder in {posixpath.dirname(match) or "." for match in matches}:
+        try:
+            os.close(root.open(folder))
+            inside[folder] = True
+        except OSError:
+            inside[folder] = False
+    return [match for match in matches if inside[posixpath.dirname(match) or "."]]
+
+
+def _find(root: Pinned, expanded: str, path_text: str, log: Callable[[str], None]) -> list[tuple[str, bool]]:
     """(path relative to the build folder, whether only a file will do) of everything the entry names there, logging
-    what is not; nothing is opened yet (``_collect`` opens each and checks what it opened)."""
+    what is not; nothing is read yet (``_collect`` opens each and checks what it opened)."""
     pattern = relative_pattern(expanded)
     if pattern is None:
         log(f"Artifact path '{path_text}' is outside the build folder: skipped.")
         return []
     if _WILDCARDS.search(pattern):
-        if pattern.endswith("**"):  # "out\**" means every file below out: pathlib's "**" alone yields folders
-            pattern += "/*"
-        try:
-            found = sorted((path.relative_to(root).as_posix(), True) for path in root.glob(pattern) if path.is_file())
-        except ValueError:  # e.g. "a**b": "**" must be a whole path component
-            log(f"Artifact path '{path_text}' is not a valid pattern: skipped.")
-            return []
+        found = [(match, True) for match in _matches(root, pattern, path_text, log)]
     else:
-        found = [(pattern, False)] if (root / pattern).exists() or (root / pattern).is_symlink() else []
+        exists = (root.path / pattern).exists() or (root.path / pattern).is_symlink()
+        found = [(pattern, False)] if exists else []
     if not found:
         log(f"No artifacts found matching '{path_text}'.")
     return found
+
+
+def _matches(root: Pinned, pattern: str, path_text: str, log: Callable[[str], None]) -> list[str]:
+    """The files a wildcard pattern matches, listed in folders beneath the build folder."""
+    if pattern.endswith("**"):  # "out\**" means every file below out: pathlib's "**" alone yields folders
+        pattern += "/*"
+    try:
+        matches = sorted(path.relative_to(root.path).as_posix() for path in root.path.glob(pattern) if path.is_file())
+    except ValueError:  # e.g. "a**b": "**" must be a whole path component
+        log(f"Artifact path '{path_text}' is not a valid pattern: skipped.")
+        return []
+    inside = _listed_inside(root, matches)
+    if len(inside) < len(matches):
+        log(f"Artifact path '{path_text}' leads outside the build folder through a link: its matches there skipped.")
+    return inside
 
 
 def _upload(

@@ -233,3 +233,15 @@ def test_the_cache_restored_while_a_folder_is_swapped_for_a_link_right_after_its
     lines: list[str] = []
     restore_cache(build, ["deps"], store, lines.append)
     assert sorted(path.name for path in machine.iterdir()) == ["secret.txt"], lines
+
+
+def test_artifacts_matched_through_a_link_leading_out_name_no_file_of_the_machine_in_the_log(
+    build: Path, machine: Path
+) -> None:
+    (build / "out").symlink_to(machine)
+    (build / "escape.txt").symlink_to(machine / "secret.txt")
+    lines: list[str] = []
+    found = collect_artifacts(build, [{"path": "out/*"}, {"path": "*.txt"}], {}, lambda name, path: 0, lines.append)
+    assert found == []
+    assert not any("secret" in line for line in lines), lines
+    assert "Artifact escape.txt points outside the build folder: skipped." in lines, lines
