@@ -10,7 +10,9 @@ Where a file goes is the caller's ``upload``: the job protocol's presigned URL f
 from __future__ import annotations
 
 import os
+import posixpath
 import re
+import stat
 import tempfile
 import zipfile
 from collections.abc import Callable, Mapping
@@ -18,6 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from chalicelib.runner.beneath import Outside, Pinned, descriptor_path, opened, pin
 
 Upload = Callable[[str, Path], int]  # (file name, local file) -> its size once stored
 
@@ -60,22 +64,61 @@ def collect_artifacts(
     variables: Mapping[str, str],
     upload: Upload,
     log: Callable[[str], None],
+    *,
+    base: Path | None = None,
 ) -> list[Artifact]:
-    """Find, store and describe the job's artifacts."""
-    root = build_folder.resolve()
-    artifacts: list[Artifact] = []
-    stored: set[str] = set()
-    for entry in entries:
-        path_text = str(entry.get("path") or "")
-        artifact_type = canonical_type(entry.get("type"), path_text, log)
-        for file_name, local_path in _find(root, expand_variables(path_text, variables), path_text, log):
-            if file_name in stored:
-                log(f"Skipping artifact {file_name}: an artifact of that name was already uploaded.")
-                continue
-            stored.add(file_name)
-            name = entry.get("name") or PurePosixPath(file_name).stem
-            artifacts.append(_store(root, local_path, file_name, str(name), artifact_type, upload, log))
-    return artifacts
+    """Find, store and describe the job's artifacts, reading the build folder pinned below ``base`` (a folder the
+    runner made; by default the build folder's parent): raises NotAFolder when a build replaced it by a link."""
+    with pin(base or build_folder.parent, build_folder) as root:
+        artifacts: list[Artifact] = []
+        stored: set[str] = set()
+        for entry in entries:
+            path_text = str(entry.get("path") or "")
+            artifact_type = canonical_type(entry.get("type"), path_text, log)
+            expanded = expand_variables(path_text, variables)
+            for relative, files_only in _find(root, expanded, path_text, log):
+                artifact = _collect(root, relative, files_only, entry, artifact_type, stored, upload, log)
+                if artifact is not None:
+                    artifacts.append(artifact)
+        return artifacts
+
+
+def _collect(
+    root: Pinned,
+    relative: str,
+    files_only: bool,
+    entry: dict[str, Any],
+    artifact_type: str,
+    stored: set[str],
+    upload: Upload,
+    log: Callable[[str], None],
+) -> Artifact | None:
+    """Open one match beneath the build folder and store what was opened (a folder as a zip)."""
+    try:
+        fd = root.open(relative)
+    except Outside:
+        log(f"Artifact {relative} points outside the build folder: skipped.")
+        return None
+    except OSError as error:  # gone since it was found, or unreadable
+        log(f"Artifact {relative} could not be read ({error.strerror}): skipped.")
+        return None
+    with opened(fd):
+        mode = os.fstat(fd).st_mode
+        is_folder = stat.S_ISDIR(mode)
+        if not stat.S_ISREG(mode) and (files_only or not is_folder):
+            return None  # a wildcard matches files only; a pipe or a socket is no artifact
+        file_name = f"{relative}.zip" if is_folder else relative
+        if file_name in stored:
+            log(f"Skipping artifact {file_name}: an artifact of that name was already uploaded.")
+            return None
+        stored.add(file_name)
+        name = str(entry.get("name") or PurePosixPath(file_name).stem)
+        if not is_folder:
+            return _upload(descriptor_path(fd), file_name, name, artifact_type, upload, log)
+        with tempfile.TemporaryDirectory(prefix="conveyor-artifact-") as scratch:
+            archive = Path(scratch, PurePosixPath(file_name).name)
+            _zip_folder(root, fd, archive, PurePosixPath(relative).name, log)
+            return _upload(archive, file_name, name, artifact_type, upload, log)
 
 
 def canonical_type(value: Any, path_text: str, log: Callable[[str], None]) -> str:
@@ -111,52 +154,49 @@ def relative_pattern(path_text: str) -> str | None:
     return "/".join(parts)
 
 
-def _find(root: Path, expanded: str, path_text: str, log: Callable[[str], None]) -> list[tuple[str, Path]]:
-    """(file name, real local path) of everything the entry names inside the build folder, logging what is not."""
+def _listed_inside(root: Pinned, matches: list[str]) -> list[str]:
+    """The wildcard's matches listed in folders beneath the build folder: not those listed through a link leading
+    out, whose names are the machine's, not the build's to read in its log."""
+    inside: dict[str, bool] = {}
+    for folder in {posixpath.dirname(match) or "." for match in matches}:
+        try:
+            os.close(root.open(folder))
+            inside[folder] = True
+        except OSError:
+            inside[folder] = False
+    return [match for match in matches if inside[posixpath.dirname(match) or "."]]
+
+
+def _find(root: Pinned, expanded: str, path_text: str, log: Callable[[str], None]) -> list[tuple[str, bool]]:
+    """(path relative to the build folder, whether only a file will do) of everything the entry names there, logging
+    what is not; nothing is read yet (``_collect`` opens each and checks what it opened)."""
     pattern = relative_pattern(expanded)
     if pattern is None:
         log(f"Artifact path '{path_text}' is outside the build folder: skipped.")
         return []
     if _WILDCARDS.search(pattern):
-        if pattern.endswith("**"):  # "out\**" means every file below out: pathlib's "**" alone yields folders
-            pattern += "/*"
-        try:
-            candidates = sorted(path for path in root.glob(pattern) if path.is_file())
-        except ValueError:  # e.g. "a**b": "**" must be a whole path component
-            log(f"Artifact path '{path_text}' is not a valid pattern: skipped.")
-            return []
+        found = [(match, True) for match in _matches(root, pattern, path_text, log)]
     else:
-        candidates = [root / pattern] if (root / pattern).exists() else []
-    found: list[tuple[str, Path]] = []
-    for candidate in candidates:
-        relative = candidate.relative_to(root).as_posix()
-        real = candidate.resolve()
-        if not real.is_relative_to(root):
-            log(f"Artifact {relative} points outside the build folder: skipped.")
-        elif real.is_dir():
-            found.append((f"{relative}.zip", real))
-        else:
-            found.append((relative, real))
-    if not candidates:
+        exists = (root.path / pattern).exists() or (root.path / pattern).is_symlink()
+        found = [(pattern, False)] if exists else []
+    if not found:
         log(f"No artifacts found matching '{path_text}'.")
     return found
 
 
-def _store(
-    root: Path,
-    local_path: Path,
-    file_name: str,
-    name: str,
-    artifact_type: str,
-    upload: Upload,
-    log: Callable[[str], None],
-) -> Artifact:
-    if not local_path.is_dir():
-        return _upload(local_path, file_name, name, artifact_type, upload, log)
-    with tempfile.TemporaryDirectory(prefix="conveyor-artifact-") as scratch:
-        archive = Path(scratch, PurePosixPath(file_name).name)
-        _zip_folder(root, local_path, archive, log)
-        return _upload(archive, file_name, name, artifact_type, upload, log)
+def _matches(root: Pinned, pattern: str, path_text: str, log: Callable[[str], None]) -> list[str]:
+    """The files a wildcard pattern matches, listed in folders beneath the build folder."""
+    if pattern.endswith("**"):  # "out\**" means every file below out: pathlib's "**" alone yields folders
+        pattern += "/*"
+    try:
+        matches = sorted(path.relative_to(root.path).as_posix() for path in root.path.glob(pattern) if path.is_file())
+    except ValueError:  # e.g. "a**b": "**" must be a whole path component
+        log(f"Artifact path '{path_text}' is not a valid pattern: skipped.")
+        return []
+    inside = _listed_inside(root, matches)
+    if len(inside) < len(matches):
+        log(f"Artifact path '{path_text}' leads outside the build folder through a link: its matches there skipped.")
+    return inside
 
 
 def _upload(
@@ -167,15 +207,20 @@ def _upload(
     return Artifact(file_name=file_name, name=name, type=artifact_type, size=size, created=datetime.now(UTC))
 
 
-def _zip_folder(root: Path, folder: Path, archive: Path, log: Callable[[str], None]) -> None:
-    """Zip a folder's files (names relative to it) into ``archive``, file by file, never following links out."""
+def _zip_folder(root: Pinned, folder_fd: int, archive: Path, folder_name: str, log: Callable[[str], None]) -> None:
+    """Zip an opened folder's files (names relative to it) into ``archive``, each opened beneath the build folder
+    and read from its descriptor; links to folders are listed, never entered (fwalk checks each folder it opens)."""
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as zipped:
-        for current, folder_names, file_names in os.walk(folder):  # links to folders are listed, not entered
+        for current, folder_names, file_names, current_fd in os.fwalk(".", dir_fd=folder_fd):
             folder_names.sort()
             for file_name in sorted(file_names):
-                path = Path(current, file_name)
-                member = path.relative_to(folder).as_posix()
-                if not path.resolve().is_relative_to(root):
-                    log(f"Skipping {member} in {folder.name}.zip: it points outside the build folder.")
-                elif path.is_file():  # not a dangling link, a pipe or a socket
-                    zipped.write(path, member)
+                member = posixpath.normpath(posixpath.join(current, file_name))
+                try:
+                    fd = root.open_file(file_name, dir_fd=current_fd)
+                except Outside:
+                    log(f"Skipping {member} in {folder_name}.zip: it points outside the build folder.")
+                    continue
+                except OSError:  # a dangling link, a pipe, a socket, or gone meanwhile
+                    continue
+                with opened(fd):
+                    zipped.write(descriptor_path(fd), member)

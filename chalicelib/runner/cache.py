@@ -8,9 +8,12 @@ dependency files (which may use wildcards) hold what they held when it was saved
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import posixpath
+import shutil
+import stat
 import tarfile
 import tempfile
 import zlib
@@ -20,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from chalicelib.runner.artifacts import relative_pattern
+from chalicelib.runner.beneath import NotAFolder, Outside, Pinned, opened, pin
 
 MAX_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
 _EMPTY_FILE = hashlib.sha256(b"").hexdigest()
@@ -57,46 +61,64 @@ class CacheEntry:
         return hashlib.sha256(self.path.encode()).hexdigest()[:16]
 
 
-def restore_cache(build_folder: Path, entries: list[str], store: CacheStore, log: Log) -> None:
-    """Restore each entry whose archive exists and whose dependencies have not changed."""
-    root = build_folder.resolve()
+def restore_cache(
+    build_folder: Path, entries: list[str], store: CacheStore, log: Log, *, base: Path | None = None
+) -> None:
+    """Restore each entry whose archive exists and whose dependencies have not changed, into the build folder
+    pinned below ``base`` (a folder the runner made; by default the build folder's parent)."""
     parsed = parse_entries(build_folder, entries, log)
-    stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
-    for entry in parsed:
-        metadata = stored.get(entry.entry_id)
-        if metadata is None:
-            log(f"Cache entry '{entry.label}' not found")
-        elif metadata.get("dependencies") != dependencies_checksum(root, entry.dependencies):
-            log(f"Cache entry '{entry.label}' is out of date: not restored")
-        else:
-            log(f"Restoring build cache entry '{entry.label}'")
-            _download_and_extract(root, entry, store, log)
+    try:
+        with pin(base or build_folder.parent, build_folder) as root:
+            stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
+            for entry in parsed:
+                metadata = stored.get(entry.entry_id)
+                if metadata is None:
+                    log(f"Cache entry '{entry.label}' not found")
+                elif metadata.get("dependencies") != dependencies_checksum(root, entry.dependencies):
+                    log(f"Cache entry '{entry.label}' is out of date: not restored")
+                else:
+                    log(f"Restoring build cache entry '{entry.label}'")
+                    _download_and_extract(root, entry, store, log)
+    except NotAFolder as error:
+        log(f"The build cache is not restored: {error}")
 
 
-def save_cache(build_folder: Path, entries: list[str], store: CacheStore, log: Log) -> None:
-    """Upload each entry whose contents changed; delete the job's entries that are no longer configured."""
-    root = build_folder.resolve()
+def save_cache(
+    build_folder: Path, entries: list[str], store: CacheStore, log: Log, *, base: Path | None = None
+) -> None:
+    """Upload each entry whose contents changed; delete the job's entries that are no longer configured. The build
+    folder is read pinned below ``base`` (a folder the runner made; by default the build folder's parent)."""
     parsed = parse_entries(build_folder, entries, log)
-    stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
-    for entry in parsed:
-        local = root / entry.path
-        if not (local.exists() or local.is_symlink()):
-            log(f"Build cache entry '{entry.label}' not found in the build folder: not saved")
-        elif not local.resolve().is_relative_to(root):
-            log(f"Build cache entry '{entry.label}' points outside the build folder: not saved")
-        else:
-            metadata = {
-                "dependencies": dependencies_checksum(root, entry.dependencies),
-                "checksum": content_checksum(local, entry.path),
-            }
-            before = stored.get(entry.entry_id) or {}
-            if all(before.get(name) == value for name, value in metadata.items()):
-                log(f"Build cache entry '{entry.label}' is up to date")
-            else:
-                _upload(local, entry, store, metadata, log)
+    try:
+        with pin(base or build_folder.parent, build_folder) as root:
+            stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
+            for entry in parsed:
+                _save_entry(root, entry, stored.get(entry.entry_id) or {}, store, log)
+    except NotAFolder as error:
+        log(f"The build cache is not saved: {error}")
+        return
     stale = store.prune([entry.entry_id for entry in parsed])
     if stale:
         log(f"Removed {stale} build cache {'entry' if stale == 1 else 'entries'} no longer configured")
+
+
+def _save_entry(root: Pinned, entry: CacheEntry, before: dict[str, str], store: CacheStore, log: Log) -> None:
+    try:
+        metadata = {
+            "dependencies": dependencies_checksum(root, entry.dependencies),
+            "checksum": content_checksum(root, entry.path),
+        }
+    except FileNotFoundError:
+        log(f"Build cache entry '{entry.label}' not found in the build folder: not saved")
+    except Outside:
+        log(f"Build cache entry '{entry.label}' points outside the build folder: not saved")
+    except OSError as error:  # swapped or removed while it was read
+        log(f"Build cache entry '{entry.label}' could not be read ({error.strerror or error}): not saved")
+    else:
+        if all(before.get(name) == value for name, value in metadata.items()):
+            log(f"Build cache entry '{entry.label}' is up to date")
+        else:
+            _upload(root, entry, store, metadata, log)
 
 
 def parse_entries(build_folder: Path, entries: list[str], log: Log) -> list[CacheEntry]:
@@ -132,59 +154,113 @@ def inside_build_folder(build_folder: Path, path_text: str) -> str | None:
     return relative_pattern(text)
 
 
-def dependencies_checksum(root: Path, dependencies: tuple[str, ...]) -> str:
-    """sha256 over the dependency files' names and contents, by name; a missing file counts as empty."""
-    files: dict[str, Path] = {}
+def dependencies_checksum(root: Pinned, dependencies: tuple[str, ...]) -> str:
+    """sha256 over the dependency files' names and contents, each read from a descriptor opened beneath the build
+    folder; a missing file (or one leading out) counts as empty."""
+    names: set[str] = set()
     for pattern in dependencies:
         if "*" in pattern or "?" in pattern:
             try:
-                files.update((path.relative_to(root).as_posix(), path) for path in root.glob(pattern))
+                names.update(path.relative_to(root.path).as_posix() for path in root.path.glob(pattern))
             except ValueError:  # e.g. "a**b": it matches nothing
                 continue
         else:
-            files[pattern] = root / pattern
+            names.add(pattern)
     digest = hashlib.sha256()
-    for name in sorted(files):
-        path = files[name]
-        inside = path.is_file() and path.resolve().is_relative_to(root)
-        digest.update(_line(name, _file_sha256(path) if inside else _EMPTY_FILE))
+    for name in sorted(names):
+        digest.update(_line(name, _dependency_sha256(root, name)))
     return digest.hexdigest()
 
 
-def content_checksum(local: Path, relative: str) -> str:
-    """sha256 over what an archive of ``local`` would hold: names, kinds, sizes and contents, never times."""
+def _dependency_sha256(root: Pinned, relative: str) -> str:
+    try:
+        fd = root.open_file(relative)
+    except OSError:  # missing, a folder, or outside
+        return _EMPTY_FILE
+    with opened(fd):
+        return _fd_sha256(fd)
+
+
+def content_checksum(root: Pinned, relative: str) -> str:
+    """sha256 over what an archive of the entry would hold: names, kinds, sizes and contents, never times; raises
+    FileNotFoundError when it is missing, Outside when it is a link leading out of the build folder."""
     digest = hashlib.sha256()
-    for line in _describe(local, relative):
-        digest.update(line)
+    for member in _members(root, relative):
+        if member.target is not None:
+            digest.update(_line(member.name, "link", member.target))
+        elif member.fd is None:
+            digest.update(_line(member.name, "folder"))
+        else:
+            digest.update(_line(member.name, "file", str(member.info.st_size), _fd_sha256(member.fd)))
     return digest.hexdigest()
 
 
-def _describe(path: Path, relative: str) -> Iterator[bytes]:
-    if path.is_symlink():  # archived as a link, as tarfile does without dereference
-        yield _line(relative, "link", os.readlink(path))
-    elif path.is_dir():
-        yield _line(relative, "folder")
-        for child in sorted(path.iterdir(), key=lambda child: child.name):
-            yield from _describe(child, f"{relative}/{child.name}")
-    elif path.is_file():
-        yield _line(relative, "file", str(path.stat().st_size), _file_sha256(path))
+@dataclass(frozen=True)
+class _Member:
+    """One thing an entry's archive holds: a file (open while it is current), a folder or a link."""
+
+    name: str  # in the archive: the path relative to the build folder
+    info: os.stat_result
+    fd: int | None = None  # a file's descriptor
+    target: str | None = None  # a link's target
+
+
+def _members(root: Pinned, relative: str) -> Iterator[_Member]:
+    """The entry's path and everything below it, opened beneath the build folder; links are kept, never followed
+    (the entry's own path may be a link, then only to somewhere inside the build folder)."""
+    parent, _, name = relative.rpartition("/")
+    parent_fd = root.open(parent or ".")
+    with opened(parent_fd):
+        if not stat.S_ISDIR(os.fstat(parent_fd).st_mode):
+            raise FileNotFoundError(relative)
+        if stat.S_ISLNK(os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode):
+            with contextlib.suppress(FileNotFoundError):  # a dangling link is kept as it is
+                os.close(root.open(name, dir_fd=parent_fd))  # raises Outside for a link leading out
+        yield from _below(root, parent_fd, name, relative)
+
+
+def _below(root: Pinned, folder_fd: int, name: str, archive_name: str) -> Iterator[_Member]:
+    info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
+    if stat.S_ISLNK(info.st_mode):
+        yield _Member(archive_name, info, target=os.readlink(name, dir_fd=folder_fd))
+    elif stat.S_ISDIR(info.st_mode):
+        fd = root.open(name, dir_fd=folder_fd, follow=False)  # a folder swapped for a link meanwhile: ELOOP
+        with opened(fd):
+            if not stat.S_ISDIR(os.fstat(fd).st_mode):
+                return
+            yield _Member(archive_name, os.fstat(fd))
+            for child in sorted(os.listdir(fd)):
+                yield from _below(root, fd, child, f"{archive_name}/{child}")
+    elif stat.S_ISREG(info.st_mode):
+        try:
+            fd = root.open_file(name, dir_fd=folder_fd, follow=False)
+        except OSError:  # swapped for a link, a folder or a pipe meanwhile
+            return
+        with opened(fd):
+            yield _Member(archive_name, os.fstat(fd), fd=fd)
 
 
 def _line(*fields: str) -> bytes:
     return "\0".join(fields).encode("utf-8", "surrogateescape") + b"\n"
 
 
-def _file_sha256(path: Path) -> str:
-    with path.open("rb") as file:
+def _fd_sha256(fd: int) -> str:
+    with open(fd, "rb", closefd=False) as file:
+        file.seek(0)
         return hashlib.file_digest(file, "sha256").hexdigest()
 
 
-def _upload(local: Path, entry: CacheEntry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
+def _upload(root: Pinned, entry: CacheEntry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
     with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
         archive = Path(scratch, "entry.tgz")
         log(f"Updating build cache entry '{entry.label}'")
-        with tarfile.open(archive, "w:gz", compresslevel=1) as tar:  # fast, like AppVeyor's 7z -mx=1
-            tar.add(local, arcname=entry.path, filter=_archivable)  # links are kept as links, never followed
+        try:
+            with tarfile.open(archive, "w:gz", compresslevel=1) as tar:  # fast, like AppVeyor's 7z -mx=1
+                for member in _members(root, entry.path):  # links are kept as links, never followed
+                    _add(tar, member)
+        except OSError as error:  # swapped, removed or shrunk while it was read
+            log(f"Build cache entry '{entry.label}' could not be read ({error.strerror or error}): not saved")
+            return
         size = archive.stat().st_size
         if size > MAX_ENTRY_BYTES:
             log(f"Build cache entry '{entry.label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
@@ -192,7 +268,24 @@ def _upload(local: Path, entry: CacheEntry, store: CacheStore, metadata: dict[st
         store.upload(entry.entry_id, archive, metadata)
 
 
-def _download_and_extract(root: Path, entry: CacheEntry, store: CacheStore, log: Log) -> None:
+def _add(tar: tarfile.TarFile, member: _Member) -> None:
+    """One member into the archive, a file's contents read from its descriptor."""
+    info = tarfile.TarInfo(member.name)
+    info.mode, info.mtime = stat.S_IMODE(member.info.st_mode), int(member.info.st_mtime)
+    if member.target is not None:
+        info.type, info.linkname = tarfile.SYMTYPE, member.target
+        tar.addfile(info)
+    elif member.fd is None:
+        info.type = tarfile.DIRTYPE
+        tar.addfile(info)
+    else:
+        info.size = member.info.st_size
+        with open(member.fd, "rb", closefd=False) as file:
+            file.seek(0)
+            tar.addfile(info, file)
+
+
+def _download_and_extract(root: Pinned, entry: CacheEntry, store: CacheStore, log: Log) -> None:
     with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
         archive = Path(scratch, "entry.tgz")
         if not store.download(entry.entry_id, archive):  # deleted since its metadata was read
@@ -204,13 +297,10 @@ def _download_and_extract(root: Path, entry: CacheEntry, store: CacheStore, log:
             log(f"Cache entry '{entry.label}' could not be restored: {error}")
 
 
-def _archivable(member: tarfile.TarInfo) -> tarfile.TarInfo | None:
-    """Files, folders and links; pipes and devices would be refused on restore anyway."""
-    return member if member.isreg() or member.isdir() or member.issym() or member.islnk() else None
-
-
-def _extract(root: Path, entry: CacheEntry, archive: Path, log: Log) -> None:
-    """Extract the members below the entry's path; tarfile's "data" filter refuses any leaving the build folder."""
+def _extract(root: Pinned, entry: CacheEntry, archive: Path, log: Log) -> None:
+    """Extract the members below the entry's path: tarfile's "data" filter refuses any leaving the build folder, and
+    each is written through descriptors of its folders opened without following links (a link a build planted
+    meanwhile refuses the member rather than leading the write out)."""
     with tarfile.open(archive, "r:gz") as tar:
         for member in tar:
             name = posixpath.normpath(member.name)
@@ -218,6 +308,28 @@ def _extract(root: Path, entry: CacheEntry, archive: Path, log: Log) -> None:
                 log(f"Skipping '{member.name}' in cache entry '{entry.label}': not below its path")
                 continue
             try:
-                tar.extract(member, root, filter="data")
+                _write(root, tar, tarfile.data_filter(member, str(root.path)), name)
             except (tarfile.FilterError, OSError) as error:
                 log(f"Skipping '{member.name}' in cache entry '{entry.label}': {error}")
+
+
+def _write(root: Pinned, tar: tarfile.TarFile, member: tarfile.TarInfo, name: str) -> None:
+    """One member, checked by the "data" filter, written beneath the build folder by descriptor."""
+    parts = PurePosixPath(name).parts
+    with opened(root.folder(parts[:-1] if not member.isdir() else parts)) as folder_fd:
+        if member.isdir():
+            return
+        last = parts[-1]
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(last, dir_fd=folder_fd)  # a file or a link in its place is replaced, never followed
+        if member.issym():
+            os.symlink(member.linkname, last, dir_fd=folder_fd)
+            return
+        source = tar.extractfile(member)  # a hard link's target's contents: the copy stands alone
+        if source is None:
+            return  # a device or a pipe, which the filter refused already
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        with opened(os.open(last, flags, 0o600, dir_fd=folder_fd)) as fd, open(fd, "wb", closefd=False) as file:
+            shutil.copyfileobj(source, file)
+            os.fchmod(fd, member.mode if member.mode is not None else 0o644)
+            os.utime(fd, (member.mtime, member.mtime))

@@ -23,6 +23,7 @@ from chalicelib.runner import container as job_container
 from chalicelib.runner import shell
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
+from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
 from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
@@ -269,7 +270,7 @@ def _phases(run: Run) -> bool:
             _scripts(run, "init", config.get("initScripts", []))
             _clone(run)
             if cache_entries:
-                restore_cache(run.folder, cache_entries, cache, run.say)
+                restore_cache(run.folder, cache_entries, cache, run.say, base=run.work)
             for phase, key in _BEFORE_TESTS:
                 _scripts(run, phase, config.get(key, []))
             _build_phase(run, config)
@@ -300,7 +301,7 @@ def _phases(run: Run) -> bool:
             raise failure from None
     if failure is None and cache_entries:
         if run.spec.get("cacheSave"):
-            save_cache(run.folder, cache_entries, cache, run.say)
+            save_cache(run.folder, cache_entries, cache, run.say, base=run.work)
         else:
             run.say(
                 "The build cache is not saved for a build that gets no secure variables (a pull request's, or one "
@@ -343,15 +344,20 @@ def _clone(run: Run) -> None:
     credentials = source.pop("credentials", None)  # used once, then dropped
     run.say(f"Fetching commit {sha[:8]} of {ref}" + (f" (depth {depth})" if depth else ""))
     try:
-        git.checkout(
-            source["url"],
-            ref,
-            sha,
-            run.folder,
-            depth=int(depth) if depth else None,
-            credentials=credentials if isinstance(credentials, tuple) else None,
-            ssh=SshAccess(credentials["key"], credentials["host"]) if isinstance(credentials, dict) else None,
-        )
+        with pin(run.work, run.folder) as root:  # init's background processes may have swapped it for a link
+            git.checkout(
+                source["url"],
+                ref,
+                sha,
+                root.path,
+                depth=int(depth) if depth else None,
+                credentials=credentials if isinstance(credentials, tuple) else None,
+                ssh=SshAccess(credentials["key"], credentials["host"]) if isinstance(credentials, dict) else None,
+            )
+    except NotAFolder as error:
+        message = f"The source was not fetched: {error}."
+        run.say(message)
+        raise JobFailed(message) from error
     except git.SourceError as error:
         run.say(str(error))
         raise JobFailed(str(error)) from error
@@ -368,7 +374,12 @@ def _build_phase(run: Run, config: dict[str, Any]) -> None:
 def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
     if not entries:
         return
-    found = collect_artifacts(run.folder, entries, run.variables, run.upload_artifact, run.say)
+    try:
+        found = collect_artifacts(run.folder, entries, run.variables, run.upload_artifact, run.say, base=run.work)
+    except NotAFolder as error:  # a build swapped it for a link: what it leads to is not the build's to hand over
+        message = f"Artifacts were not collected: {error}."
+        run.say(message)
+        raise JobFailed(message) from error
     pushed = {artifact.file_name for artifact in run.artifacts}
     run.artifacts.extend(artifact for artifact in found if artifact.file_name not in pushed)
 

@@ -33,6 +33,12 @@ class Run(Attempt):
             self.session = Session(Path(self.container.inside(self.folder)), self.say, self.container)
 
     @property
+    def work(self) -> Path:
+        """The job's folder the runner made, which no build can replace: the build folder is pinned from there
+        (runner/beneath.py) when the runner reads or writes it."""
+        return self.container.work if self.container is not None else self.folder.parent
+
+    @property
     def configuration(self) -> dict[str, Any]:
         return dict(self.spec.get("configuration") or {})
 

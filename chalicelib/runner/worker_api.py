@@ -33,6 +33,7 @@ import socket
 import socketserver
 import sys
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePosixPath
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from chalicelib.runner import appveyor_cli
 from chalicelib.runner import container as job_container
 from chalicelib.runner.artifacts import Artifact, canonical_type
+from chalicelib.runner.beneath import Outside, Pinned, descriptor_path, opened, pin
 from chalicelib.runner.protocol import ProtocolError
 
 if TYPE_CHECKING:
@@ -174,20 +176,27 @@ class WorkerApi:
     def update_test(self, body: Any) -> None:
         self._run.client.add_tests([_test(_object(body), update=True)], update=True)
 
-    def _container_file(self, path_text: str) -> Path:
-        """A file the container names, on this side: it must be in the job's projects folder, links and all (the
-        runner reads it, and sees what the container does not)."""
+    @contextlib.contextmanager
+    def _pushed_file(self, path_text: str) -> Iterator[Path]:
+        """The file PushArtifact names, as a path to upload from: in a container's job, the descriptor of a file
+        opened beneath the job's projects folder (runner/beneath.py), never its name again."""
         container = self._run.container
-        assert container is not None
+        if container is None:  # the scripts run beside the runner: they see what it sees
+            path = Path(path_text) if Path(path_text).is_absolute() else self._run.folder / path_text
+            if not path.is_file():
+                raise BadRequest(f"{path_text} is not a file.")
+            yield path
+            return
         inside = PurePosixPath(container.inside(self._run.folder), path_text)
         projects = PurePosixPath(job_container.PROJECTS)
         if not inside.is_relative_to(projects) or ".." in inside.parts:
             raise BadRequest(f"{path_text} is not in the build folder: only its files can be pushed as artifacts.")
-        root = (container.work / job_container.PROJECTS_FOLDER).resolve()
-        path = root.joinpath(*inside.relative_to(projects).parts)
-        if not path.resolve().is_relative_to(root):
-            raise BadRequest(f"{path_text} leads out of the build folder: only its files can be pushed as artifacts.")
-        return path
+        relative = inside.relative_to(projects).as_posix()
+        with (
+            pin(container.work, container.work / job_container.PROJECTS_FOLDER) as root,
+            opened(_open_pushed(root, relative, path_text)) as fd,
+        ):
+            yield descriptor_path(fd)
 
     def update_tests(self, body: Any) -> None:
         self._run.client.add_tests([_test(_object(item), update=True) for item in _array(body)], update=True)
@@ -197,18 +206,14 @@ class WorkerApi:
         path_text = _text(fields, "path")
         if not path_text:
             raise BadRequest("PushArtifact needs the path of a file.")
-        path = Path(path_text) if Path(path_text).is_absolute() else self._run.folder / path_text
-        if self._run.container is not None:
-            path = self._container_file(path_text)
-        if not path.is_file():
-            raise BadRequest(f"{path_text} is not a file.")
-        file_name = (_text(fields, "fileName") or path.name).replace("\\", "/").lstrip("/")
-        if any(part in ("", ".", "..") for part in file_name.split("/")):
-            raise BadRequest(f"{file_name!r} is not an artifact file name.")
-        artifact_type = canonical_type(_text(fields, "type"), path_text, self._run.say)
-        name = _text(fields, "name") or PurePosixPath(file_name).stem
-        self._run.say(f"Uploading artifact {file_name} ({path.stat().st_size:,} bytes)")
-        size = self._run.upload_artifact(file_name, path)
+        with self._pushed_file(path_text) as path:
+            file_name = (_text(fields, "fileName") or Path(path_text).name).replace("\\", "/").lstrip("/")
+            if any(part in ("", ".", "..") for part in file_name.split("/")):
+                raise BadRequest(f"{file_name!r} is not an artifact file name.")
+            artifact_type = canonical_type(_text(fields, "type"), path_text, self._run.say)
+            name = _text(fields, "name") or PurePosixPath(file_name).stem
+            self._run.say(f"Uploading artifact {file_name} ({path.stat().st_size:,} bytes)")
+            size = self._run.upload_artifact(file_name, path)
         artifact = Artifact(file_name, name, artifact_type, size, datetime.now(UTC))
         with self._lock:
             self._run.artifacts[:] = [a for a in self._run.artifacts if a.file_name != file_name] + [artifact]
@@ -246,6 +251,18 @@ class WorkerApi:
     def exit_build(self, body: Any) -> None:
         """``appveyor exit``: the job ends as a success once the command that called it ends (runner/job.py)."""
         self._run.exit_requested = True
+
+
+def _open_pushed(root: Pinned, relative: str, path_text: str) -> int:
+    """A descriptor of the pushed file, checked to be a file beneath the projects folder once opened."""
+    try:
+        return root.open_file(relative)
+    except Outside as error:
+        raise BadRequest(
+            f"{path_text} leads out of the build folder: only its files can be pushed as artifacts."
+        ) from error
+    except OSError as error:  # missing, a folder, a pipe
+        raise BadRequest(f"{path_text} is not a file.") from error
 
 
 _ROUTES = {

@@ -17,6 +17,7 @@ import requests
 from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
+from chalicelib.runner.beneath import Pinned
 from chalicelib.runner.cache import CacheEntry, dependencies_checksum, restore_cache, save_cache
 from chalicelib.store.artifacts import artifact_url
 from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys
@@ -464,7 +465,7 @@ def test_poisoned_archive_extracts_only_inside_its_entry(
 ) -> None:
     archive = tmp_path / "poison.tgz"
     malicious_archive(archive)
-    metadata = {"dependencies": dependencies_checksum(build, ()), "checksum": "forged"}
+    metadata = {"dependencies": dependencies_checksum(Pinned(-1), ()), "checksum": "forged"}
     put_cache_entry(cache_prefix.key(CacheEntry("deps", "deps", ()).entry_id), archive, metadata)
     log = Log()
 
@@ -495,7 +496,7 @@ def test_cached_folder_replaced_by_a_link_out_is_not_written_through(
 def test_damaged_archive_costs_only_the_cache(build: Path, tmp_path: Path, cache_prefix: CacheFolder) -> None:
     garbage = tmp_path / "garbage.tgz"
     garbage.write_bytes(b"\x1f\x8b not really gzip")
-    metadata = {"dependencies": dependencies_checksum(build, ()), "checksum": "forged"}
+    metadata = {"dependencies": dependencies_checksum(Pinned(-1), ()), "checksum": "forged"}
     put_cache_entry(cache_prefix.key(CacheEntry("deps", "deps", ()).entry_id), garbage, metadata)
     log = Log()
 
