@@ -33,13 +33,12 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.repository_names import public_repository_name
 from chalicelib.core.status import Status
+from chalicelib.domain.build_reads import build_and_project
 from chalicelib.domain.job_overrides import job_configuration
 from chalicelib.domain.request_variables import withholds_secrets
 from chalicelib.errors import Forbidden, Invalid, NotFound, Unauthorized, Unavailable
 from chalicelib.store import accounts as account_store
-from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
-from chalicelib.store import projects as project_store
 from chalicelib.store import signing
 
 log = logging.getLogger(__name__)
@@ -199,7 +198,7 @@ def job_id_token(job_id: str, authorization: str | None, audience: str | None, b
         raise Unauthorized("The request token is not valid for this job, or the job has ended.")
     if job.status not in (Status.RUNNING, Status.CANCELLING) or job.deployment_id is not None:
         raise Unauthorized("The job has ended: its request token no longer works.")
-    build, project = _build_and_project(job)
+    build, project = build_and_project(job)
     if not asks(project, build, job) or not allowed(project, build):  # the settings may have changed since
         raise Forbidden("This job may not have ID tokens (id_token, id_token_pull_requests).")
     return signed_token(Subject(project, build, job), audience, base_url)
@@ -308,16 +307,3 @@ def _audience(audience: str | None) -> str | None:
 
 def _compact(part: dict[str, Any]) -> bytes:
     return json.dumps(part, separators=(",", ":"), sort_keys=True).encode()
-
-
-def _build_and_project(job: Job) -> tuple[Build, Project]:
-    found = None
-    if job.project_slug is not None:
-        found = build_store.get_build_and_project(job.account_id, job.project_id, job.build_id, job.project_slug)
-    else:
-        build = build_store.get_build(job.project_id, job.build_id)
-        project = project_store.get_project_by_id(job.account_id, job.project_id)
-        found = (build, project) if build is not None and project is not None else None
-    if found is None:
-        raise NotFound("The job's build no longer exists.")
-    return found

@@ -9,8 +9,8 @@ import re
 from typing import Any
 
 from chalicelib.core.jobs import Job
+from chalicelib.domain.build_reads import build_and_project
 from chalicelib.domain.request_variables import why_untrusted, withholds_secrets
-from chalicelib.domain.runner_jobs import build_and_project
 from chalicelib.errors import Forbidden, Invalid
 from chalicelib.store import blobs
 from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys

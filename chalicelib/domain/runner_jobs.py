@@ -16,6 +16,7 @@ from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import id_tokens, progress
+from chalicelib.domain.build_reads import build_and_project
 from chalicelib.domain.inline_deployments import deploys_in
 from chalicelib.domain.job_environment import job_environment
 from chalicelib.domain.job_overrides import job_configuration, job_warnings
@@ -27,7 +28,6 @@ from chalicelib.executors import images, job_timeout
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
-from chalicelib.store import projects as project_store
 from chalicelib.store.artifacts import artifact_key, stored_artifact
 from chalicelib.store.uploads import presigned_upload
 
@@ -68,23 +68,6 @@ _RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
     "onBuildFinishScripts",
     "cacheEntries",
 )
-
-
-def build_and_project(job: Job, read: tuple[Build | None, Project | None] = (None, None)) -> tuple[Build, Project]:
-    """The job's build and project: ``read`` with the job when its token named them (no read here), else one read
-    for a job that names its project's key (jobs stored before: two)."""
-    build, project = read
-    if build is not None and project is not None:
-        return build, project
-    if job.project_slug is not None:
-        found = build_store.get_build_and_project(job.account_id, job.project_id, job.build_id, job.project_slug)
-    else:
-        build = build_store.get_build(job.project_id, job.build_id)
-        project = project_store.get_project_by_id(job.account_id, job.project_id)
-        found = (build, project) if build is not None and project is not None else None
-    if found is None:
-        raise NotFound("The job's build no longer exists.")
-    return found
 
 
 # A container image is the build's own code, and on CodeBuild it runs the runner itself (its python3): for a pull
