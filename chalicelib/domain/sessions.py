@@ -55,7 +55,12 @@ def sign_in(email: str, password: str, account_name: str | None, client_address:
     if own is None:
         raise TooManyRequests(f"Too many failed sign-ins with this address: try again in {_minutes(window_ends)}.")
     everywhere = store.take_sign_in_attempt(address, None, window, window_ends, MAX_FAILED_SIGN_INS_EVERYWHERE)
-    if everywhere is None and own > 1:
+    # past the limit everywhere, a client's first guess is checked still, but only MAX_FAILED_SIGN_INS of them a
+    # window from each network (an IPv6 /48 holds 65,536 clients' /64s; an IPv4 /24, 256 addresses)
+    network = None if everywhere is not None or own > 1 else f"{network_key(client_address)}+past-the-limit"
+    if everywhere is None and (
+        own > 1 or store.take_sign_in_attempt(address, network, window, window_ends, MAX_FAILED_SIGN_INS) is None
+    ):
         store.give_back_sign_in_attempt(address, client, window)  # its password is not checked
         raise TooManyRequests(
             f"Too many failed sign-ins with this address from many places: try again in {_minutes(window_ends)}."
@@ -73,6 +78,8 @@ def sign_in(email: str, password: str, account_name: str | None, client_address:
     store.give_back_sign_in_attempt(address, client, window)
     if everywhere is not None:
         store.give_back_sign_in_attempt(address, None, window)
+    if network is not None:
+        store.give_back_sign_in_attempt(address, network, window)
     now = datetime.now(UTC)
     session = Session(
         account_id=member.account_id,
@@ -105,6 +112,18 @@ def client_key(client_address: str) -> str:
             return str(ip.ipv4_mapped)
         return str(ipaddress.ip_network(f"{ip}/64", strict=False))
     return str(ip)
+
+
+def network_key(client_address: str) -> str:
+    """The network a client's address belongs to, as one holder commonly has it whole: an IPv6 /48, an IPv4 /24."""
+    try:
+        ip = ipaddress.ip_address(client_address.strip())
+    except ValueError:
+        return "unknown"
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    prefix = 48 if isinstance(ip, ipaddress.IPv6Address) else 24
+    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
 
 
 def _minutes(window_ends: datetime) -> str:

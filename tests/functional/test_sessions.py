@@ -407,6 +407,27 @@ def test_wrong_passwords_from_ten_clients_do_not_lock_the_owner_out_from_a_new_a
     assert sign_in(client, email).status == 429  # a guesser's own address stays held back
 
 
+def test_a_network_that_used_its_guesses_past_the_limit_does_not_lock_the_owner_out_from_another(
+    account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    email = add_user_with_password(account)
+    for index in range(sessions.MAX_FAILED_SIGN_INS_EVERYWHERE // sessions.MAX_FAILED_SIGN_INS):
+        from_address(client, monkeypatch, f"192.0.2.{index + 1}")
+        for _ in range(sessions.MAX_FAILED_SIGN_INS):
+            assert sign_in(client, email, "a wrong guess").status == 401
+    for index in range(sessions.MAX_FAILED_SIGN_INS):  # each new client of one /24: one guess
+        from_address(client, monkeypatch, f"203.0.113.{index + 1}")
+        assert sign_in(client, email, "a wrong guess").status == 401
+    from_address(client, monkeypatch, "203.0.113.200")
+    held = sign_in(client, email)  # the network's guesses are used up: even the right password waits
+
+    from_address(client, monkeypatch, "198.51.100.40")
+    owner = sign_in(client, email)
+
+    assert held.status == 429, held.body
+    assert owner.status == 204, owner.body
+
+
 def test_guesses_at_once_from_a_new_client_past_the_limit_everywhere_get_one_password_check(
     account: Account, client: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -154,10 +154,6 @@ def test_a_pusher_sends_the_projects_github_token_of_a_notification_to_their_own
     assert "ghp_the-projects-github-token" not in received
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open, issue 34 note: past the limit, each new /64 gets one check a window",
-)
 def test_one_ipv6_48_guesses_a_password_once_per_64_past_the_limit_everywhere(
     account: Account, client: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
