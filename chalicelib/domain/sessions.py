@@ -103,27 +103,25 @@ def failure_window() -> tuple[int, datetime]:
 def client_key(client_address: str) -> str:
     """Whom failed sign-ins are counted against: the client's IP address, and for IPv6 its /64 (what one
     client is commonly given whole)."""
-    try:
-        ip = ipaddress.ip_address(client_address.strip())
-    except ValueError:
-        return "unknown"
-    if isinstance(ip, ipaddress.IPv6Address):
-        if ip.ipv4_mapped is not None:
-            return str(ip.ipv4_mapped)
-        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
-    return str(ip)
+    return _network_of(client_address, 64, 32)
 
 
 def network_key(client_address: str) -> str:
     """The network a client's address belongs to, as one holder commonly has it whole: an IPv6 /48, an IPv4 /24."""
+    return _network_of(client_address, 48, 24)
+
+
+def _network_of(client_address: str, ipv6_prefix: int, ipv4_prefix: int) -> str:
+    """The address's network of that prefix length ("unknown" for no address); an IPv4 address mapped into IPv6
+    counts as itself, and a whole IPv4 address is written without its /32."""
     try:
         ip = ipaddress.ip_address(client_address.strip())
     except ValueError:
         return "unknown"
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    prefix = 48 if isinstance(ip, ipaddress.IPv6Address) else 24
-    return str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
+    prefix = ipv6_prefix if isinstance(ip, ipaddress.IPv6Address) else ipv4_prefix
+    return str(ip) if prefix == ip.max_prefixlen else str(ipaddress.ip_network(f"{ip}/{prefix}", strict=False))
 
 
 def _minutes(window_ends: datetime) -> str:
