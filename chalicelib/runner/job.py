@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from chalicelib.runner import container as job_container
-from chalicelib.runner import shell
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
@@ -29,32 +28,13 @@ from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Run
+from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
 from chalicelib.runner.worker_api import WorkerApi
 
 log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
 LEASE_LOST = "lease lost"
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")  # of the runner's own environment, to the scripts
-
-
-class JobFailed(Exception):
-    """A phase failed; the message says where and why (``phase``: the phase whose script failed, if one did)."""
-
-    def __init__(self, message: str, phase: str | None = None) -> None:
-        super().__init__(message)
-        self.phase = phase
-
-
-class JobEnded(Exception):
-    """A command ended the job's shell (``exit N``): the job ends at once, nothing more runs."""
-
-    def __init__(self, succeeded: bool, message: str | None) -> None:
-        super().__init__(message)
-        self.succeeded, self.message = succeeded, message
-
-
-class _ExitRequested(Exception):
-    """``appveyor exit``: the job skips to on_success and on_finish."""
 
 
 def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
@@ -267,36 +247,36 @@ def _phases(run: Run) -> bool:
             run.say(
                 f"Build started: {run.spec.get('title', '')}, job {run.spec['jobId']} {run.spec.get('jobName', '')}"
             )
-            _scripts(run, "init", config.get("initScripts", []))
+            run_phase(run, "init", config.get("initScripts", []))
             _clone(run)
             if cache_entries:
                 restore_cache(run.folder, cache_entries, cache, run.say, base=run.work)
             for phase, key in _BEFORE_TESTS:
-                _scripts(run, phase, config.get(key, []))
+                run_phase(run, phase, config.get(key, []))
             _build_phase(run, config)
-            _scripts(run, "before_package", config.get("beforePackageScripts", []))
+            run_phase(run, "before_package", config.get("beforePackageScripts", []))
             for phase, key in _AFTER_BUILD:
-                _scripts(run, phase, config.get(key, []))
+                run_phase(run, phase, config.get(key, []))
             if config.get("testMode") == "script":
                 try:
-                    _scripts(run, "test_script", config.get("testScripts", []))
+                    run_phase(run, "test_script", config.get("testScripts", []))
                 except JobFailed as test_failure:
                     if test_failure.phase != "test_script" or not _quarantined(run):
                         raise
-            _scripts(run, "after_test", config.get("afterTestScripts", []))
+            run_phase(run, "after_test", config.get("afterTestScripts", []))
             _artifacts(run, config.get("artifacts", []))
             if config.get("deployMode") == "script":
                 for phase, key in _DEPLOY:
-                    _scripts(run, phase, config.get(key, []))
+                    run_phase(run, phase, config.get(key, []))
             elif config.get("deployMode") == "providers" and run.spec.get("inlineDeployments"):
                 _inline_deploy_phase(run, config, int(run.spec["inlineDeployments"]))
-        except _ExitRequested:
+        except ExitRequested:
             run.say("appveyor exit: the job ends here as a success, after on_success and on_finish.")
-        _scripts(run, "on_success", config.get("onBuildSuccessScripts", []))
+        run_phase(run, "on_success", config.get("onBuildSuccessScripts", []))
     except JobFailed as error:
         failure = error
         try:
-            _scripts(run, "on_failure", config.get("onBuildErrorScripts", []), may_fail=True)
+            run_phase(run, "on_failure", config.get("onBuildErrorScripts", []), may_fail=True)
         except JobEnded:  # the shell ended: the job ends at once, failed as it is
             raise failure from None
     if failure is None and cache_entries:
@@ -308,7 +288,7 @@ def _phases(run: Run) -> bool:
                 "started with variables by someone who may not change the project's settings)."
             )
     with contextlib.suppress(JobEnded):  # the shell ended: the job ends with the result it has
-        _scripts(run, "on_finish", config.get("onBuildFinishScripts", []), may_fail=True)
+        run_phase(run, "on_finish", config.get("onBuildFinishScripts", []), may_fail=True)
     if failure is not None:
         raise failure
     run.say("Build success")
@@ -318,10 +298,10 @@ def _phases(run: Run) -> bool:
 def _inline_deploy_phase(run: Run, config: dict[str, Any], count: int) -> None:
     """before_deploy and after_deploy run where AppVeyor runs them, around its deploy phase, when an entry of
     deploy: deploys from this job; the entries themselves deliver afterwards, as the build's deployments."""
-    _scripts(run, "before_deploy", config.get("beforeDeployScripts", []))
+    run_phase(run, "before_deploy", config.get("beforeDeployScripts", []))
     entries = "1 deploy: entry deploys" if count == 1 else f"{count} deploy: entries deploy"
     run.say(f"{entries} from this job once the build has succeeded, as the build's deployments.")
-    _scripts(run, "after_deploy", config.get("afterDeployScripts", []))
+    run_phase(run, "after_deploy", config.get("afterDeployScripts", []))
 
 
 def _clone(run: Run) -> None:
@@ -334,7 +314,7 @@ def _clone(run: Run) -> None:
     if clone_scripts:
         if run.spec["source"].get("credentials"):
             run.say("clone_script fetches the repository: the project's clone credentials are not given to scripts.")
-        _scripts(run, "clone_script", clone_scripts)
+        run_phase(run, "clone_script", clone_scripts)
         return
     from chalicelib.scm import git  # dulwich loads only where a job clones
     from chalicelib.scm.transport import SshAccess
@@ -366,7 +346,7 @@ def _clone(run: Run) -> None:
 def _build_phase(run: Run, config: dict[str, Any]) -> None:
     mode = config.get("buildMode")
     if mode == "script":
-        _scripts(run, "build_script", config.get("buildScripts", []))
+        run_phase(run, "build_script", config.get("buildScripts", []))
     elif mode == "msbuild":
         run.say("MSBuild is not available on this Linux runner: the build phase is skipped (use build_script).")
 
@@ -382,82 +362,6 @@ def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
         raise JobFailed(message) from error
     pushed = {artifact.file_name for artifact in run.artifacts}
     run.artifacts.extend(artifact for artifact in found if artifact.file_name not in pushed)
-
-
-_LAST_PHASES = ("on_success", "on_failure", "on_finish")  # ``appveyor exit`` there ends only the phase
-
-
-def _scripts(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: bool = False) -> None:
-    """Run a phase's scripts in order; the first that fails fails the job (unless ``may_fail``)."""
-    if not scripts or (may_fail and run.stop_reason is not None):
-        return
-    run.say(f"Running {phase} scripts")
-    for script in scripts:
-        for line in str(script.get("script") or "").splitlines() or [""]:
-            run.say(f"$ {line}")
-        outcome = _script(run, script)
-        if run.exit_requested and not outcome.ended_shell and run.stop_reason is None:
-            run.exit_requested = False
-            if phase in _LAST_PHASES:
-                return
-            raise _ExitRequested()
-        if outcome.succeeded:
-            continue
-        if run.stop_reason is not None:
-            raise JobFailed(f"The job was stopped in {phase}: {run.stop_reason}.")
-        if outcome.ended_shell:
-            raise _shell_ended(run, phase, outcome.exit_code, may_fail)
-        message = f"Command exited with code {outcome.exit_code}" if outcome.exit_code is not None else outcome.stopped
-        if may_fail:
-            run.say(f"{message} (in {phase}; the job's result stands)")
-            continue
-        run.messages.append(str(message))
-        run.say(str(message))
-        raise JobFailed(f"{message} in {phase}.", phase)
-
-
-def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
-    """Run one script: Bash lines in the job's session, PowerShell in pwsh where there is one."""
-    if shell.in_session(script):
-        return run.session.run(str(script.get("script") or ""), run.variables, run.should_stop)
-    if run.container is not None:  # never beside the runner: the job's scripts run in its container only
-        if str(run.variables.get("APPVEYOR_YML_DISABLE_PS_LINUX", "")).lower() == "true":
-            run.say(
-                f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{script['language']}:' script."
-            )
-            return shell.Outcome(0)
-        refusal = (
-            f"'{script['language']}:' scripts need PowerShell (pwsh), which this job's image does not have; use 'sh:'."
-        )
-        run.say(refusal)
-        return shell.Outcome(None, refusal)
-    command = shell.command_for(script, run.variables)
-    if command is None:
-        run.say(
-            f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{script['language']}:' script."
-        )
-        return shell.Outcome(0)
-    if isinstance(command, str):  # why it cannot run: _scripts says it, once
-        return shell.Outcome(None, command)
-    return shell.run(command, run.folder, run.variables, run.say, run.should_stop)
-
-
-def _shell_ended(run: Run, phase: str, code: int | None, may_fail: bool) -> JobEnded:
-    """AppVeyor's rule for a shell that ends: ``exit 0`` ends the job green at once, ``exit N`` red at once; in
-    on_failure and on_finish, whose failures never change the result, it ends the job as it stands."""
-    how = f"exited with code {code}" if code is not None and code >= 0 else f"was killed by signal {-(code or 0)}"
-    if may_fail:
-        run.say(f"The job's shell {how} in {phase}: the job ends here; its result stands.")
-        return JobEnded(False, None)  # _phases ends the job as it stands
-    if code == 0:
-        run.say(
-            f"The job's shell exited with code 0 in {phase}: the job ends here as a success (exit 0 skips "
-            "on_success and on_finish)."
-        )
-        return JobEnded(True, None)
-    message = f"The job's shell {how} in {phase}: the job ends here as a failure (exit skips on_failure and on_finish)."
-    run.say(message)
-    return JobEnded(False, message)
 
 
 def main() -> int:
