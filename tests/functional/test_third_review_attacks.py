@@ -161,8 +161,9 @@ def test_one_ipv6_48_guesses_a_password_once_per_64_past_the_limit_everywhere(
     # client is an IPv6 /64, and one /48 (a free tunnel broker's) holds 65,536 of them: the limit everywhere, 100 a
     # window, becomes 65,636 guesses a window for whoever holds a /48 (a botnet's IPv4 addresses do the same)
     from chalicelib.domain import sessions
-    from tests.functional.test_sessions import add_user_with_password, from_address, sign_in
+    from tests.functional.test_sessions import add_user_with_password, from_address, pin_failure_window, sign_in
 
+    pin_failure_window(monkeypatch)
     email = add_user_with_password(account)
     for index in range(sessions.MAX_FAILED_SIGN_INS_EVERYWHERE // sessions.MAX_FAILED_SIGN_INS):
         from_address(client, monkeypatch, f"2001:db8:77:{index:x}::1")
