@@ -1,11 +1,11 @@
-"""A phase's scripts, as AppVeyor runs them: each command in the job's Bash session (or PowerShell), the first
+"""A phase's scripts, as AppVeyor runs them: each command in the job's Bash session (or its PowerShell), the first
 that fails failing the job, and AppVeyor's ending rules (``exit 0``, ``exit N``, ``appveyor exit``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.runner import shell
+from chalicelib.runner import powershell, shell
 from chalicelib.runner.run import Run
 
 
@@ -62,23 +62,19 @@ def run_phase(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: boo
 
 
 def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
-    """Run one script: Bash lines in the job's session, PowerShell in pwsh where there is one (never beside the
-    runner when the job's scripts run in its container)."""
+    """Run one script in the job's Bash session: Bash lines there, PowerShell in the session's pwsh, which Bash
+    starts (runner/powershell.py), in the job's container when it has one."""
+    language, text = str(script.get("language") or "cmd"), str(script.get("script") or "")
     if shell.in_session(script):
-        return run.session.run(str(script.get("script") or ""), run.variables, run.should_stop)
-    command = shell.command_for(script, run.variables)
-    if command is None:
-        run.say(
-            f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{script['language']}:' script."
-        )
+        return run.session.run(text, run.variables, run.should_stop)
+    if language not in ("ps", "pwsh"):
+        return shell.Outcome(None, f"Scripts in '{language}' cannot run on this runner.")
+    if str(run.variables.get("APPVEYOR_YML_DISABLE_PS_LINUX", "")).lower() == "true":
+        run.say(f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{language}:' script.")
         return shell.Outcome(0)
-    if run.container is not None:
-        command = (
-            f"'{script['language']}:' scripts need PowerShell (pwsh), which this job's image does not have; use 'sh:'."
-        )
-    if isinstance(command, str):  # why it cannot run: run_phase says it, once
-        return shell.Outcome(None, command)
-    return shell.run(command, run.folder, run.variables, run.say, run.should_stop)
+    where = "this job's image" if run.container is not None else "this runner"
+    command = powershell.command(text, language, where)
+    return run.session.run(command, run.variables, run.should_stop, setup=powershell.setup())
 
 
 def _shell_ended(run: Run, phase: str, code: int | None, may_fail: bool) -> JobEnded:

@@ -55,13 +55,18 @@ class Session:
         self._commands: int | None = None  # the write end of the pipe the shell reads its commands from
         self._pump: threading.Thread | None = None
         self._sent: dict[str, str] = {}  # the variables the shell was given, to give it only what changes
+        self._setups: set[str] = set()
         self.ended = False
 
-    def run(self, text: str, variables: Mapping[str, str], should_stop: Callable[[], str | None]) -> Outcome:
+    def run(
+        self, text: str, variables: Mapping[str, str], should_stop: Callable[[], str | None], setup: str = ""
+    ) -> Outcome:
         """Run ``text`` in the shell, its output line by line to ``on_line``; ``ended_shell`` when it ended it.
 
         ``variables`` are the job's (``appveyor SetVariable`` changes them): the shell gets those that changed since
         the last command. ``should_stop`` is asked a few times a second; a reason kills the shell's process group.
+        ``setup`` (definitions the command needs, untraced) is given to the shell once, before the first command
+        that needs it.
         """
         if self.ended:
             return Outcome(None, "The job's shell has ended.")
@@ -72,7 +77,11 @@ class Session:
                 return Outcome(None, failure)
         # with xtrace on (set -x), the shell's own lines would be traced: it is off while they run, and the
         # command's eval turns it back on first, silently
-        lines = [*self._exports(variables), f'builtin eval "$__conveyor_set_x"{shlex.quote(text)}']
+        lines = [*self._exports(variables)]
+        if setup and setup not in self._setups:
+            self._setups.add(setup)
+            lines.append(setup)
+        lines.append(f'builtin eval "$__conveyor_set_x"{shlex.quote(text)}')
         lines.append(
             "{ __conveyor_status=$?; __conveyor_set_x=; [[ $- == *x* ]] && __conveyor_set_x=" + _SET_X + "; set +x; }"
             f" 2>/dev/null; builtin printf '\\n%s %s\\n' '{self._marker}' \"$__conveyor_status\" >&{_STATUS_FD}"

@@ -1,11 +1,10 @@
-"""Running one program in its own process group, output line by line, stoppable: a PowerShell script of a build
-phase, a build agent's deploy_script. A build's Bash lines run in the job's one shell (runner/session.py)."""
+"""Running one program in its own process group, output line by line, stoppable: a build agent's deploy_script.
+A build's scripts run in the job's one shell (runner/session.py), and its PowerShell beside it (powershell.py)."""
 
 from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import subprocess
 import threading
@@ -38,19 +37,6 @@ def in_session(script: Mapping[str, Any]) -> bool:
     told apart: both run in Bash, as plain lines do on AppVeyor's Ubuntu images (where ``cmd:`` would be skipped).
     """
     return str(script.get("language") or "cmd") in ("cmd", "sh")
-
-
-def command_for(script: Mapping[str, Any], variables: Mapping[str, str]) -> list[str] | str | None:
-    """The argv that runs a configured script not run in the job's session, a message saying why it cannot run
-    here, or None when AppVeyor's rules skip it on Linux."""
-    language, text = str(script.get("language") or "cmd"), str(script.get("script") or "")
-    if language in ("ps", "pwsh"):
-        if str(variables.get("APPVEYOR_YML_DISABLE_PS_LINUX", "")).lower() == "true":
-            return None
-        if shutil.which("pwsh", path=variables.get("PATH")):
-            return ["pwsh", "-NoProfile", "-NonInteractive", "-Command", text]
-        return f"'{language}:' scripts need PowerShell (pwsh), which this Linux runner does not have; use 'sh:'."
-    return f"Scripts in '{language}' cannot run on this runner."
 
 
 def run(

@@ -390,3 +390,33 @@ def test_appveyor_pushartifact_takes_the_build_folders_files_but_no_file_of_the_
     assert artifacts == ["out.txt"], log
     for refused in ("REFUSED-PATH", "REFUSED-LINK", "REFUSED-CLIMB"):
         assert output_lines(log, refused) == [refused], log
+
+
+def test_powershell_in_a_container_is_started_by_its_bash_session_and_exchanges_variables_and_folder(  # type: ignore[no-untyped-def]
+    make_project,
+) -> None:
+    stand_in = (Path(__file__).parents[1] / "standins" / "pwsh.py").read_text()  # the image has no pwsh: see there
+    project = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "image: Ubuntu2204",
+                "install:",
+                "  - mkdir -p bin sub && cp pwsh.py bin/pwsh && chmod +x bin/pwsh",
+                '  - export PATH="$PWD/bin:$PATH" FROM_BASH=b1',
+                "build_script:",
+                '  - ps: echo "ps sees $FROM_BASH as $(id -un) in $PWD"',
+                "  - ps: export FROM_PS=p1; cd sub",
+                '  - echo "bash sees $FROM_PS in $PWD"',
+            ),
+            "pwsh.py": stand_in,
+            "sub/keep.txt": "x\n",
+        }
+    )
+
+    build = project.run()
+
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "success", log
+    lines = log.splitlines()
+    assert any(line.startswith("ps sees b1 as appveyor in /home/appveyor/projects/") for line in lines), log
+    assert any(line.startswith("bash sees p1 in /home/appveyor/projects/") and line.endswith("/sub") for line in lines)
