@@ -37,6 +37,14 @@ def main(argv: list[str] | None = None) -> int:
     key.add_argument("--email", required=True)
     key.add_argument("--api-key", help="use this key (a 'v2.' key is user-level) instead of a new random one")
     commands.add_parser("migrate", help="bring stored data up to this version (after an upgrade; run it twice freely)")
+    images = commands.add_parser("images", help="Conveyor's build images (docs/executors.md)")
+    push = images.add_subparsers(dest="images_command", required=True).add_parser(
+        "push", help="push the local image (make image) to an ECR repository, where AWS CodeBuild runs it"
+    )
+    push.add_argument("repository", help="the stage's image repository (its CONVEYOR_IMAGE_REPOSITORY)")
+    push.add_argument(
+        "--root", default=str(PROJECT_DIR / ".images" / "ubuntu"), help="the image (default: .images/ubuntu)"
+    )
     agent = commands.add_parser(
         "agent",
         help="a deployment agent of an Agent environment (runs where it deploys), or with --builds a build agent",
@@ -83,6 +91,15 @@ def run(args: argparse.Namespace) -> None:
         if args.name:
             deployer.name = args.name
         deployer.run(once=args.once)
+        return
+    if args.command == "images":
+        from chalicelib.executors.image_push import PushFailed, push
+
+        try:
+            pushed = push(args.repository, Path(args.root))
+        except PushFailed as error:
+            raise SystemExit(f"conveyor: {error}") from error
+        print("pushed " + ", ".join(pushed))
         return
     if args.command == "local":
         from chalicelib.local.stack import LocalOptions, run_local

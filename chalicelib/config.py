@@ -33,6 +33,9 @@ class Settings:
     runner_function: str  # the runner Lambda function's name, for the "lambda" executor
     unsafe_no_sandbox: bool  # run local jobs without a sandbox when none can be made (a warning in every log)
     codebuild_project: str | None  # the CodeBuild project container-image jobs run on; None: no CodeBuild here
+    # where Conveyor's own images are pushed (an ECR repository's URI, infra/template.py): CodeBuild runs AppVeyor's
+    # Ubuntu names in them; None: in CodeBuild's curated images where one matches (docs/executors.md)
+    image_repository: str | None
     runner_timeout_seconds: int  # the longest job the runner (executor "lambda" or "local") takes
     oidc_signing_key: str  # the asymmetric KMS key (an alias) that signs jobs' ID tokens (docs/oidc.md)
     oidc_published_keys: tuple[str, ...]  # further keys the issuers' JWKS lists: the next one, or the one before
@@ -67,6 +70,7 @@ def settings() -> Settings:
         runner_function=os.environ.get("CONVEYOR_RUNNER_FUNCTION", f"conveyor-{stage}-runner"),
         unsafe_no_sandbox=os.environ.get("CONVEYOR_UNSAFE_NO_SANDBOX", "").lower() == "true",
         codebuild_project=os.environ.get("CONVEYOR_CODEBUILD_PROJECT") or None,
+        image_repository=os.environ.get("CONVEYOR_IMAGE_REPOSITORY") or None,
         runner_timeout_seconds=int(os.environ.get("CONVEYOR_RUNNER_TIMEOUT_SECONDS", "0") or 0),
         oidc_signing_key=os.environ.get("CONVEYOR_OIDC_SIGNING_KEY") or f"alias/conveyor-{stage}-oidc",
         oidc_published_keys=tuple(

@@ -57,6 +57,9 @@ RUNNER_MEMORY_MB = 3008
 RUNNER_FINISH_SECONDS = 60  # of the runner's time, kept to report a job that reached its limit (log, artifacts)
 MIN_EVENT_AGE_SECONDS = 60  # the shortest MaximumEventAgeInSeconds Lambda accepts
 BUILD_PROJECT = "Builds"  # the CodeBuild project's logical id
+IMAGES = "BuildImages"  # the ECR repository of Conveyor's build images (conveyor images push), its logical id
+# what CodeBuild needs of a repository to pull an image from it with its own identity (ImagePullCredentialsType)
+IMAGE_PULL_ACTIONS = ["ecr:BatchCheckLayerAvailability", "ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer"]
 # What a build started without a job's overrides (from the console) gets; each job's StartBuild names its image
 # and its limit (chalicelib/executors/codebuild.py).
 BUILD_PROJECT_IMAGE = "aws/codebuild/standard:7.0"  # Ubuntu 22.04, AppVeyor's Ubuntu2204
@@ -71,6 +74,7 @@ def merge_template(stage: Stage) -> dict[str, Any]:
     log_groups = _functions(stage, resources, consumed)
     _runner(stage, resources)
     _codebuild(stage, resources)
+    resources[IMAGES] = _images(stage)
     resources["DataBucket"] = {"Type": "AWS::S3::Bucket", **RETAIN, "Properties": _bucket(stage)}
     resources.update(_secrets_key(stage))
     resources.update(_signing_key(stage))
@@ -88,10 +92,11 @@ def merge_template(stage: Stage) -> dict[str, Any]:
         SIGNING_KEY,
     )
     resources["DefaultRole"] = {"Properties": {"Policies": role_policies(used)}}
-    outputs: dict[str, Any] = {}
+    # where `conveyor images push` pushes the images (docs/executors.md, "On AWS")
+    outputs: dict[str, Any] = {"ImageRepository": {"Value": {"Fn::GetAtt": [IMAGES, "RepositoryUri"]}}}
     if stage.custom_domain:
         _custom_domain(stage, resources, outputs)
-    return {"Resources": resources, "Outputs": outputs} if outputs else {"Resources": resources}
+    return {"Resources": resources, "Outputs": outputs}
 
 
 def _tables(stage: Stage, resources: dict[str, Any]) -> dict[str, list[str]]:
@@ -215,6 +220,7 @@ def _executor_settings(stage: Stage, handler: str) -> dict[str, Any]:
         "CONVEYOR_EXECUTOR": "lambda",
         "CONVEYOR_RUNNER_FUNCTION": {"Ref": RUNNER},
         "CONVEYOR_CODEBUILD_PROJECT": {"Ref": BUILD_PROJECT},  # a project's Ref is its name
+        "CONVEYOR_IMAGE_REPOSITORY": {"Fn::GetAtt": [IMAGES, "RepositoryUri"]},  # AppVeyor's Ubuntu names run there
         # CodeBuild and build agents take the stage's limit (AppVeyor's 60 minutes unless the stage sets one)...
         "CONVEYOR_JOB_TIMEOUT_SECONDS": str(stage.settings.job_timeout_seconds),
         # ...the runner function only what leaves it time to report: a longer job would end in a killed runner.
@@ -306,6 +312,31 @@ def _codebuild(stage: Stage, resources: dict[str, Any]) -> None:
             # The group comes first (a Ref): the role may write to it but not create it.
             "LogsConfig": {"CloudWatchLogs": {"Status": "ENABLED", "GroupName": {"Ref": log_group}}},
             "ServiceRole": {"Fn::GetAtt": [role, "Arn"]},
+        },
+    }
+
+
+def _images(stage: Stage) -> dict[str, Any]:
+    """The repository of Conveyor's build images, which CodeBuild pulls for the project's builds alone (with its
+    own identity: the project's role reaches no registry). Kept with the stack's data: images are pushed to it by
+    hand (``conveyor images push``), not made by the stack."""
+    pull = {
+        "Sid": "TheBuildProjectPullsItsImages",
+        "Effect": "Allow",
+        "Principal": {"Service": "codebuild.amazonaws.com"},
+        "Action": IMAGE_PULL_ACTIONS,
+        "Condition": {
+            "StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+            "ArnEquals": {"aws:SourceArn": {"Fn::GetAtt": [BUILD_PROJECT, "Arn"]}},
+        },
+    }
+    return {
+        "Type": "AWS::ECR::Repository",
+        **RETAIN,
+        "Properties": {
+            "RepositoryName": f"{stage.app_name}-{stage.name}-images",
+            "ImageScanningConfiguration": {"ScanOnPush": True},
+            "RepositoryPolicyText": {"Version": "2012-10-17", "Statement": [pull]},
         },
     }
 

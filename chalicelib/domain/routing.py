@@ -41,7 +41,7 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
     placed, refused = [], {}
     for job, image in zip(jobs, images, strict=True):
         try:
-            where = route(image, agent_images, codebuild, local)
+            where = route(image, agent_images, codebuild, local, settings().image_repository)
         except NoExecutor as refusal:
             refused[job.job_id] = str(refusal) + _no_pull_requests(str(image), agents, pull_request)
             placed.append(job)

@@ -6,7 +6,9 @@ A build job runs on one of three executors, all running the same runner program 
   serves a job that names no image, or AppVeyor's ``Ubuntu``: Linux, 14 minutes at most. Under ``make run`` it
   also serves ``Ubuntu1604`` ... ``Ubuntu2204``, in a container of the local image (executors/containers.py).
 - ``codebuild``: AWS CodeBuild, where the stage configures a project (``CONVEYOR_CODEBUILD_PROJECT``). It serves
-  AppVeyor's Ubuntu images that CodeBuild's curated images match, and any container image (``python:3.12``,
+  AppVeyor's Ubuntu names in Conveyor's own images where the stage has them (``CONVEYOR_IMAGE_REPOSITORY``, an ECR
+  repository ``conveyor images push`` fills: the image ``make run`` runs them in, so a name means the same in both
+  places), else those CodeBuild's curated images match; and any container image (``python:3.12``,
   ``public.ecr.aws/docker/library/node:22``): the image needs Python 3.11+ for the runner.
 - ``agent``: the account's build agents (``conveyor agent --builds`` on the team's own machines), for every
   image an agent is registered for. An account's agent wins over the cloud: a team that registers an agent for
@@ -22,6 +24,7 @@ import re
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from chalicelib.config import settings
 from chalicelib.core.jobs import Executor
 
 # AppVeyor's image names (case does not matter, as on AppVeyor), and the CodeBuild image each maps to (None: no
@@ -56,10 +59,16 @@ class NoExecutor(Exception):
     """No executor here serves the image; the message names it and what is on offer."""
 
 
-def route(image: str | None, agent_images: Collection[str], codebuild: bool, local: bool = False) -> Route:
+def route(
+    image: str | None,
+    agent_images: Collection[str],
+    codebuild: bool,
+    local: bool = False,
+    repository: str | None = None,
+) -> Route:
     """The executor for a job of ``image``, given the images the account's build agents serve, whether this
-    stage has a CodeBuild project, and whether its runner is the local one (``local``: it serves every Ubuntu
-    image in a container, as ``Route(RUNNER, name)``)."""
+    stage has a CodeBuild project, whether its runner is the local one (``local``: it serves every Ubuntu
+    image in a container, as ``Route(RUNNER, name)``), and where Conveyor's own images are (``repository``)."""
     name = (image or "").strip()
     if not name:
         return Route(Executor.RUNNER)
@@ -69,21 +78,28 @@ def route(image: str | None, agent_images: Collection[str], codebuild: bool, loc
     served = {served.casefold(): served for served in agent_images}
     if key in served:
         return Route(Executor.AGENT, served[key])
-    cloud = _cloud_image(name)
+    cloud = _cloud_image(name, repository)
     if cloud is not None and codebuild:
         return Route(Executor.CODEBUILD, cloud)
     local_name = next((known for known in UBUNTU_IMAGES if known.casefold() == key), None)
     if local and local_name is not None:
         return Route(Executor.RUNNER, local_name)
-    raise NoExecutor(_refusal(name, agent_images, codebuild, cloud is not None, local))
+    raise NoExecutor(_refusal(name, agent_images, codebuild, cloud is not None, local, repository))
 
 
-def _cloud_image(name: str) -> str | None:
-    """The image CodeBuild would run for ``name``: a curated one for AppVeyor's Ubuntu names, else a container
-    image reference as it is; None for anything else (Windows, macOS, unknown names)."""
+def own_image(name: str, repository: str) -> str:
+    """Where Conveyor's image of AppVeyor's Ubuntu name ``name`` is in ``repository`` (``conveyor images push``
+    pushes each under the name's lower case: ``<repository>:ubuntu2204``)."""
+    return f"{repository}:{name.lower()}"
+
+
+def _cloud_image(name: str, repository: str | None) -> str | None:
+    """The image CodeBuild would run for ``name``: Conveyor's own for AppVeyor's Ubuntu names where the stage has
+    a repository of them, else a curated one; a container image reference as it is; None for anything else
+    (Windows, macOS, unknown names)."""
     for known, cloud in UBUNTU_IMAGES.items():
         if known.casefold() == name.casefold():
-            return cloud
+            return own_image(known, repository) if repository else cloud
     if _WINDOWS.match(name) or _MACOS.match(name) or not _CONTAINER.match(name):
         return None
     return name
@@ -92,21 +108,29 @@ def _cloud_image(name: str) -> str | None:
 def runs_in_cloud(image: str) -> bool:
     """Whether the service runs jobs of ``image`` itself, on AWS CodeBuild where it is set up, when no build agent
     of the account serves it (``Ubuntu2204``, container images)."""
-    return image.strip().casefold() != DEFAULT_IMAGE.casefold() and _cloud_image(image.strip()) is not None
+    repository = settings().image_repository
+    return image.strip().casefold() != DEFAULT_IMAGE.casefold() and _cloud_image(image.strip(), repository) is not None
 
 
 def is_curated(image: str | None) -> bool:
-    """Whether CodeBuild's ``image`` is one of its curated images this table maps to (not a user's own image)."""
-    return image is not None and image in UBUNTU_IMAGES.values()
+    """Whether CodeBuild's ``image`` is one this table maps AppVeyor's names to, CodeBuild's or Conveyor's own (not
+    an image of a user's choosing)."""
+    repository = settings().image_repository
+    ours = {own_image(name, repository) for name in UBUNTU_IMAGES} if repository else set()
+    return image is not None and (image in UBUNTU_IMAGES.values() or image in ours)
 
 
-def _refusal(image: str, agent_images: Collection[str], codebuild: bool, for_codebuild: bool, local: bool) -> str:
+def _refusal(
+    image: str, agent_images: Collection[str], codebuild: bool, for_codebuild: bool, local: bool, repository: str | None
+) -> str:
     offered = [f"{DEFAULT_IMAGE} (or no image: the service's runner)"]
     if local:
         versions = ", ".join(name for name in UBUNTU_IMAGES if name != DEFAULT_IMAGE)
         offered.append(f"{versions} (containers of Conveyor's local image)")
     if codebuild:
-        names = ", ".join(name for name, cloud in UBUNTU_IMAGES.items() if cloud is not None)
+        names = ", ".join(
+            name for name, cloud in UBUNTU_IMAGES.items() if (cloud or repository) and name != DEFAULT_IMAGE
+        )
         offered.append(f"{names} and container images such as python:3.12 (AWS CodeBuild)")
     if agent_images:
         offered.append(f"{', '.join(sorted(agent_images, key=str.casefold))} (this account's build agents)")

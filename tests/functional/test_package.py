@@ -476,3 +476,30 @@ def test_the_template_makes_the_id_token_signing_key_which_only_the_control_plan
         role = template["Resources"][role_of(runner)]
         runner_actions = [action for statement in statements(role) for action in as_list(statement["Action"])]
         assert not [action for action in runner_actions if action.startswith("kms:")]
+
+
+def test_the_build_images_repository_lets_only_the_stages_build_project_pull_and_the_control_plane_knows_it(
+    template: dict[str, Any],
+) -> None:
+    project_name, project = build_project(template)
+    ((name, repository),) = resources(template, "AWS::ECR::Repository").items()
+    assert repository["DeletionPolicy"] == "Retain"  # pushed by hand: deleting the stack keeps the images
+    (pull,) = repository["Properties"]["RepositoryPolicyText"]["Statement"]
+    assert pull["Principal"] == {"Service": "codebuild.amazonaws.com"}
+    assert sorted(pull["Action"]) == [
+        "ecr:BatchCheckLayerAvailability",
+        "ecr:BatchGetImage",
+        "ecr:GetDownloadUrlForLayer",
+    ]
+    assert pull["Condition"]["ArnEquals"]["aws:SourceArn"] == {"Fn::GetAtt": [project_name, "Arn"]}
+    assert pull["Condition"]["StringEquals"]["aws:SourceAccount"] == {"Ref": "AWS::AccountId"}
+    assert project["Environment"]["ImagePullCredentialsType"] == "CODEBUILD"  # the role still reaches no registry
+    assert not [
+        s for s in statements(template) if any(a.startswith("ecr:") for a in as_list(s["Action"])) and s != pull
+    ]
+    runners = runner_functions(template)
+    for function_name, function in functions(template).items():
+        variables = function["Properties"].get("Environment", {}).get("Variables", {})
+        expected = None if function_name in runners else {"Fn::GetAtt": [name, "RepositoryUri"]}
+        assert variables.get("CONVEYOR_IMAGE_REPOSITORY") == expected, function_name
+    assert template["Outputs"]["ImageRepository"] == {"Value": {"Fn::GetAtt": [name, "RepositoryUri"]}}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from chalicelib.core.jobs import Executor
-from chalicelib.executors.images import NoExecutor, Route, route
+from chalicelib.executors.images import NoExecutor, Route, is_curated, route, runs_in_cloud
 
 RUNNER, CODEBUILD, AGENT = Executor.RUNNER, Executor.CODEBUILD, Executor.AGENT
 
@@ -80,3 +80,30 @@ def test_the_local_image_stands_for_no_other_image() -> None:
         route("python:3.12", [], codebuild=False, local=True)
     with pytest.raises(NoExecutor):
         route("Visual Studio 2022", [], codebuild=False, local=True)
+
+
+REPOSITORY = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/conveyor-prod-images"
+
+
+@pytest.mark.parametrize("image", ["Ubuntu1604", "ubuntu1804", "Ubuntu2004", "UBUNTU2204"])
+def test_in_aws_with_an_image_repository_every_ubuntu_name_runs_on_codebuild_in_conveyors_own_image(
+    image: str,
+) -> None:
+    expected = f"{REPOSITORY}:{image.lower()}"
+    assert route(image, [], codebuild=True, repository=REPOSITORY) == Route(CODEBUILD, expected)
+    assert route("Ubuntu", [], codebuild=True, repository=REPOSITORY) == Route(RUNNER)  # still the runner's own
+    assert route(image, [image], codebuild=True, repository=REPOSITORY) == Route(AGENT, image)  # an agent wins
+
+
+def test_conveyors_own_images_are_trusted_as_curated_ones_and_a_users_image_is_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CONVEYOR_IMAGE_REPOSITORY", REPOSITORY)
+    assert is_curated(f"{REPOSITORY}:ubuntu2204")
+    assert is_curated("aws/codebuild/standard:7.0")
+    assert not is_curated(f"{REPOSITORY}:latest")  # not a tag `conveyor images push` pushes
+    assert not is_curated("python:3.12")
+    assert runs_in_cloud("Ubuntu1804")  # an agent registered for it takes those jobs from CodeBuild
+    monkeypatch.delenv("CONVEYOR_IMAGE_REPOSITORY")
+    assert not is_curated(f"{REPOSITORY}:ubuntu2204")
+    assert not runs_in_cloud("Ubuntu1804")
