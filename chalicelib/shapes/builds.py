@@ -64,7 +64,7 @@ def build_json(build: Build | BuildSummary, jobs: list[Job] | None = None) -> di
 def job_json(job: Job) -> dict[str, Any]:
     """A build job; beyond AppVeyor's fields, where it runs (none for a job no executor took: its messages say
     why), the build agent that took it, and, while it is queued, what it waits for (a build agent of its image), or,
-    failed without running, why it could not run."""
+    failed, why: it could not run (its image, its container), or how it ended (``exit N``, a failing command)."""
     shape = {
         "jobId": job.job_id,
         "name": job.name,
@@ -79,14 +79,9 @@ def job_json(job: Job) -> dict[str, Any]:
         shape["executor"] = str(job.executor)
     if job.executor == Executor.AGENT and job.agent:  # the build agent that took it (the team's own machine)
         shape["agentName"] = job.agent
-    if job.message and (job.status == Status.QUEUED or _never_ran(job)):
-        shape["message"] = job.message  # what it waits for; or why it could not run
+    if job.message and job.status in (Status.QUEUED, Status.FAILED):
+        shape["message"] = job.message  # what it waits for; or why it failed
     return shape
-
-
-def _never_ran(job: Job) -> bool:
-    """A job that failed without starting: refused (an image no executor serves), so its message says why."""
-    return job.status == Status.FAILED and job.started is None
 
 
 def commit_time(iso: str) -> str:

@@ -114,6 +114,10 @@ def test_exit_3_ends_the_job_red_at_once_without_on_failure_or_on_finish(make_pr
     assert build["status"] == "failed" and job["status"] == "failed", log
     assert "before the exit" in output(log)
     assert "exited with code 3" in log
+    assert job["message"] == (
+        "The job's shell exited with code 3 in build_script: the job ends here as a failure (exit skips on_failure "
+        "and on_finish)."
+    )
     for never in ("rest of the build", "on-failure ran", "on-finish ran"):
         assert never not in output(log), log
 
