@@ -67,6 +67,9 @@ def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
     language, text = str(script.get("language") or "cmd"), str(script.get("script") or "")
     if shell.in_session(script):
         return run.session.run(text, run.variables, run.should_stop)
+    if language == "cmd":  # an explicit cmd: line
+        run.say("Skipped on Linux: a 'cmd:' script runs on Windows images only (plain lines and 'sh:' run here).")
+        return shell.Outcome(0)
     if language not in ("ps", "pwsh"):
         return shell.Outcome(None, f"Scripts in '{language}' cannot run on this runner.")
     if str(run.variables.get("APPVEYOR_YML_DISABLE_PS_LINUX", "")).lower() == "true":

@@ -31,12 +31,9 @@ class Outcome:
 
 
 def in_session(script: Mapping[str, Any]) -> bool:
-    """Whether a configured script runs in the job's Bash session (runner/session.py).
-
-    Plain lines and ``cmd:`` lines share the language ``cmd`` in AppVeyor's configuration JSON, so they cannot be
-    told apart: both run in Bash, as plain lines do on AppVeyor's Ubuntu images (where ``cmd:`` would be skipped).
-    """
-    return str(script.get("language") or "cmd") in ("cmd", "sh")
+    """Whether a configured script runs in the job's Bash session (runner/session.py): plain lines (language
+    ``cmd`` in AppVeyor's JSON) and ``sh:`` lines; an explicit ``cmd:`` line (``windowsOnly``) is for Windows."""
+    return str(script.get("language") or "cmd") in ("cmd", "sh") and not script.get("windowsOnly")
 
 
 def run(

@@ -223,3 +223,20 @@ def test_a_powershell_line_fails_the_job_saying_pwsh_is_missing(make_project) ->
     assert build["status"] == "failed", log
     assert log.count("need PowerShell (pwsh)") == 1, log  # said once, not by the script and again by its phase
     assert "never printed" not in output(log)
+
+
+def test_cmd_lines_are_skipped_on_linux_saying_so_and_plain_lines_run_in_bash(make_project) -> None:  # type: ignore[no-untyped-def]
+    project = make_project(
+        "install:",
+        "  - cmd: choco install windows-only-tool",
+        "  - sh: echo from-sh",
+        "  - echo from-plain",
+    )
+
+    build = project.run()
+
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "success", log
+    assert "Skipped on Linux: a 'cmd:' script runs on Windows images only (plain lines and 'sh:' run here)." in log
+    assert "command not found" not in log, log  # choco never ran
+    assert "from-sh" in output(log) and "from-plain" in output(log)

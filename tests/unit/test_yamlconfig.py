@@ -398,7 +398,7 @@ READS: dict[str, tuple[str, Json]] = {
                     script("Write-Host two", "ps"),
                     script("Get-Item .", "pwsh"),
                     script("ls", "sh"),
-                    script("dir"),
+                    {**script("dir"), "windowsOnly": True},  # an explicit cmd: line runs on Windows only
                 ]
             },
         )
@@ -483,7 +483,7 @@ def test_an_empty_script_section_still_selects_the_script_mode() -> None:
 
 
 def test_an_empty_cmd_item_is_an_empty_script() -> None:
-    assert changes("install:\n  - cmd:") == {"installScripts": [script("")]}
+    assert changes("install:\n  - cmd:") == {"installScripts": [{**script(""), "windowsOnly": True}]}
 
 
 # --- JSON -> YAML -> JSON ----------------------------------------------------------------------------------------

@@ -61,17 +61,21 @@ def group(key: str, fields: Fields) -> Section:
 
 
 def _script(item: Any, path: str) -> Json:
+    """A script line: a plain string is a ``cmd`` line, as AppVeyor's JSON has it (run by Bash on Linux); an explicit
+    ``cmd:`` line runs on Windows images only (AppVeyor's rule): the one field beyond AppVeyor's shape says so."""
     if isinstance(item, str):
         return {"language": "cmd", "script": item}
     if isinstance(item, dict) and len(item) == 1:
         ((language, script),) = item.items()
         if language in LANGUAGES and (script is None or isinstance(script, str)):
+            if language == "cmd":
+                return {"language": "cmd", "script": script or "", "windowsOnly": True}
             return {"language": language, "script": script or ""}
     raise fail(path, "a script is a string or a one-key map of cmd, ps, pwsh or sh.")
 
 
 def _write_script(script: Json) -> Any:
-    if script["language"] == "cmd":
+    if script["language"] == "cmd" and not script.get("windowsOnly"):
         return script["script"]
     return {script["language"]: script["script"]}
 
