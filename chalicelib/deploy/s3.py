@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import boto3
@@ -48,6 +49,18 @@ def deliver(delivery: Delivery) -> None:
             target = f"s3://{bucket}/{key}"
             raise DeployFailed(f"Uploading {artifact.file_name} to {target} failed: {_reason(error)}") from None
         delivery.log(f"Uploaded {artifact.file_name} to s3://{bucket}/{key} ({artifact.size} bytes)")
+
+
+def inline_refusal(settings: Mapping[str, str]) -> str | None:
+    """Why an appveyor.yml deploy: entry may not deliver: without keys or a role of its own it would deliver with the
+    service's own role."""
+    if (settings.get("access_key_id") and settings.get("secret_access_key")) or settings.get("role_arn"):
+        return None
+    return (
+        "An S3 entry of appveyor.yml needs access_key_id and secret_access_key, or role_arn (assumed with "
+        "the deployment's ID token): the service's own role, which an environment may deploy with, is not "
+        "lent to a repository's appveyor.yml."
+    )
 
 
 def _client(delivery: Delivery) -> Any:

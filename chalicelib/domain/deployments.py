@@ -15,6 +15,7 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
+from chalicelib.deploy.providers import AGENT
 from chalicelib.domain import outbox, progress
 from chalicelib.domain.access import Right, has_right, require_right
 from chalicelib.domain.auth import Caller
@@ -29,7 +30,6 @@ from chalicelib.store import projects as project_store
 DEPLOYMENT_NOT_FOUND = "Deployment not found or access denied."
 ENVIRONMENT_NOT_FOUND = "Environment not found or access denied."
 MAX_PAGE = 20  # the contract's default and maximum page of project deployments
-AGENT = "Agent"
 MAX_AGENTS = 20
 _JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
 

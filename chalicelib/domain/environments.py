@@ -21,6 +21,7 @@ from typing import Any
 
 from chalicelib import outbound
 from chalicelib.core.environments import Environment
+from chalicelib.deploy import providers
 from chalicelib.domain import secrets
 from chalicelib.domain.auth import Caller
 from chalicelib.domain.delivery_inputs import substitute
@@ -34,26 +35,12 @@ from chalicelib.store import environments as store
 from chalicelib.store import projects as project_store
 from chalicelib.store.environments import ENVIRONMENT_NOT_FOUND
 
-PROVIDERS = (
-    "Agent",
-    "AzureBlob",
-    "AzureCS",
-    "AzureWebJob",
-    "BinTray",
-    "FTP",
-    "GitHub",
-    "NuGet",
-    "S3",
-    "SqlDatabase",
-    "WebDeploy",
-    "Webhook",
-)
+PROVIDERS = providers.names()  # deploy/providers.py declares each
 MIN_ACCESS_KEY_LENGTH = 16
 MAX_ACCESS_KEY_LENGTH = 128
 MAX_ACCESS_KEY_FIELD_LENGTH = 1024  # environmentAccessKey in an update: a new key, or the token shown for the key
 MAX_NAMED_VALUES = 200  # per array: each secret costs a KMS call
-HOST_SETTINGS = ("url", "server", "host", "endpoint", "symbol_server")  # provider settings the service connects to
-# where the secrets go: the hosts, and the GitHub repository a token publishes to
+HOST_SETTINGS = providers.host_settings()  # provider settings the service connects to
 ACCESS_KEY_FIELD = "accessKey"  # the field an access key's token is bound to
 INLINE_PROJECTS = "inlineDeploymentProjectIds"  # the settings' list of projects whose appveyor.yml may deploy here
 MAX_INLINE_PROJECTS = 200

@@ -13,6 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from chalicelib import deploy
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment, InlineEntry
 from chalicelib.core.jobs import Job
@@ -60,14 +61,8 @@ def inline_inputs(project: Project, build: Build, deployment: Deployment, folder
         for name, value in settings.items():
             if name.lower() in secrets.DESTINATION_SETTINGS and "$(" in value:
                 raise _Refused(f"The deploy: entry's {name} '{value}' names a variable this deployment does not have.")
-        if deployment.inline.provider == "S3" and not (
-            (settings.get("access_key_id") and settings.get("secret_access_key")) or settings.get("role_arn")
-        ):
-            raise _Refused(
-                "An S3 entry of appveyor.yml needs access_key_id and secret_access_key, or role_arn (assumed with "
-                "the deployment's ID token): the service's own role, which an environment may deploy with, is not "
-                "lent to a repository's appveyor.yml."
-            )
+        if (refusal := deploy.inline_refusal(deployment.inline.provider, settings)) is not None:
+            raise _Refused(refusal)
     except _Refused as refusal:
         return DeploymentInputs(jobs, [], {}, {}, [], notes, refusal=str(refusal))
     hidden = set(environment.secrets)

@@ -22,13 +22,13 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from chalicelib import deploy
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import EnvironmentAtStart, InlineEntry
 from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
+from chalicelib.deploy import providers
 from chalicelib.domain import secrets
 from chalicelib.domain.commit_statuses import MAX_BUILD_MESSAGES
 from chalicelib.domain.delivery_inputs import substitute
@@ -71,7 +71,7 @@ def start_inline_deployments(project: Project, build: Build, revision: int) -> i
             if not conditions_hold(entry, build.branch, variables):
                 continue
             provider = str(entry.get("provider") or "")
-            if provider != ENVIRONMENT and provider not in deploy.providers():
+            if provider != ENVIRONMENT and provider not in providers.inline_names():
                 unsupported.add((number, provider))
                 continue
             planned += 1
@@ -90,7 +90,7 @@ def deploys_in(project: Project, build: Build, job: Job) -> int:
     if configuration.get("deployMode") != "providers" or withholds_secrets(build):
         return 0
     variables = job_variables(project, build, job, configuration)
-    runnable = {*deploy.providers(), ENVIRONMENT}
+    runnable = {*providers.inline_names(), ENVIRONMENT}
     return sum(
         entry.get("provider") in runnable and conditions_hold(entry, build.branch, variables)
         for _, entry in _entries(configuration)
@@ -228,7 +228,7 @@ def _not_listed(project: Project, environment: Environment) -> str:
 
 
 def _unsupported(number: int, provider: str) -> str:
-    supported = ", ".join([*deploy.providers(), ENVIRONMENT])
+    supported = ", ".join([*providers.inline_names(), ENVIRONMENT])
     missing = f"Conveyor has no {provider} provider" if provider else "it names no provider"
     return (
         f"Inline deployment {number + 1} ({provider}) did not run: {missing}. Inline deployments can use {supported}."

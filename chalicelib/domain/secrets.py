@@ -30,6 +30,7 @@ from typing import Any
 
 from chalicelib.core.environments import Environment
 from chalicelib.core.projects import Project
+from chalicelib.deploy import providers
 from chalicelib.domain.validation import invalid
 from chalicelib.errors import Invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
@@ -41,20 +42,10 @@ MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
 MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
 _VARIABLE_LISTS = frozenset({"environmentVariables", "variables", "onEnvironmentVariables"})
 _SETTING_LISTS = frozenset({"providerSettings"})
-AGENT_PROVIDER = "Agent"  # the provider whose deliveries go to whoever holds the environment's access key
+AGENT_PROVIDER = providers.AGENT  # the provider whose deliveries go to whoever holds the environment's access key
 BOUND_TO_DELIVERY = ("setting/", "variable/")  # an environment's fields a deployment hands over (notifications: not)
-# an appveyor.yml deploy: entry's settings that say where its secrets go (as an environment's do, domain/environments)
-DESTINATION_SETTINGS = (
-    "url",
-    "server",
-    "host",
-    "endpoint",
-    "symbol_server",
-    "repository",
-    "bucket",
-    "storage_account_name",
-    "role_arn",  # the S3 provider's: the role its deployment's ID token is exchanged for
-)
+# the settings that say where secrets go, an environment's or an appveyor.yml deploy: entry's, of whichever provider
+DESTINATION_SETTINGS = providers.destination_settings()
 
 
 def is_token(value: str) -> bool:
