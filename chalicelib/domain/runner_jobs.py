@@ -8,7 +8,7 @@ import logging
 import re
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
@@ -25,6 +25,7 @@ from chalicelib.domain.repository_credentials import clone_source
 from chalicelib.domain.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
+from chalicelib.runner.protocol import RUNNER_SETTINGS, JobConfiguration, JobSpec
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -42,32 +43,6 @@ MAX_FIELD_LENGTH = 64 * 1024
 MAX_REPORT_BYTES = 64 * 1024  # a report as stored (a DynamoDB item holds 400 KB at most)
 _VERSION = re.compile(r"[0-9A-Za-z._+\-]{1,128}")
 RESULTS = ("success", "failed", "cancelled")
-_RUNNER_KEYS = (  # the parts of a build's configuration a runner uses
-    "initScripts",
-    "cloneScripts",
-    "cloneFolder",
-    "cloneDepth",
-    "shallowClone",
-    "installScripts",
-    "beforeBuildScripts",
-    "buildMode",
-    "buildScripts",
-    "beforePackageScripts",
-    "afterBuildScripts",
-    "beforeTestScripts",
-    "testMode",
-    "testScripts",
-    "afterTestScripts",
-    "artifacts",
-    "deployMode",
-    "beforeDeployScripts",
-    "deployScripts",
-    "afterDeployScripts",
-    "onBuildSuccessScripts",
-    "onBuildErrorScripts",
-    "onBuildFinishScripts",
-    "cacheEntries",
-)
 
 
 # A container image is the build's own code, and on CodeBuild it runs the runner itself (its python3): for a pull
@@ -97,7 +72,7 @@ def clone_credentials(job: Job) -> dict[str, str | None]:
     return {"username": source.credentials[0], "password": source.credentials[1]}
 
 
-def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None)) -> dict[str, Any]:
+def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None)) -> JobSpec:
     """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits
     (``read``: the job's build and project as read with it, if they were)."""
     build, project = build_and_project(job, read)
@@ -113,6 +88,10 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
         id_tokens.Subject(project, build, job), config.runner_api_url, warnings.append
     )
     source = clone_source(project)
+    # the settings a runner honours and no other: a deployment's or a notification's (secrets among them) stay here
+    runner_settings = cast(
+        JobConfiguration, {key: configuration[key] for key in RUNNER_SETTINGS if key in configuration}
+    )
     return {
         "jobId": job.job_id,
         "jobName": job.name,
@@ -126,7 +105,7 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
             "commitId": build.commit.get("commitId", ""),
             "depth": depth,
         },
-        "configuration": {key: configuration[key] for key in _RUNNER_KEYS if key in configuration},
+        "configuration": runner_settings,
         "variables": {**environment.variables, **oidc_variables},
         "secrets": [*environment.secrets, *oidc_secrets],
         "warnings": warnings,

@@ -17,7 +17,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from chalicelib.runner import container as job_container
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
@@ -25,9 +25,17 @@ from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
 from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
+from chalicelib.runner.protocol import (
+    MAX_LOG_TAIL_BYTES,
+    JobClient,
+    JobConfiguration,
+    JobSpec,
+    ProtocolError,
+    Ticket,
+    TokenRevoked,
+)
 from chalicelib.runner.remote_cache import RemoteCache
-from chalicelib.runner.run import Run
+from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
 from chalicelib.runner.worker_api import WorkerApi
 
@@ -45,38 +53,35 @@ def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
     except TokenRevoked:
         log.warning("job %s: its token no longer works; nothing to run", ticket.job_id)
         return LEASE_LOST
-    spec["warnings"] = [*ticket.warnings, *spec.get("warnings", [])]
-    _take_clone_credentials(client, spec)
+    spec["warnings"] = [*ticket.warnings, *spec["warnings"]]
+    credentials = _take_clone_credentials(client, spec)
     container = job_container.JobContainer.from_ticket(ticket.container)
     if container is not None:
-        return _run(client, spec, container.work, container)
+        return _run(client, spec, credentials, container.work, container)
     if work is not None:
-        return _run(client, spec, work)
+        return _run(client, spec, credentials, work)
     with tempfile.TemporaryDirectory(prefix="conveyor-job-") as scratch:
-        return _run(client, spec, Path(scratch))
+        return _run(client, spec, credentials, Path(scratch))
 
 
-def _take_clone_credentials(client: JobClient, spec: dict[str, Any]) -> None:
+def _take_clone_credentials(client: JobClient, spec: JobSpec) -> Credentials | None:
     """Take the repository's credentials before any script runs (the service hands them once), keep them in this
     process only, and mask the password. Scripts run as this process's user: it makes itself non-dumpable first,
     so they cannot read its memory (/proc/<pid>/mem, ptrace)."""
     not_dumpable()
-    source = spec.get("source") or {}
-    if not source.get("credentials") or (spec.get("configuration") or {}).get("cloneScripts"):
-        return  # a public repository, or clone_script fetches it: the credentials are never taken
+    if not spec["source"]["credentials"] or spec["configuration"]["cloneScripts"]:
+        return None  # a public repository, or clone_script fetches it: the credentials are never taken
     try:
         taken = client.clone_credentials()
     except ProtocolError as error:
-        source["credentials"] = None
         spec["warnings"].append(f"The repository's credentials could not be taken: {error}")
-        return
+        return None
     if taken.get("sshPrivateKey"):
-        source["credentials"] = {"key": str(taken["sshPrivateKey"]), "host": taken.get("sshHostKey")}
-        spec["secrets"] = [*(spec.get("secrets") or []), str(taken["sshPrivateKey"])]
-        return
-    source["credentials"] = (str(taken["username"]), str(taken["password"]))
+        spec["secrets"] = [*spec["secrets"], str(taken["sshPrivateKey"])]
+        return SshKey(str(taken["sshPrivateKey"]), taken.get("sshHostKey"))
     # an old clone URL's https://TOKEN@host/ has the token as its user name and no password: then it is the secret
-    spec["secrets"] = [*(spec.get("secrets") or []), str(taken["password"] or taken["username"])]
+    spec["secrets"] = [*spec["secrets"], str(taken["password"] or taken["username"])]
+    return (str(taken["username"]), str(taken["password"]))
 
 
 def not_dumpable() -> None:
@@ -86,21 +91,26 @@ def not_dumpable() -> None:
 
 
 def _run(
-    client: JobClient, spec: dict[str, Any], work: Path, container: job_container.JobContainer | None = None
+    client: JobClient,
+    spec: JobSpec,
+    credentials: Credentials | None,
+    work: Path,
+    container: job_container.JobContainer | None = None,
 ) -> str:
     if container is None:
         folder, home = work / "build", work / "home"
         home.mkdir()
     else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
-        slug = str((spec.get("variables") or {}).get("APPVEYOR_PROJECT_SLUG") or "project")
+        slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
         folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
     folder.mkdir()
-    limit = float(spec.get("timeoutSeconds") or 3600)
-    stream = LogStream(client.put_log_chunk, SecretMask(spec.get("secrets") or []), name=f"log of {spec['jobId']}")
+    limit = float(spec["timeoutSeconds"] or 3600)
+    stream = LogStream(client.put_log_chunk, SecretMask(spec["secrets"]), name=f"log of {spec['jobId']}")
     run = Run(
         client=client,
         spec=spec,
         folder=folder,
+        credentials=credentials,
         log=stream,
         variables={},
         deadline=time.monotonic() + limit,
@@ -115,7 +125,7 @@ def _run(
         beat.start()
         succeeded, message = False, None
         try:
-            for warning in spec.get("warnings", []):
+            for warning in spec["warnings"]:
                 run.say(warning)
             succeeded = _phases(run)
         except JobFailed as failure:
@@ -132,7 +142,7 @@ def _run(
         finally:
             run.session.close()
             reason = run.end()
-            beat.join(timeout=float(spec.get("heartbeatSeconds") or 5) + 5)
+            beat.join(timeout=float(spec["heartbeatSeconds"] or 5) + 5)
     if reason == TIMED_OUT:
         succeeded, message = False, f"The job exceeded its time limit of {int(limit // 60)} min {int(limit % 60)} s."
         run.say(message)
@@ -143,7 +153,7 @@ def _run(
         result = "cancelled"
     try:
         artifacts = [_artifact_json(artifact) for artifact in run.artifacts]
-        if spec.get("logTailOnFinish"):  # the last chunk rides on the finish
+        if spec["logTailOnFinish"]:  # the last chunk rides on the finish
             log_end = stream.close_keeping_tail(MAX_LOG_TAIL_BYTES)
             client.finish(result, message, log_end.chunks, artifacts, log_end.tail, log_end.tail_sent)
         else:  # a service from before tails would leave it out of the log
@@ -153,25 +163,23 @@ def _run(
     return result
 
 
-def _script_environment(
-    spec: dict[str, Any], folder: Path, home: Path, api_url: str, bin_folder: Path
-) -> dict[str, str]:
+def _script_environment(spec: JobSpec, folder: Path, home: Path, api_url: str, bin_folder: Path) -> dict[str, str]:
     """What the scripts see: a few of the runner's own variables, then the job's; never the runner's others."""
     variables = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
     variables.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
     variables["PATH"] = f"{bin_folder}{os.pathsep}{variables['PATH']}"
     variables.update({"HOME": str(home), "TMPDIR": str(home)})
-    variables.update({str(name): str(value) for name, value in dict(spec.get("variables") or {}).items()})
+    variables.update({str(name): str(value) for name, value in spec["variables"].items()})
     variables["APPVEYOR_BUILD_FOLDER"] = str(folder)
     variables["APPVEYOR_API_URL"] = api_url
     return variables
 
 
-def _container_environment(spec: dict[str, Any], folder: str, api_url: str) -> dict[str, str]:
+def _container_environment(spec: JobSpec, folder: str, api_url: str) -> dict[str, str]:
     """What the scripts see in the job's container: its image's paths, then the job's variables; nothing of the
     runner's own environment."""
     variables = {"PATH": job_container.PATH, "HOME": job_container.HOME, "USER": "appveyor", "LANG": "C.UTF-8"}
-    variables.update({str(name): str(value) for name, value in dict(spec.get("variables") or {}).items()})
+    variables.update({str(name): str(value) for name, value in spec["variables"].items()})
     variables["APPVEYOR_BUILD_FOLDER"] = folder
     variables["APPVEYOR_API_URL"] = api_url
     return variables
@@ -186,7 +194,7 @@ def heartbeat(run: Run) -> None:
 
     The log is flushed by its own thread: a slow upload never holds up a renewal.
     """
-    seconds = float(run.spec.get("heartbeatSeconds") or 5)
+    seconds = float(run.spec["heartbeatSeconds"] or 5)
     while run.stop_reason is None:
         run.ended.wait(seconds)
         if run.stop_reason is not None:
@@ -206,15 +214,24 @@ def heartbeat(run: Run) -> None:
 
 # The phases, in AppVeyor's order.
 
-_BEFORE_TESTS = (
+_Scripts = Literal[  # the job's settings (runner/protocol.JobConfiguration) the phases below run
+    "installScripts",
+    "beforeBuildScripts",
+    "afterBuildScripts",
+    "beforeTestScripts",
+    "beforeDeployScripts",
+    "deployScripts",
+    "afterDeployScripts",
+]
+_BEFORE_TESTS: tuple[tuple[str, _Scripts], ...] = (
     ("install", "installScripts"),
     ("before_build", "beforeBuildScripts"),
 )
-_AFTER_BUILD = (
+_AFTER_BUILD: tuple[tuple[str, _Scripts], ...] = (
     ("after_build", "afterBuildScripts"),
     ("before_test", "beforeTestScripts"),
 )
-_DEPLOY = (
+_DEPLOY: tuple[tuple[str, _Scripts], ...] = (
     ("before_deploy", "beforeDeployScripts"),
     ("deploy_script", "deployScripts"),
     ("after_deploy", "afterDeployScripts"),
@@ -239,48 +256,46 @@ def _quarantined(run: Run, at_end: bool = False) -> bool:
 def _phases(run: Run) -> bool:
     """Every phase of the job; whether it succeeded (a failure raises JobFailed)."""
     config = run.configuration
-    cache_entries = [str(entry.get("value")) for entry in config.get("cacheEntries", []) if entry.get("value")]
+    cache_entries = [str(entry.get("value")) for entry in config["cacheEntries"] if entry.get("value")]
     cache = RemoteCache(run.client)
     failure: JobFailed | None = None
     try:
         try:
-            run.say(
-                f"Build started: {run.spec.get('title', '')}, job {run.spec['jobId']} {run.spec.get('jobName', '')}"
-            )
-            run_phase(run, "init", config.get("initScripts", []))
+            run.say(f"Build started: {run.spec['title']}, job {run.spec['jobId']} {run.spec['jobName']}")
+            run_phase(run, "init", config["initScripts"])
             _clone(run)
             if cache_entries:
                 restore_cache(run.folder, cache_entries, cache, run.say, base=run.work)
             for phase, key in _BEFORE_TESTS:
-                run_phase(run, phase, config.get(key, []))
+                run_phase(run, phase, config[key])
             _build_phase(run, config)
-            run_phase(run, "before_package", config.get("beforePackageScripts", []))
+            run_phase(run, "before_package", config["beforePackageScripts"])
             for phase, key in _AFTER_BUILD:
-                run_phase(run, phase, config.get(key, []))
-            if config.get("testMode") == "script":
+                run_phase(run, phase, config[key])
+            if config["testMode"] == "script":
                 try:
-                    run_phase(run, "test_script", config.get("testScripts", []))
+                    run_phase(run, "test_script", config["testScripts"])
                 except JobFailed as test_failure:
                     if test_failure.phase != "test_script" or not _quarantined(run):
                         raise
-            run_phase(run, "after_test", config.get("afterTestScripts", []))
-            _artifacts(run, config.get("artifacts", []))
-            if config.get("deployMode") == "script":
+            run_phase(run, "after_test", config["afterTestScripts"])
+            _artifacts(run, config["artifacts"])
+            if config["deployMode"] == "script":
                 for phase, key in _DEPLOY:
-                    run_phase(run, phase, config.get(key, []))
-            elif config.get("deployMode") == "providers" and run.spec.get("inlineDeployments"):
+                    run_phase(run, phase, config[key])
+            elif config["deployMode"] == "providers" and run.spec["inlineDeployments"]:
                 _inline_deploy_phase(run, config, int(run.spec["inlineDeployments"]))
         except ExitRequested:
             run.say("appveyor exit: the job ends here as a success, after on_success and on_finish.")
-        run_phase(run, "on_success", config.get("onBuildSuccessScripts", []))
+        run_phase(run, "on_success", config["onBuildSuccessScripts"])
     except JobFailed as error:
         failure = error
         try:
-            run_phase(run, "on_failure", config.get("onBuildErrorScripts", []), may_fail=True)
+            run_phase(run, "on_failure", config["onBuildErrorScripts"], may_fail=True)
         except JobEnded:  # the shell ended: the job ends at once, failed as it is
             raise failure from None
     if failure is None and cache_entries:
-        if run.spec.get("cacheSave"):
+        if run.spec["cacheSave"]:
             save_cache(run.folder, cache_entries, cache, run.say, base=run.work)
         else:
             run.say(
@@ -288,31 +303,31 @@ def _phases(run: Run) -> bool:
                 "started with variables by someone who may not change the project's settings)."
             )
     with contextlib.suppress(JobEnded):  # the shell ended: the job ends with the result it has
-        run_phase(run, "on_finish", config.get("onBuildFinishScripts", []), may_fail=True)
+        run_phase(run, "on_finish", config["onBuildFinishScripts"], may_fail=True)
     if failure is not None:
         raise failure
     run.say("Build success")
     return True
 
 
-def _inline_deploy_phase(run: Run, config: dict[str, Any], count: int) -> None:
+def _inline_deploy_phase(run: Run, config: JobConfiguration, count: int) -> None:
     """before_deploy and after_deploy run where AppVeyor runs them, around its deploy phase, when an entry of
     deploy: deploys from this job; the entries themselves deliver afterwards, as the build's deployments."""
-    run_phase(run, "before_deploy", config.get("beforeDeployScripts", []))
+    run_phase(run, "before_deploy", config["beforeDeployScripts"])
     entries = "1 deploy: entry deploys" if count == 1 else f"{count} deploy: entries deploy"
     run.say(f"{entries} from this job once the build has succeeded, as the build's deployments.")
-    run_phase(run, "after_deploy", config.get("afterDeployScripts", []))
+    run_phase(run, "after_deploy", config["afterDeployScripts"])
 
 
 def _clone(run: Run) -> None:
     config = run.configuration
-    if config.get("cloneFolder"):
+    if config["cloneFolder"]:
         run.say(
             f"clone_folder is not used on this runner; the build folder is {run.variables['APPVEYOR_BUILD_FOLDER']}."
         )
-    clone_scripts = config.get("cloneScripts", [])
+    clone_scripts = config["cloneScripts"]
     if clone_scripts:
-        if run.spec["source"].get("credentials"):
+        if run.spec["source"]["credentials"]:
             run.say("clone_script fetches the repository: the project's clone credentials are not given to scripts.")
         run_phase(run, "clone_script", clone_scripts)
         return
@@ -320,8 +335,9 @@ def _clone(run: Run) -> None:
     from chalicelib.scm.transport import SshAccess
 
     source = run.spec["source"]
-    sha, ref, depth = source["commitId"], source["ref"], source.get("depth")
-    credentials = source.pop("credentials", None)  # used once, then dropped
+    sha, ref, depth = source["commitId"], source["ref"], source["depth"]
+    credentials, run.credentials = run.credentials, None  # used once, then dropped
+    ssh = SshAccess(credentials.private_key, credentials.host_key) if isinstance(credentials, SshKey) else None
     run.say(f"Fetching commit {sha[:8]} of {ref}" + (f" (depth {depth})" if depth else ""))
     try:
         with pin(run.work, run.folder) as root:  # init's background processes may have swapped it for a link
@@ -332,7 +348,7 @@ def _clone(run: Run) -> None:
                 root.path,
                 depth=int(depth) if depth else None,
                 credentials=credentials if isinstance(credentials, tuple) else None,
-                ssh=SshAccess(credentials["key"], credentials["host"]) if isinstance(credentials, dict) else None,
+                ssh=ssh,
             )
     except NotAFolder as error:
         message = f"The source was not fetched: {error}."
@@ -343,10 +359,10 @@ def _clone(run: Run) -> None:
         raise JobFailed(str(error)) from error
 
 
-def _build_phase(run: Run, config: dict[str, Any]) -> None:
-    mode = config.get("buildMode")
+def _build_phase(run: Run, config: JobConfiguration) -> None:
+    mode = config["buildMode"]
     if mode == "script":
-        run_phase(run, "build_script", config.get("buildScripts", []))
+        run_phase(run, "build_script", config["buildScripts"])
     elif mode == "msbuild":
         run.say("MSBuild is not available on this Linux runner: the build phase is skipped (use build_script).")
 

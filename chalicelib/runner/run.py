@@ -4,13 +4,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from chalicelib.runner.artifacts import Artifact
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.container import JobContainer
-from chalicelib.runner.protocol import JobClient
+from chalicelib.runner.protocol import JobClient, JobConfiguration, JobSpec
 from chalicelib.runner.session import Session
+
+
+@dataclass(frozen=True)
+class SshKey:
+    """The repository's SSH key, and the host key expected (None: the first seen)."""
+
+    private_key: str
+    host_key: str | None
+
+
+# the repository's credentials, taken before any script runs: a user name and password, or an SSH key
+Credentials = tuple[str, str] | SshKey
 
 
 @dataclass(kw_only=True)
@@ -18,8 +29,9 @@ class Run(Attempt):
     """One attempt at a build job, as its phases see it."""
 
     client: JobClient
-    spec: dict[str, Any]
+    spec: JobSpec
     folder: Path
+    credentials: Credentials | None = None  # the repository's: the fetch takes them, then they are dropped
     messages: list[str] = field(default_factory=list)
     artifacts: list[Artifact] = field(default_factory=list)
     exit_requested: bool = False  # ``appveyor exit`` was called: the job skips to on_success and on_finish
@@ -39,8 +51,8 @@ class Run(Attempt):
         return self.container.work if self.container is not None else self.folder.parent
 
     @property
-    def configuration(self) -> dict[str, Any]:
-        return dict(self.spec.get("configuration") or {})
+    def configuration(self) -> JobConfiguration:
+        return self.spec["configuration"].copy()
 
     def upload_artifact(self, file_name: str, path: Path) -> int:
         """Send one file as an artifact of the job through a presigned URL; its size."""

@@ -122,7 +122,7 @@ class WorkerApi:
         parts = [part for part in path.split("?")[0].split("/") if part]
         if not parts or not hmac.compare_digest(parts[0], self._secret):
             return 403, {"message": "Use the whole APPVEYOR_API_URL, its path included: it is this job's own."}
-        if len(parts) != 5 or parts[4] != str(self._run.spec["jobId"]):
+        if len(parts) != 5 or parts[4] != self._run.spec["jobId"]:
             return 404, {"message": "Test results go to api/testresults/{format}/{jobId}, with this job's id."}
         try:
             answer = self._run.client.upload_test_results(parts[3], data, content_type or "application/xml")
@@ -237,7 +237,7 @@ class WorkerApi:
         """``appveyor GetIdToken -Audience AUD``: the job's ID token, masked in the log from now on. The request URL
         and token are the spec's: a script's SetVariable does not send the token elsewhere."""
         audience = _text(_object(body), "audience") or ""
-        variables = self._run.spec.get("variables") or {}
+        variables = self._run.spec["variables"]
         url, token = variables.get("ACTIONS_ID_TOKEN_REQUEST_URL"), variables.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
         if not url or not token:
             raise BadRequest(
