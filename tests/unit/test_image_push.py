@@ -57,6 +57,7 @@ def test_push_imports_the_image_tags_it_per_ubuntu_name_and_logs_in_with_the_tok
     calls = tmp_path / "calls.jsonl"
     monkeypatch.setenv("PATH", f"{bin_folder}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setenv("PODMAN_CALLS", str(calls))
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)  # moto's ECR here, not a suite's local emulator
 
     assert main(["images", "push", REPOSITORY, "--root", str(root)]) == 0
 
