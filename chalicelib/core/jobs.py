@@ -74,3 +74,21 @@ class Job(FieldsRepr):
     reported: int = 0  # messages and tests its runner has sent this attempt (their quota's count)
     project_slug: str | None = None  # its project's key, with account_id (jobs stored before lack it)
     token_hash: str | None = None  # the hash of its running attempt's token (the token itself is never kept)
+
+
+@dataclass(frozen=True, repr=False)
+class MoveFields(FieldsRepr):
+    """What comes with a job's move besides its status (domain/progress.py, store/job_moves.py): what a final
+    status keeps (``message``, ``counts``, ``artifacts``), what a claim leases (until ``lease_expires``, to the
+    runner whose token hashes to ``token_hash``), and ``holder``: the move holds only while the job's token still
+    hashes to it (a runner's word moves its own attempt, never the next)."""
+
+    message: str | None = None
+    counts: JobCounts | None = None
+    artifacts: list[JobArtifact] | None = None
+    holder: str | None = None
+    lease_expires: int | None = None
+    token_hash: str | None = None
+
+
+NO_FIELDS = MoveFields()  # a move that carries nothing but its new status

@@ -14,7 +14,7 @@ from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.core.environments import Environment
-from chalicelib.core.jobs import Job, JobCounts
+from chalicelib.core.jobs import Job, JobCounts, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import progress
 from chalicelib.domain.deployments import AGENT
@@ -103,10 +103,12 @@ def finish(environment: Environment, job_id: str, succeeded: bool, message: str 
             "The job's log is not all stored yet (a log report is in flight); send the result again."
         ) from error
     if Status(fresh.status) is Status.CANCELLING:
-        progress.move(fresh, Event.STOPPED, "Stopped by a user.")
+        progress.move(fresh, Event.STOPPED, MoveFields(message="Stopped by a user."))
         progress.refresh(fresh)
     else:
-        progress.finish_job(fresh, succeeded, message, counts=JobCounts(messages=0 if succeeded else 1))
+        progress.finish_job(
+            fresh, succeeded, MoveFields(message=message, counts=JobCounts(messages=0 if succeeded else 1))
+        )
 
 
 def _assignment(environment: Environment, job: Job) -> AgentJob | None:
@@ -121,7 +123,7 @@ def _assignment(environment: Environment, job: Job) -> AgentJob | None:
     # APPVEYOR_BUILD_FOLDER is the agent's own: it sets it to the folder it puts the artifacts in
     inputs = deployment_inputs(project, build, deployment, environment, Path("."))
     if inputs.refusal is not None:  # secrets set for another provider or key are never handed to this agent
-        progress.finish_job(job_store.get_job(job.job_id) or job, False, inputs.refusal)
+        progress.finish_job(job_store.get_job(job.job_id) or job, False, MoveFields(message=inputs.refusal))
         return None
     return AgentJob(
         deployment_id=deployment.deployment_id,

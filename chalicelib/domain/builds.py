@@ -227,7 +227,7 @@ def start_webhook_build(
     """Queue a build a repository's webhook asked for: it acts for the project, so no caller's rights apply.
     ``pushed``: the commit as the filters saw it, for the jobs appveyor.yml's for: items filter."""
     fields = None if pull_request is None else _pull_request_fields(pull_request.number, revision, pull_request)
-    return _queue(project, revision, configuration, version_format, fields, {}, {}, pushed)
+    return _queue(project, revision, configuration, version_format, _Origin(fields, pushed=pushed))
 
 
 def start_scheduled_build(project: Project) -> tuple[Build, list[Job]]:
@@ -249,24 +249,37 @@ def _create(
     flags: dict[str, bool],
 ) -> tuple[Build, list[Job]]:
     configuration, version_format = merged_configuration(project, revision)
-    return _queue(project, revision, configuration, version_format, pull_request, variables, flags)
+    return _queue(project, revision, configuration, version_format, _Origin(pull_request, variables, flags))
+
+
+@dataclass(frozen=True)
+class _Origin:
+    """What a new build keeps of how it was started, besides its commit and configuration: the pull request it
+    builds (its fields as the build keeps them), its starter's variables, its flags (forced, reBuild, scheduled,
+    untrusted), and for a webhook's build the pushed commit its appveyor.yml's for: items filter its jobs by."""
+
+    pull_request: dict[str, Any] | None = None
+    variables: dict[str, str] = field(default_factory=dict)
+    flags: dict[str, bool] = field(default_factory=dict)
+    pushed: filters.PushedCommit | None = None
 
 
 def _queue(
-    project: Project,
-    revision: git.Revision,
-    configuration: dict[str, Any],
-    version_format: str,
-    pull_request: dict[str, Any] | None,
-    variables: dict[str, str],
-    flags: dict[str, bool],
-    pushed: filters.PushedCommit | None = None,
+    project: Project, revision: git.Revision, configuration: dict[str, Any], version_format: str, origin: _Origin
 ) -> tuple[Build, list[Job]]:
+    """Store a new build of ``revision`` with a job per cell of its matrix, and queue the jobs.
+
+    Before anything is stored, the jobs ``origin.pushed`` skips are left out, and a configuration too big to store
+    or an image name too long is refused. The build takes the project's next number (store/build_states.py
+    ``add_build``) and keeps as messages the warnings of what Conveyor does not honour. Each job is placed on an
+    executor (domain/routing.py): one refused there, or asking for what Conveyor refuses, ends failed saying why;
+    the others are sent to be dispatched (a build agent's waits for its agent to ask), and the commit's status is
+    announced. The build and its jobs, as stored."""
     specs = job_specs(configuration)
     if not specs:
         raise Invalid(EMPTY_MATRIX)
-    if pushed is not None:  # a webhook's build: for: items may skip some of its jobs, as filters skip builds
-        specs = job_overrides.unskipped(configuration, specs, pushed)
+    if origin.pushed is not None:  # a webhook's build: for: items may skip some of its jobs, as filters skip builds
+        specs = job_overrides.unskipped(configuration, specs, origin.pushed)
     configuration = job_overrides.with_job_notifications(configuration, specs)
     _check_size(configuration, version_format, revision.branch)
     routing.check_images([spec.image for spec in specs])
@@ -285,9 +298,12 @@ def _queue(
         job_ids=[_new_job_id() for _ in specs],
         status=Status.QUEUED,
         created=now,
-        pull_request=pull_request,
-        request_variables=variables,
-        flags={**flags, "postsStatuses": commit_statuses.reports_statuses(project)},  # said once, not looked up again
+        pull_request=origin.pull_request,
+        request_variables=origin.variables,
+        flags={
+            **origin.flags,
+            "postsStatuses": commit_statuses.reports_statuses(project),
+        },  # said once, not looked up again
         project_slug=project.slug,
     )
     new_jobs = [_job(build, job_id, spec, now) for job_id, spec in zip(build.job_ids, specs, strict=True)]

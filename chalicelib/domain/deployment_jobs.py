@@ -20,7 +20,7 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.environments import Environment
-from chalicelib.core.jobs import Executor, Job, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobCounts, MoveFields
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployFailed, DeployStopped
@@ -72,7 +72,9 @@ def run_deployment_job(job_id: str) -> None:
     if deployment is not None and deployment.inline is None:
         environment = environment_store.get_environment(job.account_id, deployment.environment_id)
     if deployment is None or build is None or project is None or (environment is None and deployment.inline is None):
-        progress.finish_job(job, False, "The deployment's build, project or environment no longer exists.")
+        progress.finish_job(
+            job, False, MoveFields(message="The deployment's build, project or environment no longer exists.")
+        )
         return
     progress.refresh_deployment(job.project_id, job.deployment_id)
     with tempfile.TemporaryDirectory(prefix="conveyor-deploy-") as work:
@@ -177,10 +179,10 @@ def _end_job(job: Job, reason: str | None, succeeded: bool, message: str | None,
         return  # the sweeper ended the job already
     if reason == CANCELLED:
         fresh = job_store.get_job(job.job_id) or job
-        progress.move(fresh, Event.STOPPED, "Cancelled by a user.", counts=counts)
+        progress.move(fresh, Event.STOPPED, MoveFields(message="Cancelled by a user.", counts=counts))
         progress.refresh(job)
         return
-    progress.finish_job(job_store.get_job(job.job_id) or job, succeeded, message, counts=counts)
+    progress.finish_job(job_store.get_job(job.job_id) or job, succeeded, MoveFields(message=message, counts=counts))
 
 
 def heartbeat(run: Run) -> None:
@@ -221,5 +223,7 @@ def agent_deadline(job_id: str) -> None:
     job = job_store.get_job(job_id)
     if job is None or job.status != "queued":
         return
-    progress.move(job, Event.FAIL, "No deployment agent of the environment took the deployment in time.")
+    progress.move(
+        job, Event.FAIL, MoveFields(message="No deployment agent of the environment took the deployment in time.")
+    )
     progress.refresh(job)

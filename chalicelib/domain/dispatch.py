@@ -12,7 +12,7 @@ import time
 from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.jobs import Executor, Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import job_slots, progress, routing
 from chalicelib.domain.job_tokens import keys_of, mint_token
@@ -51,12 +51,14 @@ def dispatch_job(job_id: str, build_key: tuple[int, int] | None = None) -> None:
     if build is None:  # consistently: the job's message follows the build's write closely
         build = build_store.get_build(job.project_id, job.build_id, consistent=True)
     if build is None:  # deleted meanwhile
-        progress.move(job, Event.FAIL, "The build was deleted.")
+        progress.move(job, Event.FAIL, MoveFields(message="The build was deleted."))
         return
     token = mint_token(keys_of(job))
     lease = int(time.time()) + config.lease_seconds
     # the claim and the build's state that follows from it: one write
-    claimed = progress.move_in_build(build, job, Event.CLAIM, lease_expires=lease, token_hash=token.token_hash)
+    claimed = progress.move_in_build(
+        build, job, Event.CLAIM, MoveFields(lease_expires=lease, token_hash=token.token_hash)
+    )
     if claimed is None:
         return
     ticket = Ticket(api_url, job_id, token.token)
@@ -103,7 +105,7 @@ def _start_on_codebuild(job: Job, ticket: Ticket) -> None:
             ticket, project, job.run_on or "", executors.job_timeout(Executor.CODEBUILD), job.attempts
         )
     except codebuild.StartRefused as error:
-        progress.move(job, Event.FAIL, str(error))
+        progress.move(job, Event.FAIL, MoveFields(message=str(error)))
         progress.refresh(job)
         return
     job_store.note_external_id(job.job_id, build_id)
@@ -118,5 +120,6 @@ def fail_if_abandoned(job_id: str, token_hash: str) -> None:
     if job.status in (Status.RUNNING, Status.CANCELLING) and job.lease_expires is not None:
         log.warning("job %s: its runner ended without finishing it", job_id)
         event = Event.STOPPED if job.status == Status.CANCELLING else Event.FAIL
-        progress.move(job, event, "The job's runner ended without finishing the job.", holder=token_hash)
+        ended = MoveFields(message="The job's runner ended without finishing the job.", holder=token_hash)
+        progress.move(job, event, ended)
         progress.refresh(job)

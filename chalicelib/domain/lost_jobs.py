@@ -8,7 +8,7 @@ import logging
 import time
 
 from chalicelib.config import settings
-from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.jobs import Executor, Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.progress import move, refresh
 from chalicelib.executors import job_timeout
@@ -29,7 +29,7 @@ def end_expired(job: Job, now: int) -> bool:
     reason: str | None = "The job's runner stopped responding (its lease expired); the job failed."
     if job.executor == Executor.CODEBUILD and job.external_id is not None:
         reason = _codebuild_lost(job, job.external_id, now)
-    if reason is None or move(job, Event.FAIL, reason) is None:
+    if reason is None or move(job, Event.FAIL, MoveFields(message=reason)) is None:
         return False
     refresh(job)
     return True
@@ -61,6 +61,6 @@ def abandon_job(job_id: str, reason: str) -> None:
     job = job_store.get_job(job_id)
     if job is None or Status(job.status).finished:
         return
-    if move(job, Event.FAIL, reason) is None and Status(job.status) is Status.CANCELLING:
-        move(job, Event.STOPPED, reason)
+    if move(job, Event.FAIL, MoveFields(message=reason)) is None and Status(job.status) is Status.CANCELLING:
+        move(job, Event.STOPPED, MoveFields(message=reason))
     refresh(job)

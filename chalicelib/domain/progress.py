@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
-from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
+from chalicelib.core.jobs import NO_FIELDS, Executor, Job, MoveFields
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.domain import commit_statuses, job_slots, outbox
@@ -33,47 +33,22 @@ log = logging.getLogger(__name__)
 _REFRESH_ATTEMPTS = 20
 
 
-def move(
-    job: Job,
-    event: Event,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-) -> Status | None:
-    """Apply ``event`` to a job as the transition table says; None when it does not apply (a lost race). With
-    ``holder``, only while the job's token hashes to it: a runner's word moves its own attempt, never the next.
+def move(job: Job, event: Event, fields: MoveFields = NO_FIELDS) -> Status | None:
+    """Apply ``event`` to a job as the transition table says, with what ``fields`` carries; None when it does not
+    apply (a lost race). With ``fields.holder``, only while the job's token hashes to it: a runner's word moves its
+    own attempt, never the next.
 
     A write that loses to another reads the job again and applies the event to its new status (a cancel that
     meets a job which has just started still cancels it).
     """
-    moved = _move(job, event, message, counts, artifacts, holder)
+    moved = _move(job, event, fields)
     return Status(moved.status) if moved is not None else None
 
 
-def _move(
-    job: Job,
-    event: Event,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-    lease_expires: int | None = None,
-    token_hash: str | None = None,
-) -> Job | None:
+def _move(job: Job, event: Event, fields: MoveFields) -> Job | None:
     """``move``, answering the job as the move left it (the write returns it)."""
     for _ in range(3):
-        moved = job_moves.transition(
-            job.job_id,
-            Status(job.status),
-            event,
-            lease_expires=lease_expires,
-            token_hash=token_hash,
-            message=message,
-            counts=counts,
-            artifacts=artifacts,
-            holder=holder,
-        )
+        moved = job_moves.transition(job.job_id, Status(job.status), event, fields)
         if moved is not None or next_status(Status(job.status), event) is None:
             return moved
         fresh = job_store.get_job(job.job_id)
@@ -83,40 +58,24 @@ def _move(
     return None
 
 
-def finish_job(
-    job: Job,
-    succeeded: bool,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-    build: Build | None = None,
-) -> Status | None:
+def finish_job(job: Job, succeeded: bool, fields: MoveFields = NO_FIELDS, build: Build | None = None) -> Status | None:
     """A runner ends its job: success or failure, unless a cancel came first (then it is cancelled); with
-    ``holder``, only the attempt whose token hashes to it. ``build``: the job's build, read consistently with the
-    job (else it is read here)."""
-    return end_job(job, Event.SUCCEED if succeeded else Event.FAIL, message, counts, artifacts, holder, build)
+    ``fields.holder``, only the attempt whose token hashes to it. ``build``: the job's build, read consistently with
+    the job (else it is read here)."""
+    return end_job(job, Event.SUCCEED if succeeded else Event.FAIL, fields, build)
 
 
-def end_job(
-    job: Job,
-    event: Event,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-    build: Build | None = None,
-) -> Status | None:
+def end_job(job: Job, event: Event, fields: MoveFields = NO_FIELDS, build: Build | None = None) -> Status | None:
     """``event`` (success, failure, stopped) ends a job and its build follows, in one write for a build's job;
     the job's status after, None when the event does not apply (a lost race, another attempt's token)."""
     if job.deployment_id is not None:
-        status = move(job, event, message, counts, artifacts, holder)
+        status = move(job, event, fields)
         refresh_deployment(job.project_id, job.deployment_id)
         return status
     before = build or store.get_build(job.project_id, job.build_id, consistent=True)
     if before is None:  # deleted meanwhile, with its jobs
-        return move(job, event, message, counts, artifacts, holder)
-    moved = move_in_build(before, job, event, message=message, counts=counts, artifacts=artifacts, holder=holder)
+        return move(job, event, fields)
+    moved = move_in_build(before, job, event, fields)
     status = Status(moved.status) if moved is not None else None
     fails_build = status is Status.FAILED and counts_as_failure(JobState(Status.FAILED, job.allow_failure))
     if fails_build and before.configuration.get("matrixFastFinish"):
@@ -125,21 +84,11 @@ def end_job(
 
 
 def move_in_build(
-    build: Build,
-    job: Job,
-    event: Event,
-    *,
-    lease_expires: int | None = None,
-    token_hash: str | None = None,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-    attempts: int = _REFRESH_ATTEMPTS,
+    build: Build, job: Job, event: Event, fields: MoveFields = NO_FIELDS, attempts: int = _REFRESH_ATTEMPTS
 ) -> Job | None:
-    """Apply ``event`` to a job of ``build`` (both as read consistently) and write the build's state that follows
-    from it in the same transaction: the job as moved; None when the event does not apply (a lost race, a
-    duplicate delivery) or, with ``holder``, another attempt holds the job now.
+    """Apply ``event`` to a job of ``build`` (both as read consistently), with what ``fields`` carries, and write
+    the build's state that follows from it in the same transaction: the job as moved; None when the event does not
+    apply (a lost race, a duplicate delivery) or, with ``fields.holder``, another attempt holds the job now.
 
     A build that changed meanwhile (another of its jobs moved) is read again and its state derived again, with
     the job's move; a job that moved meanwhile (a cancel) is read again and the event applied to its new status.
@@ -147,16 +96,7 @@ def move_in_build(
     follows it as ``refresh_build`` derives it.
     """
     for _ in range(attempts):
-        planned = job_moves.planned_move(
-            job,
-            event,
-            lease_expires=lease_expires,
-            token_hash=token_hash,
-            message=message,
-            counts=counts,
-            artifacts=artifacts,
-            holder=holder,
-        )
+        planned = job_moves.planned_move(job, event, fields=fields)
         if planned is None:
             return None
         claim = event is Event.CLAIM  # the build runs from now, whatever its other jobs did: no need to read them
@@ -172,7 +112,7 @@ def move_in_build(
             return planned.after
         if saved is Saved.JOB_REFUSED:
             fresh = job_store.get_job(job.job_id)
-            if fresh is None or (holder is not None and fresh.token_hash != holder):
+            if fresh is None or (fields.holder is not None and fresh.token_hash != fields.holder):
                 return None
             job = fresh
         time.sleep(random.uniform(0, 0.05))  # jobs of one build moving at once: not all again at the same moment
@@ -180,7 +120,7 @@ def move_in_build(
         if again is None:  # deleted meanwhile, with its jobs
             return None
         build = again
-    moved = _move(job, event, message, counts, artifacts, holder, lease_expires, token_hash)
+    moved = _move(job, event, fields)
     if moved is not None:
         refresh_build(moved.project_id, moved.build_id)
     return moved
@@ -233,7 +173,10 @@ def _cancel(job_ids: list[str], message: str) -> None:
     for job in job_store.get_jobs(job_ids):
         if Status(job.status).finished:
             continue
-        if move(job, Event.CANCEL, message) is Status.CANCELLING and job.executor == Executor.CODEBUILD:
+        if (
+            move(job, Event.CANCEL, MoveFields(message=message)) is Status.CANCELLING
+            and job.executor == Executor.CODEBUILD
+        ):
             _stop_codebuild_build(job, message)
 
 
@@ -252,7 +195,7 @@ def _stop_codebuild_build(job: Job, message: str) -> None:
         return
     fresh = job_store.get_job(job.job_id)
     if fresh is not None:
-        move(fresh, Event.STOPPED, message)
+        move(fresh, Event.STOPPED, MoveFields(message=message))
 
 
 def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]:

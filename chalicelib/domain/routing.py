@@ -11,7 +11,7 @@ from dataclasses import replace
 
 from chalicelib.config import settings
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.core.jobs import Executor, Job, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobCounts, MoveFields
 from chalicelib.core.status import Event
 from chalicelib.domain import build_agents, progress
 from chalicelib.errors import Invalid
@@ -69,5 +69,5 @@ def refuse(job: Job, reason: str) -> None:
     no reader finds it failed with an empty log), its ``message`` and its messages say why."""
     logs.write_log(blobs.prefix_of(job), f"{reason}\n".encode())
     reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": reason, "category": "error"})])
-    progress.move(job, Event.FAIL, reason, counts=JobCounts(messages=1))
+    progress.move(job, Event.FAIL, MoveFields(message=reason, counts=JobCounts(messages=1)))
     progress.refresh(job)

@@ -12,7 +12,7 @@ from typing import Any, cast
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts
+from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts, MoveFields
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import id_tokens, progress
@@ -240,12 +240,14 @@ def finish(
     # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)
     holder = job.token_hash
     if result == "cancelled" or Status(job.status) is Status.CANCELLING:
-        progress.end_job(job, Event.STOPPED, "Cancelled by a user.", counts, stored, holder, build)
+        stopped = MoveFields(message="Cancelled by a user.", counts=counts, artifacts=stored, holder=holder)
+        progress.end_job(job, Event.STOPPED, stopped, build)
         return
     tests = found[reports.TEST] if found is not None else []
     if tests and job.deployment_id is None:  # before the move: whoever sees the job ended sees its tests' history
         _record_tests(job, build, tests)
-    progress.finish_job(job, result == "success", message, counts, stored, holder, build)
+    ended = MoveFields(message=message, counts=counts, artifacts=stored, holder=holder)
+    progress.finish_job(job, result == "success", ended, build)
 
 
 def _record_tests(job: Job, build: Build | None, tests: list[Any]) -> None:

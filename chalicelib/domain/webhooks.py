@@ -14,7 +14,7 @@ import hashlib
 import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from chalicelib.core.builds import Build
 from chalicelib.core.projects import Project
@@ -27,6 +27,9 @@ from chalicelib.errors import Invalid, NotFound, Unauthorized
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
 from chalicelib.store import webhooks as store
+
+if TYPE_CHECKING:
+    from chalicelib.scm import git
 
 ROLLING_WINDOW = 50  # a branch's newest builds a rolling push looks at for open ones
 ROLLED = "Cancelled: a newer commit was pushed and the project has rolling builds."
@@ -114,6 +117,10 @@ def _signed_digest(project: Project, delivery: Delivery) -> str | None:
 
 
 def _handle(project: Project, event: HookEvent) -> Outcome:
+    """Start the build ``event`` asks for: the pull requests it opens or closes are noted, its commit resolved and
+    the configuration merged with its appveyor.yml; nothing is started when the event is ignored, the commit or
+    configuration cannot be read, a filter skips the commit or the build would have no job (the outcome says why).
+    Rolling builds cancel the branch's open builds first."""
     if event.closed_source_branch:
         store.note_closed_pull_request(project.project_id, event.closed_source_branch)
     if event.ignored:
@@ -121,17 +128,46 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
     if event.source_branch:
         store.note_open_pull_request(project.project_id, event.source_branch)
     try:
-        if event.build_source_branch:
-            revision = builds.resolve_revision(project, event.source_branch, event.commit_id, None)
-        else:
-            revision = builds.resolve_revision(project, event.branch, event.commit_id, event.pull_request_id, event.ref)
+        revision = _revision(project, event)
         if project.skip_branches_without_service_yml and revision.service_yml is None:
             return Outcome(message=f"Skipped: no appveyor.yml or .appveyor.yml on '{event.branch}'.")
         configuration, version_format = builds.merged_configuration(project, revision, branch=event.branch)
     except (Invalid, NotFound) as error:
         return Outcome(message=f"Not built: {error.message}")
-    commit = revision.pushed  # a pull request's head, not the forge's merge commit: its [skip ci], its author
-    pushed = filters.PushedCommit(
+    pushed = _pushed_commit(project, event, revision, configuration)
+    try:
+        reason = filters.skip_reason(configuration, pushed)
+    except Invalid as error:  # a /regex/ RE2 cannot run, stored before patterns were checked when saved
+        return Outcome(message=f"Not built: {error.message}")
+    reason = reason or _builds_nothing(configuration, pushed)
+    if reason:
+        return Outcome(message=reason)
+    if project.rolling_builds and not event.is_tag:
+        cancel_open_builds(project, revision.branch, event.pull_request_id)
+    try:
+        build, _ = builds.start_webhook_build(
+            project, revision, configuration, version_format, _pull_request(event), pushed
+        )
+    except Invalid as error:
+        return Outcome(message=f"Not built: {error.message}")
+    return Outcome(build=build)
+
+
+def _revision(project: Project, event: HookEvent) -> git.Revision:
+    """The commit the event builds: a pull request's merge (or its head), a tag's, a branch's head; a pull request
+    built from its branch where the forge keeps no pull request refs."""
+    if event.build_source_branch:
+        return builds.resolve_revision(project, event.source_branch, event.commit_id, None)
+    return builds.resolve_revision(project, event.branch, event.commit_id, event.pull_request_id, event.ref)
+
+
+def _pushed_commit(
+    project: Project, event: HookEvent, revision: git.Revision, configuration: dict[str, Any]
+) -> filters.PushedCommit:
+    """The commit as commit filters and for: items see it: a pull request's head, not the forge's merge commit (its
+    [skip ci], its author)."""
+    commit = revision.pushed
+    return filters.PushedCommit(
         branch=event.branch,
         title=commit.message,
         author_name=commit.author_name,
@@ -144,31 +180,26 @@ def _handle(project: Project, event: HookEvent) -> Outcome:
         and event.pull_request_id is None
         and store.branch_has_open_pull_request(project.project_id, event.branch),
     )
+
+
+def _builds_nothing(configuration: dict[str, Any], pushed: filters.PushedCommit) -> str | None:
+    """Why a push builds nothing, when its matrix is empty or its for: items skip every job (it rolls nothing away
+    either); None when it builds."""
     try:
-        reason = filters.skip_reason(configuration, pushed)
-    except Invalid as error:  # a /regex/ RE2 cannot run, stored before patterns were checked when saved
-        return Outcome(message=f"Not built: {error.message}")
-    if reason:
-        return Outcome(message=reason)
-    try:  # a push whose matrix is empty, or whose for: items skip every job, builds nothing: it rolls nothing away
         specs = job_specs(configuration)
         if not specs:
             raise Invalid(builds.EMPTY_MATRIX)
         job_overrides.unskipped(configuration, specs, pushed)
     except Invalid as error:
-        return Outcome(message=f"Not built: {error.message}")
-    if project.rolling_builds and not event.is_tag:
-        cancel_open_builds(project, revision.branch, event.pull_request_id)
-    try:
-        pull_request = None
-        if event.pull_request_id is not None:
-            pull_request = builds.PullRequest(
-                event.pull_request_id, event.pull_request_title, event.head_repository, event.head_branch
-            )
-        build, _ = builds.start_webhook_build(project, revision, configuration, version_format, pull_request, pushed)
-    except Invalid as error:
-        return Outcome(message=f"Not built: {error.message}")
-    return Outcome(build=build)
+        return f"Not built: {error.message}"
+    return None
+
+
+def _pull_request(event: HookEvent) -> builds.PullRequest | None:
+    """The pull request the event builds, as its webhook names it; None for a push."""
+    if event.pull_request_id is None:
+        return None
+    return builds.PullRequest(event.pull_request_id, event.pull_request_title, event.head_repository, event.head_branch)
 
 
 def cancel_open_builds(project: Project, branch: str, pull_request_id: int | None) -> list[Build]:

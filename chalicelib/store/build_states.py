@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from enum import Enum
 from typing import Any
@@ -201,68 +201,117 @@ def save_build_state(
     build with a running job is running; it started when its first job did): written whatever its revision, so
     that a matrix's jobs claimed at once do not refuse each other. The revision moves on all the same.
     """
-    status, started, finished = after.status, after.started, after.finished
-    now = datetime.now(UTC)
-    actions: list[Any] = [
-        BuildModel.status.set(status),
-        BuildModel.updated.set(now),
-        BuildModel.revision.add(1),
-        BuildModel.started.set(started) if started else BuildModel.started.remove(),
-        BuildModel.finished.set(finished) if finished else BuildModel.finished.remove(),
-    ]
-    item = BuildModel(build.project_id, build.build_id)
-    condition: Any = BuildModel.revision == build.revision
-    if claim:
-        actions[3] = BuildModel.started.set(BuildModel.started | (started or now))  # the first claim's
-        condition = BuildModel.build_id.exists()
-    changed = (build.status, build.started, build.finished) != (status, started, finished)
+    write = _StateWrite(build, after, owed, move, claim, datetime.now(UTC))
+    changed = (build.status, build.started, build.finished) != (after.status, after.started, after.finished)
     project = _project_key(build) if changed else None
     try:
-        _write_state(item, actions, condition, project, after, build, owed, move)
+        _write_state(write, project)
         return Saved.WRITTEN
     except Conflict as error:
-        codes = cancellation_codes(error)
-    # the updates come last, in the order added: the job's, the build's, the project's
-    job_code = None if codes is None or move is None else codes[-2 - (project is not None)]
-    if job_code == CONDITION_FAILED:
+        refused = _refused(error, write, project)
+    if refused is not None and refused.job == CONDITION_FAILED:
         return Saved.JOB_REFUSED
-    if project is None or codes is None or codes[-2:] != [None, CONDITION_FAILED]:
+    if refused is None or not refused.by_summary_alone:
         return Saved.BUILD_CHANGED  # the build changed meanwhile, or an item was busy: its caller reads it again
     if owed is None and move is None:  # the project shows a newer build: the build goes alone, one write
-        try:
-            item.update(actions=actions, condition=condition)
-        except UpdateError as error:
-            if is_condition_failure(error) or is_transaction_conflict(error):
-                return Saved.BUILD_CHANGED
-            raise
-        return Saved.WRITTEN
+        return _save_build_alone(write)
     try:  # the build goes without its summary, with what it carries
-        _write_state(item, actions, condition, None, after, build, owed, move)
+        _write_state(write, None)
     except Conflict as error:
-        codes = cancellation_codes(error)
-        refused = move is not None and codes is not None and codes[-2] == CONDITION_FAILED
-        return Saved.JOB_REFUSED if refused else Saved.BUILD_CHANGED
+        refused = _refused(error, write, None)
+        return Saved.JOB_REFUSED if refused is not None and refused.job == CONDITION_FAILED else Saved.BUILD_CHANGED
     return Saved.WRITTEN
 
 
-def _write_state(
-    item: BuildModel,
-    actions: list[Any],
-    condition: Any,
-    project: ProjectModel | None,
-    after: Build,
-    build: Build,
-    owed: Owed | None,
-    move: JobMove | None,
-) -> None:
+@dataclass(frozen=True)
+class _StateWrite:
+    """One write of a build's state, by what it writes: ``build`` as read (the revision it holds at), its state
+    ``after``, the message it ``owed``, the ``move`` of one of its jobs, whether that move is a ``claim``, and
+    ``now``, its moment (a try without the project's summary writes the same)."""
+
+    build: Build
+    after: Build
+    owed: Owed | None
+    move: JobMove | None
+    claim: bool
+    now: datetime
+
+
+@dataclass(frozen=True)
+class _Refused:
+    """Why the transaction of a ``_StateWrite`` was cancelled, by the item its code names (``CONDITION_FAILED``,
+    a transaction conflict; None: not that item, or no such item in the transaction)."""
+
+    job: str | None  # the job's move: it moved meanwhile, or another attempt holds it
+    build: str | None  # the build: another write moved its revision on
+    summary: str | None  # the project's last-build summary: the project shows a newer build, or is gone
+
+    @property
+    def by_summary_alone(self) -> bool:
+        """Only the project's summary refused (the build's own write held): the build may go without it."""
+        return self.build is None and self.summary == CONDITION_FAILED
+
+
+def _write_state(write: _StateWrite, project: ProjectModel | None) -> None:
+    """One transaction: the job's move, the build's state, the last-build summary of ``project`` (None: without
+    it), and the message owed."""
     with atomically("The build changed meanwhile.") as transaction:
-        if move is not None:
-            transaction.update(JobModel(move.job_id), actions=move.actions, condition=move.condition)
-        transaction.update(item, actions=actions, condition=condition)
+        if write.move is not None:
+            transaction.update(JobModel(write.move.job_id), actions=write.move.actions, condition=write.move.condition)
+        transaction.update(_build_item(write), actions=_state_actions(write), condition=_state_condition(write))
         if project is not None:
-            transaction.update(project, actions=_last_build_actions(after), condition=_not_newer(build))
-        if owed is not None:
-            outbox.record(transaction, owed)
+            transaction.update(project, actions=_last_build_actions(write.after), condition=_not_newer(write.build))
+        if write.owed is not None:
+            outbox.record(transaction, write.owed)
+
+
+def _refused(error: Conflict, write: _StateWrite, project: ProjectModel | None) -> _Refused | None:
+    """The codes of the items of ``_write_state``'s transaction, by item; None when DynamoDB gave no reasons. Its
+    updates come last (the outbox's record is a put: before them), in the order it adds them."""
+    codes = cancellation_codes(error)
+    if codes is None:
+        return None
+    updates = ["job"] * (write.move is not None) + ["build"] + ["summary"] * (project is not None)
+    by_item = dict(zip(updates, codes[-len(updates) :], strict=False))
+    return _Refused(job=by_item.get("job"), build=by_item.get("build"), summary=by_item.get("summary"))
+
+
+def _save_build_alone(write: _StateWrite) -> Saved:
+    """The build's state alone, one write: it carries no job's move and owes nothing."""
+    try:
+        _build_item(write).update(actions=_state_actions(write), condition=_state_condition(write))
+    except UpdateError as error:
+        if is_condition_failure(error) or is_transaction_conflict(error):
+            return Saved.BUILD_CHANGED
+        raise
+    return Saved.WRITTEN
+
+
+def _build_item(write: _StateWrite) -> BuildModel:
+    return BuildModel(write.build.project_id, write.build.build_id)
+
+
+def _state_actions(write: _StateWrite) -> list[Any]:
+    """The build's status, start and finish as in ``after``, its revision moved on; a claim's start is the first
+    claim's (one the build has stays)."""
+    after, now = write.after, write.now
+    if write.claim:
+        started = BuildModel.started.set(BuildModel.started | (after.started or now))
+    else:
+        started = BuildModel.started.set(after.started) if after.started else BuildModel.started.remove()
+    return [
+        BuildModel.status.set(after.status),
+        BuildModel.updated.set(now),
+        BuildModel.revision.add(1),
+        started,
+        BuildModel.finished.set(after.finished) if after.finished else BuildModel.finished.remove(),
+    ]
+
+
+def _state_condition(write: _StateWrite) -> Any:
+    """Nobody wrote the build's state since it was read (its revision is as read); a claim's, only that the build
+    is still there."""
+    return BuildModel.build_id.exists() if write.claim else BuildModel.revision == write.build.revision
 
 
 def _project_key(build: Build) -> ProjectModel | None:

@@ -10,7 +10,7 @@ from typing import Any
 
 from pynamodb.exceptions import UpdateError
 
-from chalicelib.core.jobs import Job, JobArtifact, JobCounts
+from chalicelib.core.jobs import NO_FIELDS, Job, JobCounts, MoveFields
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store.job_forms import artifact_item, counts_item
 from chalicelib.store.jobs import LEASED, WAITING, job_from_model
@@ -29,64 +29,31 @@ class JobMove:
     after: Job
 
 
-@dataclass(frozen=True)
-class _Changes:
-    """What a move writes besides the status: the lease and token of a claim, the outcome of a final status."""
-
-    lease_expires: int | None = None
-    token_hash: str | None = None
-    message: str | None = None
-    counts: JobCounts | None = None
-    artifacts: list[JobArtifact] | None = None
-
-
-def planned_move(
-    job: Job,
-    event: Event,
-    *,
-    lease_expires: int | None = None,
-    token_hash: str | None = None,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-) -> JobMove | None:
+def planned_move(job: Job, event: Event, fields: MoveFields = NO_FIELDS) -> JobMove | None:
     """The move ``transition`` would write for ``job`` in its status as read; None when the event does not apply
-    to that status. The write holds only while the job is still in that status (and, with ``holder``, while its
-    token still hashes to it), so ``after`` is what it leaves whenever it succeeds."""
+    to that status. The write holds only while the job is still in that status (and, with ``fields.holder``, while
+    its token still hashes to it), so ``after`` is what it leaves whenever it succeeds."""
     now = datetime.now(UTC)
-    changes = _Changes(lease_expires, token_hash, message, counts, artifacts)
-    write = _write(Status(job.status), event, now, changes, holder)
+    write = _write(Status(job.status), event, now, fields)
     if write is None:
         return None
     actions, condition, after_status = write
-    return JobMove(job.job_id, actions, condition, _after(job, event, after_status, now, changes))
+    return JobMove(job.job_id, actions, condition, _after(job, event, after_status, now, fields))
 
 
-def transition(
-    job_id: str,
-    current: Status,
-    event: Event,
-    *,
-    lease_expires: int | None = None,
-    token_hash: str | None = None,
-    message: str | None = None,
-    counts: JobCounts | None = None,
-    artifacts: list[JobArtifact] | None = None,
-    holder: str | None = None,
-) -> Job | None:
+def transition(job_id: str, current: Status, event: Event, fields: MoveFields = NO_FIELDS) -> Job | None:
     """Apply ``event`` to a job that is in ``current``, as the transition table says: the one write of a job's status
     after it is created (alone here, or in its build's transaction through ``planned_move``). The job as it is
     after the move (the write returns it); None when the event does not apply to ``current`` or the job is not in
-    ``current`` any more (a lost race, a duplicate delivery: nothing is written), or, with ``holder``, when its
-    token no longer hashes to it (another attempt holds the job now).
+    ``current`` any more (a lost race, a duplicate delivery: nothing is written), or, with ``fields.holder``, when
+    its token no longer hashes to it (another attempt holds the job now).
 
-    What comes with the move follows from it: a claim leases the job (until ``lease_expires``, for the runner whose
-    token hashes to ``token_hash``, the only credential it gets); a move to a final status drops the lease and the
-    token and keeps ``message``, ``counts`` and ``artifacts``; a re-queue forgets the last run and where it ran.
+    What comes with the move follows from it: a claim leases the job (until ``fields.lease_expires``, for the runner
+    whose token hashes to ``fields.token_hash``, the only credential it gets); a move to a final status drops the
+    lease and the token and keeps the ``message``, ``counts`` and ``artifacts`` of ``fields``; a re-queue forgets
+    the last run and where it ran.
     """
-    changes = _Changes(lease_expires, token_hash, message, counts, artifacts)
-    write = _write(current, event, datetime.now(UTC), changes, holder)
+    write = _write(current, event, datetime.now(UTC), fields)
     if write is None:
         return None
     actions, condition, _ = write
@@ -100,70 +67,64 @@ def transition(
     return job_from_model(model)
 
 
-def _write(
-    current: Status, event: Event, now: datetime, changes: _Changes, holder: str | None
-) -> tuple[list[Any], Any, Status] | None:
+def _write(current: Status, event: Event, now: datetime, fields: MoveFields) -> tuple[list[Any], Any, Status] | None:
     """The update actions and condition of a move from ``current``, and the status it leads to."""
     after = next_status(current, event)
     if after is None:
         return None
     actions: list[Any] = [JobModel.status.set(str(after)), JobModel.updated.set(now)]
     if event is Event.CLAIM:
-        actions += _claimed(now, changes.lease_expires, changes.token_hash)
+        actions += _claimed(now, fields)
     elif event is Event.REQUEUE:
         actions += _queued_again()
     if after.finished:
-        actions += _finished(now, changes.message, changes.counts, changes.artifacts)
+        actions += _finished(now, fields)
     condition = JobModel.status == str(current)
-    if holder is not None:
-        condition &= JobModel.token_hash == holder
+    if fields.holder is not None:
+        condition &= JobModel.token_hash == fields.holder
     return actions, condition, after
 
 
-def _after(job: Job, event: Event, status: Status, now: datetime, changes: _Changes) -> Job:
+def _after(job: Job, event: Event, status: Status, now: datetime, fields: MoveFields) -> Job:
     """``job`` as ``_write``'s actions leave it."""
     after = replace(job, status=str(status), updated=now)
     if event is Event.CLAIM:
-        token_hash = changes.token_hash if changes.token_hash is not None else job.token_hash
-        after = replace(
-            after, started=now, attempts=job.attempts + 1, lease_expires=changes.lease_expires, message=None
-        )
+        token_hash = fields.token_hash if fields.token_hash is not None else job.token_hash
+        after = replace(after, started=now, attempts=job.attempts + 1, lease_expires=fields.lease_expires, message=None)
         after = replace(after, token_hash=token_hash)
     elif event is Event.REQUEUE:
         after = replace(after, started=None, finished=None, message=None, counts=JobCounts(), artifacts=[])
         after = replace(after, reported=0, executor=None, run_on=None, external_id=None, agent=None)
     if status.finished:
         after = replace(after, finished=now, lease_expires=None, token_hash=None)
-        if changes.message is not None:
-            after = replace(after, message=changes.message)
-        if changes.counts is not None:
-            after = replace(after, counts=changes.counts)
-        if changes.artifacts is not None:
-            after = replace(after, artifacts=changes.artifacts)
+        if fields.message is not None:
+            after = replace(after, message=fields.message)
+        if fields.counts is not None:
+            after = replace(after, counts=fields.counts)
+        if fields.artifacts is not None:
+            after = replace(after, artifacts=fields.artifacts)
     return after
 
 
-def _claimed(now: datetime, lease_expires: int | None, token_hash: str | None) -> list[Any]:
-    if lease_expires is None:
+def _claimed(now: datetime, fields: MoveFields) -> list[Any]:
+    if fields.lease_expires is None:
         raise ValueError("a claim leases the job: lease_expires is needed")
     actions = [
         JobModel.started.set(now),
         JobModel.attempts.add(1),
         JobModel.leased.set(LEASED),
-        JobModel.lease_expires.set(lease_expires),
+        JobModel.lease_expires.set(fields.lease_expires),
         JobModel.waiting.remove(),  # claimed: nothing left to re-send
         JobModel.sent_at.remove(),
         JobModel.message.remove(),  # what it said while it waited (for a build agent)
     ]
-    if token_hash is not None:
-        actions.append(JobModel.token_hash.set(token_hash))
+    if fields.token_hash is not None:
+        actions.append(JobModel.token_hash.set(fields.token_hash))
         actions.append(JobModel.credentials_taken.remove())  # this attempt's runner may take them
     return actions
 
 
-def _finished(
-    now: datetime, message: str | None, counts: JobCounts | None, artifacts: list[JobArtifact] | None
-) -> list[Any]:
+def _finished(now: datetime, fields: MoveFields) -> list[Any]:
     actions = [
         JobModel.finished.set(now),
         JobModel.leased.remove(),
@@ -172,12 +133,12 @@ def _finished(
         JobModel.waiting.remove(),  # a job cancelled while queued: nothing left to send
         JobModel.sent_at.remove(),
     ]
-    if message is not None:
-        actions.append(JobModel.message.set(message))
-    if counts is not None:
-        actions.append(JobModel.counts.set(counts_item(counts)))
-    if artifacts is not None:
-        actions.append(JobModel.artifacts.set([artifact_item(artifact) for artifact in artifacts]))
+    if fields.message is not None:
+        actions.append(JobModel.message.set(fields.message))
+    if fields.counts is not None:
+        actions.append(JobModel.counts.set(counts_item(fields.counts)))
+    if fields.artifacts is not None:
+        actions.append(JobModel.artifacts.set([artifact_item(artifact) for artifact in fields.artifacts]))
     return actions
 
 
@@ -203,4 +164,6 @@ def _queued_again() -> list[Any]:
 def claim_job(job_id: str, lease_expires: int, token_hash: str | None = None) -> Job | None:
     """queued -> running for the dispatcher or agent that wins: the job as claimed (the claim's write returns it);
     a duplicate delivery loses and gets None."""
-    return transition(job_id, Status.QUEUED, Event.CLAIM, lease_expires=lease_expires, token_hash=token_hash)
+    return transition(
+        job_id, Status.QUEUED, Event.CLAIM, MoveFields(lease_expires=lease_expires, token_hash=token_hash)
+    )

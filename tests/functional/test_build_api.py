@@ -12,7 +12,7 @@ from pynamodb.exceptions import CancellationReason, TransactWriteError
 from pynamodb.transactions import TransactWrite
 
 from chalicelib import executors
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import lost_jobs, progress, runner_jobs
 from chalicelib.domain.dispatch import dispatch_job
@@ -464,7 +464,8 @@ def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: Build
     first = mint_token()
     assert job_moves.claim_job(job_id, int(time.time()) + 60, first.token_hash)
     checked = runner_job(job_id, f"Bearer {first.token}")  # the finish request's token check, then it seals the log
-    progress.move(checked, Event.FAIL, "lost")  # meanwhile its attempt is lost, the job re-run and claimed again
+    # meanwhile its attempt is lost, the job re-run and claimed again
+    progress.move(checked, Event.FAIL, MoveFields(message="lost"))
     progress.refresh(checked)
     again = project.account.api.put("/builds", {"buildId": queued["buildId"], "reRunIncomplete": True})
     assert again.status == 200, again.body

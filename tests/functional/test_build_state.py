@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, Status
 from chalicelib.domain import announcements, outbox, progress
@@ -55,7 +55,7 @@ def test_two_jobs_that_finish_from_the_same_reads_leave_their_build_finished(
         return real_others(read, job_id)
 
     monkeypatch.setattr(progress, "_others", others)
-    ended = [progress.finish_job(job, True, holder=job.token_hash, build=build) for job in (first, second)]
+    ended = [progress.finish_job(job, True, MoveFields(holder=job.token_hash), build=build) for job in (first, second)]
 
     shown = project.build(build.version)
     assert ended == [Status.SUCCESS, Status.SUCCESS]
@@ -71,7 +71,7 @@ def test_a_cancel_between_a_finishs_read_and_its_write_still_cancels_the_job(
     cancelled = project.account.api.delete(
         f"/builds/{project.project['accountName']}/{project.project['slug']}/{build.version}"
     )
-    ended = progress.finish_job(job, True, holder=job.token_hash, build=build)  # as read before the cancel
+    ended = progress.finish_job(job, True, MoveFields(holder=job.token_hash), build=build)  # as read before the cancel
 
     shown = project.build(build.version)
     assert cancelled.status == 204
@@ -85,7 +85,7 @@ def test_a_one_job_builds_finish_is_one_write_of_its_job_its_build_and_its_proje
     project, build, (job,) = running_build(account, git_server, ONE_JOB_YML)
 
     with dynamodb_calls() as calls:
-        ended = progress.finish_job(job, True, holder=job.token_hash, build=build)
+        ended = progress.finish_job(job, True, MoveFields(holder=job.token_hash), build=build)
 
     listed = project.account.api.get("/projects").json
     (mine,) = [p for p in listed if p["projectId"] == project.project["projectId"]]
@@ -105,7 +105,7 @@ def test_a_build_whose_state_keeps_changing_under_a_move_has_its_job_moved_alone
         return build_states.Saved.BUILD_CHANGED if move is not None else real_save(read, after, owed, move, claim)
 
     monkeypatch.setattr(build_states, "save_build_state", busy)
-    ended = progress.move_in_build(build, job, Event.SUCCEED, holder=job.token_hash, attempts=3)
+    ended = progress.move_in_build(build, job, Event.SUCCEED, MoveFields(holder=job.token_hash), attempts=3)
 
     shown = project.build(build.version)
     assert ended is not None and ended.status == Status.SUCCESS
@@ -117,7 +117,7 @@ def test_a_finish_of_an_attempt_that_no_longer_holds_the_job_moves_nothing(
 ) -> None:
     project, build, (job,) = running_build(account, git_server, ONE_JOB_YML)
 
-    ended = progress.finish_job(job, True, holder="0" * 64, build=build)
+    ended = progress.finish_job(job, True, MoveFields(holder="0" * 64), build=build)
 
     assert ended is None
     assert project.build(build.version)["jobs"][0]["status"] == "running"
@@ -129,7 +129,7 @@ def test_a_finished_builds_announcement_names_its_project_and_reads_it_with_the_
     _, build, (job,) = running_build(account, git_server, ONE_JOB_YML)
     sent: list[Any] = []
     monkeypatch.setattr(outbox, "send", lambda messages, delay_seconds=0: sent.extend(messages) or True)
-    progress.finish_job(job, True, holder=job.token_hash, build=build)
+    progress.finish_job(job, True, MoveFields(holder=job.token_hash), build=build)
     (announced,) = [message for message in sent if isinstance(message, Announce)]
 
     named = reads_before_acting(monkeypatch, announced)
@@ -167,12 +167,14 @@ def test_a_job_ended_alone_between_another_jobs_reads_and_its_write_still_ends_t
     def others(read: Build, job_id: str) -> list[Any]:
         seen = real_others(read, job_id)  # the finish of the first job reads the second running ...
         if not ended_alone:  # ... and the sweeper ends the second (its lease lost) before the finish writes
-            ended_alone.append(progress.move(second, Event.FAIL, "The job's runner stopped responding."))
+            ended_alone.append(
+                progress.move(second, Event.FAIL, MoveFields(message="The job's runner stopped responding."))
+            )
             progress.refresh(second)  # derives "running", as shown: it writes all the same
         return seen
 
     monkeypatch.setattr(progress, "_others", others)
-    ended = progress.finish_job(first, True, holder=first.token_hash, build=build)
+    ended = progress.finish_job(first, True, MoveFields(holder=first.token_hash), build=build)
 
     shown = project.build(build.version)
     assert (ended, ended_alone) == (Status.SUCCESS, [Status.FAILED])
@@ -184,7 +186,7 @@ def test_a_rerun_between_a_finishs_reads_and_its_write_leaves_the_build_running_
     account: Account, git_server: GitServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project, build, (second, first) = running_build(account, git_server, MATRIX_YML)
-    assert progress.finish_job(first, False, holder=first.token_hash) is Status.FAILED
+    assert progress.finish_job(first, False, MoveFields(holder=first.token_hash)) is Status.FAILED
     build = build_store.get_build(build.project_id, build.build_id, consistent=True) or build
     second = job_store.get_job(second.job_id) or second
     real_others = progress._others
@@ -201,7 +203,7 @@ def test_a_rerun_between_a_finishs_reads_and_its_write_leaves_the_build_running_
     monkeypatch.setattr(progress, "_others", others)
     sent: list[Any] = []
     monkeypatch.setattr(outbox, "send", lambda messages, delay_seconds=0: sent.extend(messages) or True)
-    ended = progress.finish_job(second, True, holder=second.token_hash, build=build)
+    ended = progress.finish_job(second, True, MoveFields(holder=second.token_hash), build=build)
 
     shown = project.build(build.version)
     assert (ended, reruns) == (Status.SUCCESS, [200])
@@ -221,7 +223,7 @@ def test_a_matrixs_jobs_claimed_from_the_same_read_of_their_build_each_claim_in_
     claimed, calls = [], []
     for job in (first, second):  # both dispatches read the build before either claimed
         with dynamodb_calls() as made:
-            claimed.append(progress.move_in_build(build, job, Event.CLAIM, lease_expires=2_000_000_000))
+            claimed.append(progress.move_in_build(build, job, Event.CLAIM, MoveFields(lease_expires=2_000_000_000)))
         calls.append(list(made))
 
     shown = project.build(build.version)

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 import chalicelib
-from chalicelib.core.jobs import Job
+from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.status import Event, Status, next_status
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
@@ -81,7 +81,7 @@ def stored_in(status: Status) -> str:
 def test_each_event_moves_a_stored_job_exactly_as_the_table_says(status: Status, event: Event) -> None:
     job_id = stored_in(status)
 
-    job = job_moves.transition(job_id, status, event, lease_expires=2_000_000_000)
+    job = job_moves.transition(job_id, status, event, MoveFields(lease_expires=2_000_000_000))
 
     after = JobModel.get(job_id, consistent_read=True)
     moved = Status(job.status) if job is not None else None
