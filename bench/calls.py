@@ -4,8 +4,8 @@
 The app runs in this process (Chalice's test client, the same gateway emulation as ``chalice local``) against
 the embedded emulator; botocore's event hooks count each request's DynamoDB and S3 calls. Each endpoint is read
 twice and the second read is counted: a warm function, whose key lookup is cached for a short time
-(``domain/warm.py``; here for a minute rather than ten seconds, since the emulator takes seconds to read 1,000
-items where DynamoDB takes milliseconds). ``BENCH_TRACE=1`` prints each counted call with the tables it read.
+(``domain/shared/warm_cache.py``; here for a minute rather than ten seconds, since the emulator takes seconds to read
+1,000 items where DynamoDB takes milliseconds). ``BENCH_TRACE=1`` prints each counted call with the tables it read.
 
 Then one build of a one-line job: its start, its dispatch by the jobs queue's handler (called here as the pump
 calls it: the local executor runs the job's runner in its sandbox, which talks to the app served over HTTP on
@@ -59,9 +59,9 @@ def run() -> Section:
         " a list reads one Query page per 1 MB it returns."
     )
     section = Section("AWS calls per request", "\n\n".join([reads + target, *build]))
-    from chalicelib.domain import warm
+    from chalicelib.domain.shared import warm_cache
 
-    warm.REUSE_SECONDS = 60.0
+    warm_cache.REUSE_SECONDS = 60.0
     with _in_process() as (client, counter, server):
         seeded = [_seed(client, server, size) for size in SIZES]
         for endpoint in seeded[0].paths:

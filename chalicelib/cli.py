@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> None:
         for name, changed in migrate().items():
             print(f"{name}: {changed} changed")
         return
-    from chalicelib.domain.accounts import create_account, create_api_key
+    from chalicelib.domain.team.accounts import create_account, create_api_key
 
     if args.command == "create-account":
         print(create_account(args.name, args.admin_email, args.api_key))

@@ -30,7 +30,7 @@ CONSUME_ACTIONS = ["sqs:DeleteMessage", "sqs:GetQueueAttributes", "sqs:ReceiveMe
 # chalicelib/store: logs, artifacts, cache (uploads, multipart ones, copies, ranges, presigned GETs, deletes).
 OBJECT_ACTIONS = ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"]
 BUCKET_ACTIONS = ["s3:ListBucket"]  # listing prefixes; it also makes a missing key a 404 rather than a 403
-SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/secrets.py
+SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/shared/secrets.py
 SIGN_ACTIONS = ["kms:GetPublicKey", "kms:Sign"]  # chalicelib/store/signing.py: jobs' ID tokens, the JWKS
 LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]  # the log groups are the template's
 EMAIL_ACTIONS = ["ses:SendEmail"]  # chalicelib/notify/email.py, from the stage's verified sender identity

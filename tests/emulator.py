@@ -48,7 +48,7 @@ def aws_endpoint() -> str:
 def fresh_resources(aws_endpoint: str) -> None:
     """An empty emulator with every table, queue, bucket and key of the app, for each test module."""
     from app import app
-    from chalicelib.domain.warm import forget_everything
+    from chalicelib.domain.shared.warm_cache import forget_everything
     from chalicelib.local.resources import ensure_resources
 
     requests.post(f"{aws_endpoint}/moto-api/reset", headers=emulator_admin_headers(), timeout=30).raise_for_status()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from chalicelib.core import test_stats
-from chalicelib.domain.test_history import test_id_of
+from chalicelib.domain.builds.test_history import test_id_of
 from chalicelib.store.models import TestHistoryModel
 from chalicelib.store.test_history import SUMMARY, WORKING
 

@@ -9,15 +9,15 @@ import subprocess
 import sys
 import time
 
-from chalicelib.domain import progress
-from chalicelib.domain.job_tokens import keys_of, mint_token
+from chalicelib.domain.execution import progress
+from chalicelib.domain.execution.job_tokens import keys_of, mint_token
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 
 
 def dispatch(job_id: str, api_url: str, lease_seconds: int = 120) -> Ticket:
-    """Claim a queued job and mint its token, as domain/dispatch.py does; the ticket an executor would get."""
+    """Claim a queued job and mint its token, as domain/execution/dispatch.py does; the ticket an executor would get."""
     queued = job_store.get_job(job_id)
     assert queued is not None
     token = mint_token(keys_of(queued))

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from chalice.test import Client
 
-from chalicelib.domain.accounts import create_account, create_api_key
+from chalicelib.domain.team.accounts import create_account, create_api_key
 
 _numbers = itertools.count(1)
 T = TypeVar("T")

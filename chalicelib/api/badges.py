@@ -21,7 +21,7 @@ from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, etag_of, not_modified
-from chalicelib.domain import badges
+from chalicelib.domain.projects import badges
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.badges import badge_svg, parse_badge_query
 

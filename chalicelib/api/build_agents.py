@@ -21,7 +21,7 @@ from chalice.app import Request
 from chalicelib.api.calls import Call
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.domain import build_agents
+from chalicelib.domain.execution import build_agents
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.build_agents import agent_json, new_agent_json, parse_registration, ticket_json
 from chalicelib.wire.fields import Fields, path_id

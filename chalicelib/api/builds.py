@@ -12,7 +12,7 @@ from chalice import Response
 
 from chalicelib.api.calls import Call
 from chalicelib.core.logs import ByteRange
-from chalicelib.domain import build_reads, builds, job_files, job_reports
+from chalicelib.domain.builds import build_lookup, builds, job_files, job_reports
 from chalicelib.shapes.builds import build_json
 from chalicelib.wire.builds import (
     artifact_json,
@@ -78,7 +78,7 @@ def _byte_range(header: str) -> ByteRange | None:
 
 
 def list_job_artifacts(call: Call, jobId: str) -> list[dict[str, Any]]:
-    job, _ = build_reads.find_job(call.caller, jobId)
+    job, _ = build_lookup.find_job(call.caller, jobId)
     return [artifact_json(artifact) for artifact in job.artifacts]
 
 

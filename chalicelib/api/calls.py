@@ -2,7 +2,7 @@
 checked, its view's result or error answered as HTTP.
 
 The few reads a public project allows without a key say so in the route table (``visitor``): such a request, when
-it carries neither key nor session, is a visitor's (domain/visitors.py). This module reads tables (through the
+it carries neither key nor session, is a visitor's (domain/team/visitors.py). This module reads tables (through the
 domain), so it loads with the first API request, not with the app (routes.py).
 """
 
@@ -19,9 +19,9 @@ from chalicelib.api.cookies import require_csrf_header, session_token
 from chalicelib.api.http import Visitor, check_parameters, error_response, json_body, raw_body, respond
 from chalicelib.config import settings
 from chalicelib.core.reprs import FieldsRepr
-from chalicelib.domain import visitors
-from chalicelib.domain.auth import Caller, authenticate
-from chalicelib.domain.permissions import Permission
+from chalicelib.domain.team import visitors
+from chalicelib.domain.team.auth import Caller, authenticate
+from chalicelib.domain.team.permissions import Permission
 from chalicelib.errors import ConveyorError, Invalid
 
 

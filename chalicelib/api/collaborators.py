@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.api.calls import Call
-from chalicelib.domain import collaborators, users
-from chalicelib.domain.roles import list_roles
+from chalicelib.domain.team import collaborators, users
+from chalicelib.domain.team.roles import list_roles
 from chalicelib.wire.fields import path_id
 from chalicelib.wire.users import parse_collaborator, parse_collaborator_change, user_summary, user_with_roles
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.api.calls import Call
-from chalicelib.domain import deployments
-from chalicelib.domain.roles import list_roles
+from chalicelib.domain.deployments import deployments
+from chalicelib.domain.team.roles import list_roles
 from chalicelib.wire.deployments import deployment_json, parse_start_request
 from chalicelib.wire.environments import environment_summary
 from chalicelib.wire.fields import Fields, path_id, query_integer

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.api.calls import Call
-from chalicelib.domain import environments
+from chalicelib.domain.deployments import environments
 from chalicelib.wire.environments import (
     environment_details,
     environment_summary,

@@ -20,7 +20,7 @@ from typing import Any
 from chalice import Response
 from chalice.app import Request
 
-from chalicelib.domain.validation import MAX_NESTING_DEPTH, MAX_TEXT_LENGTH, nesting_depth, too_long
+from chalicelib.domain.shared.validation import MAX_NESTING_DEPTH, MAX_TEXT_LENGTH, nesting_depth, too_long
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 
 ACCOUNT_PREFIX = "/api/account/{prefixAccountName}"

@@ -11,11 +11,11 @@ from chalice import Response
 
 from chalicelib.api.calls import Call
 from chalicelib.api.http import plain_text
-from chalicelib.domain import badges, project_reads, project_settings, projects
-from chalicelib.domain.access import Right, has_right
-from chalicelib.domain.project_settings import MAX_BUILD_NUMBER
-from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
-from chalicelib.domain.roles import list_roles
+from chalicelib.domain.forges.repositories import MAX_REPOSITORY_NAME_LENGTH
+from chalicelib.domain.projects import badges, project_lookup, project_settings, projects
+from chalicelib.domain.projects.project_settings import MAX_BUILD_NUMBER
+from chalicelib.domain.team.access import Right, has_right
+from chalicelib.domain.team.roles import list_roles
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.project_settings import parse_credentials, parse_settings_change, settings_json
 from chalicelib.wire.projects import project_json
@@ -40,7 +40,7 @@ def delete_project(call: Call, accountName: str, projectSlug: str) -> None:
 
 
 def get_settings(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    project = badges.with_badge_id(project_reads.find_project(call.caller, accountName, projectSlug))
+    project = badges.with_badge_id(project_lookup.find_project(call.caller, accountName, projectSlug))
     may_update = has_right(call.caller, project, Right.UPDATE)
     return settings_json(project, list_roles(call.caller), call.base_url, may_update)
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.api.calls import Call
-from chalicelib.domain import roles
-from chalicelib.domain.roles import MAX_ROLE_NAME_LENGTH
+from chalicelib.domain.team import roles
+from chalicelib.domain.team.roles import MAX_ROLE_NAME_LENGTH
 from chalicelib.wire.fields import Fields, path_id
 from chalicelib.wire.roles import parse_role_update, role_details, role_summary
 

@@ -30,14 +30,14 @@ from chalice.app import Request
 from chalicelib.api.http import ACCOUNT_PREFIX, Visitor
 from chalicelib.core.reprs import FieldsRepr
 from chalicelib.core.webhooks import WEBHOOK_PROVIDERS
-from chalicelib.domain.permissions import Permission
+from chalicelib.domain.team.permissions import Permission
 
 ANY = ("*/*",)  # the views parse bodies themselves, whatever Content-Type a client sends
 JSON = ("application/json",)  # Chalice's default: a request whose body is of another type is a 415
 ARTIFACT_DEPTH = 4  # a file name may hold "/" unencoded: routes for up to this many segments
 PROJECT = "/projects/{accountName}/{projectSlug}"
 RUNNER = "/api/runner/jobs/{jobId}"
-ISSUER = "/oidc/{accountName}"  # an account's OpenID Connect issuer (domain/id_tokens.py)
+ISSUER = "/oidc/{accountName}"  # an account's OpenID Connect issuer (domain/builds/id_tokens.py)
 
 
 @dataclass(frozen=True, repr=False)

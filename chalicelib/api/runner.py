@@ -39,8 +39,9 @@ from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.jobs import Job
-from chalicelib.domain import job_tokens, runner_cache, runner_jobs
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.execution import job_tokens
+from chalicelib.domain.job_protocol import runner_cache, runner_calls
+from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 from chalicelib.wire.fields import Fields
 
@@ -95,20 +96,20 @@ def _base64(fields: Fields, name: str, max_bytes: int) -> bytes | None:
 
 def spec(request: Request, jobId: str) -> Response:
     return _runner_call_reading(
-        request, jobId, lambda runner: runner_jobs.job_spec(runner.job, (runner.build, runner.project)), project=True
+        request, jobId, lambda runner: runner_calls.job_spec(runner.job, (runner.build, runner.project)), project=True
     )
 
 
 def runner_package(request: Request, jobId: str) -> Response:
     def view(job: Job) -> Response:
         headers: dict[str, str | list[str]] = {"Content-Type": "application/zip", "Cache-Control": "no-store"}
-        return Response(body=runner_jobs.runner_package(job), status_code=200, headers=headers)
+        return Response(body=runner_calls.runner_package(job), status_code=200, headers=headers)
 
     return _runner_call(request, jobId, view)
 
 
 def clone_credentials(request: Request, jobId: str) -> Response:
-    return _runner_call(request, jobId, runner_jobs.clone_credentials)
+    return _runner_call(request, jobId, runner_calls.clone_credentials)
 
 
 # named apart from the agents' heartbeat: view names are operationIds
@@ -125,7 +126,7 @@ def put_log_chunk(request: Request, jobId: str, index: str) -> Response:
         if not index.isascii() or not index.isdigit():
             raise NotFound("A log chunk is named by its number.")
         body = request.raw_body or b""
-        runner_jobs.put_log_chunk(job, int(index), body if isinstance(body, bytes) else body.encode())
+        runner_calls.put_log_chunk(job, int(index), body if isinstance(body, bytes) else body.encode())
 
     return _runner_call(request, jobId, view, index=index)
 
@@ -133,7 +134,7 @@ def put_log_chunk(request: Request, jobId: str, index: str) -> Response:
 def artifact_upload(request: Request, jobId: str) -> Response:
     def view(job: Job) -> Any:
         fields = _fields(request)
-        return runner_jobs.artifact_upload(job, fields.text("fileName", 1024), fields.integer("size", minimum=0))
+        return runner_calls.artifact_upload(job, fields.text("fileName", 1024), fields.integer("size", minimum=0))
 
     return _runner_call(request, jobId, view)
 
@@ -167,7 +168,7 @@ def add_messages(request: Request, jobId: str) -> Response:
     return _runner_call(
         request,
         jobId,
-        lambda job: runner_jobs.add_messages(job, _objects(_fields(request).array("messages"), "messages")),
+        lambda job: runner_calls.add_messages(job, _objects(_fields(request).array("messages"), "messages")),
     )
 
 
@@ -175,19 +176,21 @@ def add_tests(request: Request, jobId: str) -> Response:
     return _runner_call(
         request,
         jobId,
-        lambda job: runner_jobs.add_tests(job, _objects(_fields(request).array("tests"), "tests"), False),
+        lambda job: runner_calls.add_tests(job, _objects(_fields(request).array("tests"), "tests"), False),
     )
 
 
 def update_tests(request: Request, jobId: str) -> Response:
     return _runner_call(
-        request, jobId, lambda job: runner_jobs.add_tests(job, _objects(_fields(request).array("tests"), "tests"), True)
+        request,
+        jobId,
+        lambda job: runner_calls.add_tests(job, _objects(_fields(request).array("tests"), "tests"), True),
     )
 
 
 def quarantine(request: Request, jobId: str) -> Response:
     def view(job: Job) -> dict[str, Any]:
-        from chalicelib.domain import test_history  # only jobs whose test_script failed ask: cold start
+        from chalicelib.domain.builds import test_history  # only jobs whose test_script failed ask: cold start
 
         return {"quarantined": test_history.quarantine_job_failures(job)}
 
@@ -196,21 +199,21 @@ def quarantine(request: Request, jobId: str) -> Response:
 
 def update_build(request: Request, jobId: str) -> Response:
     return _runner_call(
-        request, jobId, lambda job: runner_jobs.update_version(job, _fields(request).text("version", 256))
+        request, jobId, lambda job: runner_calls.update_version(job, _fields(request).text("version", 256))
     )
 
 
 def runner_finish(request: Request, jobId: str) -> Response:
     def view(runner: job_tokens.RunnerJob) -> None:
         fields = _fields(request)
-        runner_jobs.finish(
+        runner_calls.finish(
             runner.job,
             fields.text("result", 20),
             fields.optional_text("message", 4096),
             fields.integer("logChunks", minimum=0),
             _objects(fields.array("artifacts"), "artifacts"),
             build=runner.build,
-            log_tail=_base64(fields, "logTail", runner_jobs.MAX_LOG_CHUNK_BYTES),
+            log_tail=_base64(fields, "logTail", runner_calls.MAX_LOG_CHUNK_BYTES),
             log_tail_sent=fields.boolean("logTailSent", default=True),
         )
 

@@ -19,7 +19,7 @@ from chalice.app import Request
 from chalicelib.api.calls import Call
 from chalicelib.api.cookies import cleared_cookie, require_header, session_cookie, session_token
 from chalicelib.api.http import check_parameters, error_response, json_body, mount_prefix
-from chalicelib.domain import sessions
+from chalicelib.domain.team import sessions
 from chalicelib.errors import ConveyorError
 from chalicelib.wire.sessions import caller_json, parse_sign_in
 

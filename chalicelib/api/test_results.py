@@ -18,9 +18,10 @@ from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, respond
-from chalicelib.domain import result_files, test_uploads
-from chalicelib.domain.auth import authenticate
-from chalicelib.domain.job_tokens import TOKEN_PREFIX
+from chalicelib.domain.builds import result_files
+from chalicelib.domain.execution.job_tokens import TOKEN_PREFIX
+from chalicelib.domain.job_protocol import test_uploads
+from chalicelib.domain.team.auth import authenticate
 from chalicelib.errors import ConveyorError, Invalid
 
 MAX_UPLOAD_BYTES = result_files.MAX_FILE_BYTES + 64 * 1024  # the file, and a multipart body's headers around it

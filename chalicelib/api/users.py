@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.api.calls import Call
-from chalicelib.domain import users
-from chalicelib.domain.permissions import BUILT_IN_ROLES
-from chalicelib.domain.roles import list_roles
+from chalicelib.domain.team import users
+from chalicelib.domain.team.permissions import BUILT_IN_ROLES
+from chalicelib.domain.team.roles import list_roles
 from chalicelib.wire.fields import path_id
 from chalicelib.wire.roles import role_details
 from chalicelib.wire.users import parse_new_user, parse_user_change, user_summary, user_with_roles

@@ -14,7 +14,7 @@ from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, json_body, raw_body, respond
-from chalicelib.domain import webhooks
+from chalicelib.domain.triggers import webhooks
 from chalicelib.errors import ConveyorError, Invalid
 from chalicelib.shapes.builds import build_json
 

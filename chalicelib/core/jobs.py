@@ -78,7 +78,7 @@ class Job(FieldsRepr):
 
 @dataclass(frozen=True, repr=False)
 class MoveFields(FieldsRepr):
-    """What comes with a job's move besides its status (domain/progress.py, store/job_moves.py): what a final
+    """What comes with a job's move besides its status (domain/execution/progress.py, store/job_moves.py): what a final
     status keeps (``message``, ``counts``, ``artifacts``), what a claim leases (until ``lease_expires``, to the
     runner whose token hashes to ``token_hash``), and ``holder``: the move holds only while the job's token still
     hashes to it (a runner's word moves its own attempt, never the next)."""

@@ -1,4 +1,4 @@
-"""The forges whose webhooks Conveyor reads (domain/hook_events.py), each at a route of its own (api/routes.py).
+"""The forges whose webhooks Conveyor reads (domain/forges/hook_events.py), each at a route of its own (api/routes.py).
 
 Named here, below both, so that declaring the routes loads no payload reader: every function's cold start declares
 them (docs/architecture.md, "What a cold start loads").

@@ -132,8 +132,8 @@ def _is_pattern(text: str) -> bool:
 
 
 def _pattern(rule: str) -> Any:
-    """The RE2 expression of a ``/regex/``, as domain/user_regex.py compiles users' patterns (this layer is below
-    the domain): matching runs in linear time, whatever the pattern."""
+    """The RE2 expression of a ``/regex/``, as domain/configuration/user_regex.py compiles users' patterns (this layer
+    is below the domain): matching runs in linear time, whatever the pattern."""
     import re2  # loads only where a pattern is matched: cold start
 
     options = re2.Options()

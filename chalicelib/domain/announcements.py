@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from chalicelib.core.builds import Build
 from chalicelib.core.projects import Project
-from chalicelib.domain import commit_statuses, inline_deployments, notifications
+from chalicelib.domain.deployments import inline_deployments
+from chalicelib.domain.forges import commit_statuses
+from chalicelib.domain.notifications import notifications
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
 

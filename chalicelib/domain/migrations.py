@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from chalicelib.domain.environments import rebound_settings
-from chalicelib.domain.repository_credentials import migrated
+from chalicelib.domain.deployments.environments import rebound_settings
+from chalicelib.domain.forges.repository_credentials import migrated
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import environments as environment_store

@@ -8,7 +8,8 @@ nothing else of the service, and runs the one runner program with it (``python -
   - ``lambda``: the runner function of the packaged template, invoked asynchronously (executors/aws_lambda.py);
     its role grants nothing but its own logs.
 - ``codebuild``: a CodeBuild build per job, in the job's container image (executors/codebuild.py).
-- ``agent``: the account's build agents take their jobs themselves (domain/build_agents.py); nothing is started.
+- ``agent``: the account's build agents take their jobs themselves (domain/execution/build_agents.py); nothing is
+started.
 
 executors/images.py decides which, from the job's image, when the build is queued.
 """

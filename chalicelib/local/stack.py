@@ -16,8 +16,8 @@ from chalice.local import ChaliceRequestHandler, LocalDevServer, ThreadedHTTPSer
 from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.core.jobs import Executor
-from chalicelib.domain.accounts import ensure_account
 from chalicelib.domain.migrations import migrate
+from chalicelib.domain.team.accounts import ensure_account
 from chalicelib.local.emulator import Emulator, use_fake_credentials
 from chalicelib.local.persistence import NO_STATE, KeptState, state_folder
 from chalicelib.local.pump import DEFAULT_MAX_CONCURRENCY, SqsPump

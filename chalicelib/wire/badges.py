@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from xml.sax.saxutils import escape
 
-from chalicelib.domain.badges import Badge, BadgeTexts
-from chalicelib.domain.validation import too_long
+from chalicelib.domain.projects.badges import Badge, BadgeTexts
+from chalicelib.domain.shared.validation import too_long
 
 LABEL = "build"
 MAX_BADGE_TEXT = 40  # passingText & co.: a word or two, not a paragraph

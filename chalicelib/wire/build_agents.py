@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.domain.build_agents import NewAgent, is_connected, taken_from_service
-from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
+from chalicelib.domain.execution.build_agents import NewAgent, is_connected, taken_from_service
+from chalicelib.domain.shared.validation import MAX_NAME_LENGTH, invalid
 from chalicelib.runner.protocol import Ticket
 from chalicelib.shapes.time import timestamp
 from chalicelib.wire.fields import Fields

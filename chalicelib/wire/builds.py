@@ -6,9 +6,9 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 from chalicelib.core.jobs import JobArtifact
-from chalicelib.domain.builds import StartRequest
-from chalicelib.domain.job_files import ArtifactQuery
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.builds.builds import StartRequest
+from chalicelib.domain.builds.job_files import ArtifactQuery
+from chalicelib.domain.shared.validation import invalid
 from chalicelib.shapes.time import timestamp
 from chalicelib.wire.fields import Fields, bounded_variables
 

@@ -7,9 +7,9 @@ from typing import Any
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.jobs import Job
-from chalicelib.domain.agents import AgentJob
-from chalicelib.domain.deployments import StartRequest
-from chalicelib.domain.validation import MAX_NAME_LENGTH, invalid
+from chalicelib.domain.deployments.deployment_agents import AgentJob
+from chalicelib.domain.deployments.deployments import StartRequest
+from chalicelib.domain.shared.validation import MAX_NAME_LENGTH, invalid
 from chalicelib.shapes.builds import build_json
 from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.environments import environment_summary

@@ -6,13 +6,13 @@ from typing import Any
 
 from chalicelib.core.deployments import EnvironmentAtStart
 from chalicelib.core.environments import Environment
-from chalicelib.domain.environments import (
+from chalicelib.domain.deployments.environments import (
     MAX_ACCESS_KEY_FIELD_LENGTH,
     EnvironmentDetails,
     EnvironmentInput,
     inline_deployment_projects,
 )
-from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid, too_long
+from chalicelib.domain.shared.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid, too_long
 from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
 

@@ -6,7 +6,7 @@ import json
 import re
 from typing import Any
 
-from chalicelib.domain.validation import MAX_INTEGER, MAX_TEXT_LENGTH, invalid, out_of_range, too_long
+from chalicelib.domain.shared.validation import MAX_INTEGER, MAX_TEXT_LENGTH, invalid, out_of_range, too_long
 from chalicelib.errors import Invalid, NotFound
 
 _INTEGER = re.compile(r"-?[0-9]{1,40}")  # ASCII digits only: str.isdigit() also takes "²"

@@ -6,11 +6,11 @@ from typing import Any
 
 from chalicelib.core.projects import Project, RoleRights
 from chalicelib.core.roles import Role
-from chalicelib.domain.access import Right
-from chalicelib.domain.project_settings import MAX_BUILD_NUMBER, SettingsChange
-from chalicelib.domain.repositories import MAX_REPOSITORY_NAME_LENGTH
-from chalicelib.domain.repository_credentials import CredentialsChange
-from chalicelib.domain.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid
+from chalicelib.domain.forges.repositories import MAX_REPOSITORY_NAME_LENGTH
+from chalicelib.domain.forges.repository_credentials import CredentialsChange
+from chalicelib.domain.projects.project_settings import MAX_BUILD_NUMBER, SettingsChange
+from chalicelib.domain.shared.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid
+from chalicelib.domain.team.access import Right
 from chalicelib.shapes.time import timestamp
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.projects import project_json

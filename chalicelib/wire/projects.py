@@ -11,7 +11,7 @@ from typing import Any
 from chalicelib.core.projects import Project, RoleRights
 from chalicelib.core.repository_names import public_repository_name
 from chalicelib.core.roles import Role
-from chalicelib.domain.access import RIGHT_DESCRIPTIONS, Right
+from chalicelib.domain.team.access import RIGHT_DESCRIPTIONS, Right
 from chalicelib.shapes.time import optional_timestamps, timestamp
 
 

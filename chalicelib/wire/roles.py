@@ -6,9 +6,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from chalicelib.core.roles import Role
-from chalicelib.domain.permissions import Permission
-from chalicelib.domain.roles import MAX_ROLE_NAME_LENGTH
-from chalicelib.domain.validation import invalid
+from chalicelib.domain.shared.validation import invalid
+from chalicelib.domain.team.permissions import Permission
+from chalicelib.domain.team.roles import MAX_ROLE_NAME_LENGTH
 from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.domain.auth import Caller
-from chalicelib.domain.users import TeamMember
-from chalicelib.domain.validation import MAX_EMAIL_LENGTH, MAX_PASSWORD_LENGTH
+from chalicelib.domain.shared.validation import MAX_EMAIL_LENGTH, MAX_PASSWORD_LENGTH
+from chalicelib.domain.team.auth import Caller
+from chalicelib.domain.team.users import TeamMember
 from chalicelib.wire.fields import Fields
 
 

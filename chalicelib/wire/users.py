@@ -6,8 +6,8 @@ from typing import Any
 
 from chalicelib.core.members import Notifications
 from chalicelib.core.roles import Role
-from chalicelib.domain.users import NewUser, TeamMember, UserChange
-from chalicelib.domain.validation import MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH
+from chalicelib.domain.shared.validation import MAX_EMAIL_LENGTH, MAX_NAME_LENGTH, MAX_PASSWORD_LENGTH
+from chalicelib.domain.team.users import NewUser, TeamMember, UserChange
 from chalicelib.shapes.time import optional_timestamps, timestamp
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.roles import role_summary

@@ -8,7 +8,7 @@ import logging
 from chalice.app import SQSEvent
 
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob, deployment_message
-from chalicelib.domain import lost_jobs
+from chalicelib.domain.execution import lost_jobs
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +25,10 @@ def _messages(event: SQSEvent) -> list[RunDeploymentJob | AgentDeadline]:
 
 def run_deployments(event: SQSEvent) -> None:
     """A deployment job to deliver, or an agent job whose time to be taken is up."""
-    from chalicelib.domain.deployment_jobs import agent_deadline, run_deployment_job  # loads only here: cold start
+    from chalicelib.domain.deployments.deployment_jobs import (  # loads only here: cold start
+        agent_deadline,
+        run_deployment_job,
+    )
 
     for message in _messages(event):
         if isinstance(message, AgentDeadline):

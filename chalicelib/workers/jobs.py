@@ -8,7 +8,8 @@ import logging
 from chalice.app import CloudWatchEvent, SQSEvent
 
 from chalicelib.core.messages import RunJob, job_message
-from chalicelib.domain import lost_jobs, outbox
+from chalicelib.domain.execution import lost_jobs
+from chalicelib.domain.shared import outbox
 
 log = logging.getLogger(__name__)
 
@@ -25,7 +26,9 @@ def _messages(event: SQSEvent) -> list[RunJob]:
 
 def run_jobs(event: SQSEvent) -> None:
     """A job message: hand the job to its executor (a duplicate delivery finds it claimed and returns)."""
-    from chalicelib.domain.dispatch import dispatch_job  # executors load only where jobs are dispatched: cold start
+    from chalicelib.domain.execution.dispatch import (
+        dispatch_job,  # executors load only where jobs are dispatched: cold start
+    )
 
     for message in _messages(event):
         dispatch_job(message.job_id, message.build_key)

@@ -1,5 +1,5 @@
 """The notifications queue: a finished build or deployment, by its ids, whose notifications are sent once; a
-commit status to post; a scheduled run whose build to start (domain/schedules.py)."""
+commit status to post; a scheduled run whose build to start (domain/triggers/schedules.py)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,11 @@ from typing import Any
 from chalice.app import SQSEvent
 
 from chalicelib.core.messages import Announce, ReportStatus, StartScheduledBuild, notification_message
-from chalicelib.domain import announcements, commit_statuses, notifications, outbox, schedules
+from chalicelib.domain import announcements
+from chalicelib.domain.forges import commit_statuses
+from chalicelib.domain.notifications import notifications
+from chalicelib.domain.shared import outbox
+from chalicelib.domain.triggers import schedules
 
 log = logging.getLogger(__name__)
 HANDLER_SECONDS = 50.0  # the sends' bound without a Lambda context; the function's timeout is 60 s

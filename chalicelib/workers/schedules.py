@@ -1,5 +1,5 @@
 """The schedule's tick: once a minute, the runs of the projects whose schedule is due are claimed and queued
-(domain/schedules.py); the notifications queue's handler starts their builds."""
+(domain/triggers/schedules.py); the notifications queue's handler starts their builds."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 from chalice.app import CloudWatchEvent
 
-from chalicelib.domain import schedules
+from chalicelib.domain.triggers import schedules
 
 log = logging.getLogger(__name__)
 CLAIM_SECONDS = 45.0  # runs are claimed for at most this long, so a tick is done before the next one begins

@@ -8,10 +8,10 @@ from collections.abc import Callable
 
 import pytest
 
-from chalicelib.domain.matrix import MAX_CONDITION_KEYS, MAX_CONDITION_ROWS
-from chalicelib.domain.yamlconfig import MAX_REPOSITORY_FILE_BYTES
-from chalicelib.domain.yamlconfig.for_items import MAX_CONFIGURATIONS, MAX_FOR_ITEMS
-from chalicelib.domain.yamlconfig.syntax import MAX_YAML_VALUES
+from chalicelib.domain.configuration.matrix import MAX_CONDITION_KEYS, MAX_CONDITION_ROWS
+from chalicelib.domain.configuration.yamlconfig import MAX_REPOSITORY_FILE_BYTES
+from chalicelib.domain.configuration.yamlconfig.for_items import MAX_CONFIGURATIONS, MAX_FOR_ITEMS
+from chalicelib.domain.configuration.yamlconfig.syntax import MAX_YAML_VALUES
 from tests.builds import BuildProject, appveyor_yml
 from tests.functional.test_webhooks import HookProject, git_server, skipped
 from tests.gitserver import GitServer

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from chalice.test import Client
 
-from chalicelib.domain.accounts import create_api_key
+from chalicelib.domain.team.accounts import create_api_key
 from tests.support import Account, Caller, Reply, assert_refused, new_account, unique
 
 UNAUTHORIZED = {"message": "Authorization required"}

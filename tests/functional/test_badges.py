@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 from chalice.test import Client
 
-from chalicelib.domain.accounts import create_account
+from chalicelib.domain.team.accounts import create_account
 from chalicelib.local.pump import SqsPump
 from chalicelib.store.models import ProjectModel
 from tests.awscalls import dynamodb_calls

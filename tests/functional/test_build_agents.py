@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import dispatch, lost_jobs
+from chalicelib.domain.execution import dispatch, lost_jobs
 from chalicelib.local.pump import SqsPump
 from chalicelib.runner import sandbox
 from chalicelib.store import jobs as job_store

@@ -14,9 +14,10 @@ from pynamodb.transactions import TransactWrite
 from chalicelib import executors
 from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import lost_jobs, progress, runner_jobs
-from chalicelib.domain.dispatch import dispatch_job
-from chalicelib.domain.job_tokens import heartbeat, mint_token, runner_job
+from chalicelib.domain.execution import lost_jobs, progress
+from chalicelib.domain.execution.dispatch import dispatch_job
+from chalicelib.domain.execution.job_tokens import heartbeat, mint_token, runner_job
+from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.runner.protocol import Ticket
 from chalicelib.store import build_states, job_moves
 from chalicelib.store import builds as build_store
@@ -472,7 +473,7 @@ def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: Build
     second = mint_token()
     assert job_moves.claim_job(job_id, int(time.time()) + 60, second.token_hash)
 
-    runner_jobs.finish(checked, "success", None, 0, [])  # the first attempt's request goes on
+    runner_calls.finish(checked, "success", None, 0, [])  # the first attempt's request goes on
 
     job = job_store.get_job(job_id)
     assert job is not None and job.status == Status.RUNNING  # the second attempt's, untouched

@@ -1,5 +1,5 @@
-"""A job's move and the state of its build it leads to are one write (domain/progress.py ``move_in_build``): the
-build's revision is its guard, so jobs moving at the same moment each derive their build from the others' moves.
+"""A job's move and the state of its build it leads to are one write (domain/execution/progress.py ``move_in_build``):
+the build's revision is its guard, so jobs moving at the same moment each derive their build from the others' moves.
 
 No pump runs here: builds stay queued until a test claims their jobs as dispatch does and moves them itself.
 """
@@ -15,7 +15,9 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, Status
-from chalicelib.domain import announcements, outbox, progress
+from chalicelib.domain import announcements
+from chalicelib.domain.execution import progress
+from chalicelib.domain.shared import outbox
 from chalicelib.store import build_states
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import secrets
+from chalicelib.domain.shared import secrets
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml

@@ -23,7 +23,7 @@ import yaml
 from botocore.stub import Stubber
 
 from chalicelib import aws
-from chalicelib.domain import lost_jobs
+from chalicelib.domain.execution import lost_jobs
 from chalicelib.executors import codebuild
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import jobs as job_store

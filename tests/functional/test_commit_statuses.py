@@ -156,7 +156,7 @@ def build_messages(project: BuildProject, version: str, count: int) -> list[dict
 def test_a_forge_that_answers_500_is_tried_again_and_then_leaves_a_warning_on_the_build(
     account: Account, pump: SqsPump, base_url: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("chalicelib.domain.commit_statuses.RETRY_DELAYS", (1,))
+    monkeypatch.setattr("chalicelib.domain.forges.commit_statuses.RETRY_DELAYS", (1,))
     forge = FORGES[0]
     with stand_in(forge, tmp_path, monkeypatch) as server:
         server.answer = 500
@@ -180,7 +180,7 @@ def test_a_forge_that_answers_500_is_tried_again_and_then_leaves_a_warning_on_th
 def test_a_forge_that_never_answers_is_given_up_on_and_the_build_says_so(
     account: Account, pump: SqsPump, base_url: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("chalicelib.domain.commit_statuses.RETRY_DELAYS", ())
+    monkeypatch.setattr("chalicelib.domain.forges.commit_statuses.RETRY_DELAYS", ())
     monkeypatch.setattr("chalicelib.notify.commit_status.TIMEOUT_SECONDS", 1.0)
     forge = FORGES[0]
     with stand_in(forge, tmp_path, monkeypatch) as server:
@@ -250,7 +250,7 @@ def test_a_pull_requests_merge_build_posts_on_the_head_commit_in_the_pr_context(
 def test_githubs_rate_limit_is_waited_out_not_taken_for_a_bad_token(
     account: Account, pump: SqsPump, base_url: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("chalicelib.domain.commit_statuses.RETRY_DELAYS", (1,))
+    monkeypatch.setattr("chalicelib.domain.forges.commit_statuses.RETRY_DELAYS", (1,))
     forge = FORGES[0]
     with stand_in(forge, tmp_path, monkeypatch) as server:
         server.answer, server.answer_headers = 403, {"x-ratelimit-remaining": "0"}

@@ -10,7 +10,7 @@ import pytest
 
 from chalicelib import aws
 from chalicelib.agent import Agent
-from chalicelib.domain.warm import forget_everything
+from chalicelib.domain.shared.warm_cache import forget_everything
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import blobs, logs
 from chalicelib.store import deployments as deployment_store

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import secrets
-from chalicelib.domain.environments import environment_values
+from chalicelib.domain.deployments.environments import environment_values
 from chalicelib.domain.migrations import migrate
+from chalicelib.domain.shared import secrets
 from chalicelib.errors import Invalid
 from chalicelib.store import environments as environment_store
 from tests.builds import BuildProject

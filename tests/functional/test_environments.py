@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from chalicelib.core.environments import Environment
-from chalicelib.domain import secrets
-from chalicelib.domain.environments import environment_values, find_environment_by_access_key
+from chalicelib.domain.deployments.environments import environment_values, find_environment_by_access_key
+from chalicelib.domain.shared import secrets
 from chalicelib.errors import Conflict
 from chalicelib.store import environments as environment_store
 from chalicelib.store.accounts import get_account_by_name

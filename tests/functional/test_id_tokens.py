@@ -21,7 +21,7 @@ import requests
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.domain import id_tokens
+from chalicelib.domain.builds import id_tokens
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store

@@ -11,7 +11,7 @@ from typing import Any
 
 import yaml
 
-from chalicelib.domain.inline_deployments import start_inline_deployments
+from chalicelib.domain.deployments.inline_deployments import start_inline_deployments
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml

@@ -14,11 +14,12 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.http import MAX_BODY_BYTES
-from chalicelib.domain import matrix, secrets
-from chalicelib.domain.project_settings import MAX_CONFIGURATION_BYTES, valid_configuration
-from chalicelib.domain.validation import MAX_INTEGER, MAX_NESTING_DEPTH
-from chalicelib.domain.yamlconfig import default_configuration
-from chalicelib.domain.yamlconfig.syntax import MAX_YAML_DEPTH
+from chalicelib.domain.configuration import matrix
+from chalicelib.domain.configuration.yamlconfig import default_configuration
+from chalicelib.domain.configuration.yamlconfig.syntax import MAX_YAML_DEPTH
+from chalicelib.domain.projects.project_settings import MAX_CONFIGURATION_BYTES, valid_configuration
+from chalicelib.domain.shared import secrets
+from chalicelib.domain.shared.validation import MAX_INTEGER, MAX_NESTING_DEPTH
 from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import named

@@ -23,8 +23,9 @@ import requests
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.domain import lost_jobs, runner_jobs
-from chalicelib.domain.job_tokens import NewToken, keys_of, mint_token
+from chalicelib.domain.execution import lost_jobs
+from chalicelib.domain.execution.job_tokens import NewToken, keys_of, mint_token
+from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
@@ -571,7 +572,7 @@ def test_a_job_keeps_a_bounded_number_of_reports(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     project, queued, job, _ = matrix_build
-    monkeypatch.setattr(runner_jobs, "MAX_REPORTS_PER_JOB", 3)
+    monkeypatch.setattr(runner_calls, "MAX_REPORTS_PER_JOB", 3)
     caller = runner(account, job.token.token)
 
     def message(text: str) -> dict[str, Any]:

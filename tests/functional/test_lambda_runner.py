@@ -3,8 +3,8 @@
 Each run of the handler is a child process in a PID namespace of its own, as a Lambda execution environment is a
 machine of its own, so the handler's ``os.kill(-1)`` meets that namespace's processes only. The namespace's first
 process stands in for Lambda's init: it starts the handler and, once the handler has ended, reports which
-processes are left. The ticket is made here as chalicelib/domain/dispatch.py makes it (no pump dispatches the job),
-and the handler calls the API over loopback, as the runner function calls the deployed one.
+processes are left. The ticket is made here as chalicelib/domain/execution/dispatch.py makes it (no pump dispatches the
+job), and the handler calls the API over loopback, as the runner function calls the deployed one.
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from typing import Any
 import pytest
 
 from chalicelib.config import settings
-from chalicelib.domain import progress
-from chalicelib.domain.job_tokens import mint_token
+from chalicelib.domain.execution import progress
+from chalicelib.domain.execution.job_tokens import mint_token
 from chalicelib.runner.protocol import Ticket
 from chalicelib.runner.sandbox import NOBODY
 from chalicelib.store import job_moves
@@ -114,7 +114,8 @@ def scratch(tmp_path: Path) -> Path:
 
 
 def dispatched(project: BuildProject, api_url: str) -> tuple[str, Ticket]:
-    """Start a build and claim its job as chalicelib/domain/dispatch.py does; its version and the job's ticket."""
+    """Start a build and claim its job as chalicelib/domain/execution/dispatch.py does; its version and the job's
+    ticket."""
     version = project.start()["version"]
     job_id = project.build(version)["jobs"][0]["jobId"]
     token = mint_token()

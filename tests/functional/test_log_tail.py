@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import runner_jobs
+from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.store import blobs
 from chalicelib.store import jobs as job_store
 from tests.awscalls import s3_calls
@@ -135,7 +135,7 @@ def test_a_tail_sent_whose_earlier_chunks_are_missing_is_a_conflict_that_stores_
 def test_a_bad_tail_is_a_400_that_changes_nothing(
     job: RunningJob, monkeypatch: pytest.MonkeyPatch, log_chunks: int, fields: dict[str, Any]
 ) -> None:
-    monkeypatch.setattr(runner_jobs, "MAX_LOG_CHUNK_BYTES", 16)  # bigger-than-a-chunk's 17 bytes are one too many
+    monkeypatch.setattr(runner_calls, "MAX_LOG_CHUNK_BYTES", 16)  # bigger-than-a-chunk's 17 bytes are one too many
     before = everything_stored()
 
     reply = job.finish(log_chunks, **fields)
@@ -173,14 +173,14 @@ def test_a_runner_whose_service_ignores_the_tail_stores_it_as_a_chunk_and_finish
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo from afar")})
     version = project.start()["version"]
     job_id = project.build(version)["jobs"][0]["jobId"]
-    finish = runner_jobs.finish
+    finish = runner_calls.finish
 
     def finish_as_a_service_before_the_tail(
         *args: Any, log_tail: Any = None, log_tail_sent: Any = None, **rest: Any
     ) -> None:
         finish(*args, **rest)  # as a service from before logTail, which ignores a field it does not know
 
-    monkeypatch.setattr(runner_jobs, "finish", finish_as_a_service_before_the_tail)
+    monkeypatch.setattr(runner_calls, "finish", finish_as_a_service_before_the_tail)
 
     RunnerProcess(dispatch(job_id, api_url)).wait(seconds=120)
 
@@ -194,7 +194,7 @@ def test_a_runner_whose_spec_does_not_offer_the_tail_puts_its_last_chunk_and_fin
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo as ever")})
     version = project.start()["version"]
     job_id = project.build(version)["jobs"][0]["jobId"]
-    spec, finish = runner_jobs.job_spec, runner_jobs.finish
+    spec, finish = runner_calls.job_spec, runner_calls.finish
     tails: list[Any] = []
 
     def spec_of_a_service_before_the_tail(*args: Any) -> dict[str, Any]:
@@ -204,8 +204,8 @@ def test_a_runner_whose_spec_does_not_offer_the_tail_puts_its_last_chunk_and_fin
         tails.append(log_tail)
         finish(*args, log_tail=log_tail, **rest)
 
-    monkeypatch.setattr(runner_jobs, "job_spec", spec_of_a_service_before_the_tail)
-    monkeypatch.setattr(runner_jobs, "finish", finish_noting_the_tail)
+    monkeypatch.setattr(runner_calls, "job_spec", spec_of_a_service_before_the_tail)
+    monkeypatch.setattr(runner_calls, "finish", finish_noting_the_tail)
 
     RunnerProcess(dispatch(job_id, api_url)).wait(seconds=120)
 

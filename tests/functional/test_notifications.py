@@ -14,7 +14,7 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
 from app import send_notifications
-from chalicelib.domain import secrets
+from chalicelib.domain.shared import secrets
 from chalicelib.local.pump import SqsPump, sqs_event
 from chalicelib.store import builds as build_store
 from tests.builds import BuildProject, appveyor_yml
@@ -92,7 +92,7 @@ def receivers() -> Iterator[tuple[WebhookReceiver, WebhookReceiver]]:
 @pytest.fixture
 def silent_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A URL whose server takes connections and never answers; webhooks wait one second for an answer."""
-    monkeypatch.setattr("chalicelib.domain.notifications.TIMEOUT_SECONDS", 1.0)
+    monkeypatch.setattr("chalicelib.domain.notifications.notifications.TIMEOUT_SECONDS", 1.0)
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)  # connections wait in the backlog, unanswered

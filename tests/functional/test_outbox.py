@@ -1,5 +1,5 @@
-"""Messages that must follow a write survive a failed send (domain/outbox.py): SQS breaks between the write and the
-send, the write stands, and the sweeper sends the message again, so the job runs, the deployment is delivered,
+"""Messages that must follow a write survive a failed send (domain/shared/outbox.py): SQS breaks between the write and
+the send, the write stands, and the sweeper sends the message again, so the job runs, the deployment is delivered,
 the notifications go. Nothing owed is sent twice, and nothing sent is owed."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from chalice.app import SQSEvent
 
 from chalicelib.core.messages import AgentDeadline, Announce, Message, RunDeploymentJob, RunJob, body_of
 from chalicelib.domain import announcements
-from chalicelib.domain.outbox import UNSENT_SECONDS, resend_owed
+from chalicelib.domain.shared.outbox import UNSENT_SECONDS, resend_owed
 from chalicelib.local.pump import SqsPump, sqs_event
 from chalicelib.store import jobs as job_store
 from chalicelib.store import outbox as outbox_store

@@ -38,7 +38,7 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.http import ACCOUNT_PREFIX
-from chalicelib.domain.permissions import Permission
+from chalicelib.domain.team.permissions import Permission
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment
@@ -57,7 +57,7 @@ UNACCEPTED: dict[str, Callable[[str], str]] = {
 }
 # Who calls the routes under home's prefix as well. A known account-level key of another account is not found
 # there and a v2 key needs the prefix to name its account, so keys of no one are called there too; a header that
-# names no bearer key at all is refused before the prefix is read (chalicelib/domain/auth.py), as the plain route
+# names no bearer key at all is refused before the prefix is read (chalicelib/domain/team/auth.py), as the plain route
 # shows.
 UNDER_PREFIX = ("other", "anonymous", "unknown key", "unknown v2 key")
 UNAUTHORIZED = {"message": "Authorization required"}  # a runner's job token is refused saying what is wrong with it
@@ -752,7 +752,7 @@ def test_every_request_and_discrepancy_names_a_cell_of_the_matrix() -> None:
     assert marked == set(DISCREPANCIES), (marked, set(DISCREPANCIES))
 
 
-# Projects' per-role rights narrow what a role's permissions allow (chalicelib/domain/access.py); two of those
+# Projects' per-role rights narrow what a role's permissions allow (chalicelib/domain/team/access.py); two of those
 # refinements do not hold. The restriction is put on the shared project for a role no other test holds.
 
 
@@ -798,7 +798,7 @@ def test_deleting_a_build_needs_the_delete_right_on_its_project(world: World) ->
 
 
 # Updating a role: nobody grants a permission their own role does not, and only an Administrator changes a role
-# they are in (chalicelib/domain/roles.py, may_set); a role added grants nothing.
+# they are in (chalicelib/domain/team/roles.py, may_set); a role added grants nothing.
 
 
 def _granting(role: dict[str, Any], granted: set[str]) -> dict[str, Any]:

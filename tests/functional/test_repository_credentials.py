@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import secrets
 from chalicelib.domain.migrations import migrate
+from chalicelib.domain.shared import secrets
 from chalicelib.local.pump import SqsPump
 from chalicelib.scm.ssh import PUBLISHED_HOST_KEYS
 from chalicelib.store import projects as project_store

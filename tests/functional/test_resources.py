@@ -11,7 +11,7 @@ from chalice import Chalice
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.domain.accounts import create_account
+from chalicelib.domain.team.accounts import create_account
 from chalicelib.local.resources import MAX_RECEIVES, ensure_queue, ensure_resources, queue_names
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.models import ProjectModel

@@ -17,9 +17,9 @@ import pytest
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.domain import secrets
-from chalicelib.domain.environments import environment_values
-from chalicelib.domain.webhooks import Delivery, authenticate
+from chalicelib.domain.deployments.environments import environment_values
+from chalicelib.domain.shared import secrets
+from chalicelib.domain.triggers.webhooks import Delivery, authenticate
 from chalicelib.errors import Unauthorized
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import environments as environment_store

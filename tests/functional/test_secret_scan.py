@@ -33,9 +33,9 @@ from boto3.dynamodb.types import TypeDeserializer
 from chalice.test import Client
 
 from chalicelib.config import settings
-from chalicelib.domain import secrets
-from chalicelib.domain.accounts import create_account, create_api_key
-from chalicelib.domain.credentials import password_matches
+from chalicelib.domain.shared import secrets
+from chalicelib.domain.team.accounts import create_account, create_api_key
+from chalicelib.domain.team.keys_and_passwords import password_matches
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import named, wait_for_deployment

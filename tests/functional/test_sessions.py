@@ -10,8 +10,8 @@ from chalice.test import Client
 
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
 from chalicelib.core.sessions import Session
-from chalicelib.domain import credentials, sessions
-from chalicelib.domain.warm import forget_everything
+from chalicelib.domain.shared.warm_cache import forget_everything
+from chalicelib.domain.team import keys_and_passwords, sessions
 from chalicelib.store.api_keys import key_hash
 from chalicelib.store.models import SessionModel
 from chalicelib.store.sessions import add_session
@@ -327,7 +327,7 @@ def test_forty_wrong_passwords_at_once_get_no_more_401s_than_the_limit(
     attempts = 4 * sessions.MAX_FAILED_SIGN_INS
     settled = threading.Condition()
     checking, answered = [0], [0]
-    check = credentials.password_matches
+    check = keys_and_passwords.password_matches
 
     def check_once_every_request_got_this_far(password: str, stored: str) -> bool:
         with settled:
@@ -344,7 +344,7 @@ def test_forty_wrong_passwords_at_once_get_no_more_401s_than_the_limit(
                 answered[0] += 1
                 settled.notify_all()
 
-    monkeypatch.setattr(credentials, "password_matches", check_once_every_request_got_this_far)
+    monkeypatch.setattr(keys_and_passwords, "password_matches", check_once_every_request_got_this_far)
     replies = in_parallel([wrong_guess] * attempts)
 
     statuses = sorted(reply.status for reply in replies)

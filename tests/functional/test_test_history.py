@@ -215,7 +215,7 @@ def test_a_pull_requests_build_cannot_make_a_test_flaky_to_quarantine_it(attempt
     started with variables by someone who may not change the project: reporting a test failed then passed on one
     commit must not flag it flaky, which with quarantine on would hide its real failures on the project's own
     branches."""
-    from chalicelib.domain.request_variables import UNTRUSTED_FLAG
+    from chalicelib.domain.projects.request_variables import UNTRUSTED_FLAG
     from chalicelib.store.models import BuildModel
 
     attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True})

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import requests
 
-from chalicelib.domain import secrets
+from chalicelib.domain.shared import secrets
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.peers import WebhookReceiver
@@ -160,7 +160,7 @@ def test_one_ipv6_48_guesses_a_password_once_per_64_past_the_limit_everywhere(
     # L1's mend: past the limit everywhere, a client with no failure of its own still has its password checked. A
     # client is an IPv6 /64, and one /48 (a free tunnel broker's) holds 65,536 of them: the limit everywhere, 100 a
     # window, becomes 65,636 guesses a window for whoever holds a /48 (a botnet's IPv4 addresses do the same)
-    from chalicelib.domain import sessions
+    from chalicelib.domain.team import sessions
     from tests.functional.test_sessions import add_user_with_password, from_address, pin_failure_window, sign_in
 
     pin_failure_window(monkeypatch)

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import unhonoured
-from chalicelib.domain.yamlconfig import KEYS
+from chalicelib.domain.configuration import unhonoured
+from chalicelib.domain.configuration.yamlconfig import KEYS
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer

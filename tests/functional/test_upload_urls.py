@@ -18,8 +18,8 @@ import requests
 
 from chalicelib.config import settings
 from chalicelib.deploy.base import DeployFailed, open_artifact
-from chalicelib.domain.delivery_inputs import job_artifacts
-from chalicelib.domain.job_tokens import keys_of, mint_token
+from chalicelib.domain.deployments.delivery_inputs import job_artifacts
+from chalicelib.domain.execution.job_tokens import keys_of, mint_token
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.artifacts import artifact_key

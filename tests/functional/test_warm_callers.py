@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from chalicelib.domain import warm
-from chalicelib.domain.accounts import create_api_key
+from chalicelib.domain.shared import warm_cache
+from chalicelib.domain.team.accounts import create_api_key
 from chalicelib.store import members
 from tests.support import Account, Caller, member_of_role, unique
 
@@ -48,7 +48,7 @@ def test_a_key_refused_once_is_looked_up_again(account: Account) -> None:
 def test_a_change_made_by_another_function_is_seen_within_the_reuse_time(
     account: Account, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(warm, "REUSE_SECONDS", 0.5)
+    monkeypatch.setattr(warm_cache, "REUSE_SECONDS", 0.5)
     email = f"{unique('leaver')}@team.example"
     account.add_user(email)
     leaver = account.caller_for(email)

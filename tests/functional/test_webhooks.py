@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from chalicelib.domain import runner_jobs
+from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from tests.builds import appveyor_yml
@@ -188,7 +188,7 @@ def variables_of(build: dict[str, Any]) -> dict[str, str]:
     stored = build_store.get_build(build["projectId"], build["buildId"])
     assert stored is not None
     job = job_store.get_jobs(stored.job_ids)[0]
-    return dict(runner_jobs.job_spec(job)["variables"])
+    return dict(runner_calls.job_spec(job)["variables"])
 
 
 def test_github_push_of_a_tag_builds_the_tag(github: HookProject) -> None:
@@ -589,7 +589,7 @@ def test_branch_filter_lets_a_matching_branch_build(account: Account, git_server
 
 def test_a_catastrophic_skip_commits_pattern_answers_and_filters(account: Account, git_server: GitServer) -> None:
     # On a backtracking engine ^(a+)+$ against forty a's and a "!" never finishes: fail here, before the webhook.
-    from chalicelib.domain.user_regex import compile_pattern
+    from chalicelib.domain.configuration.user_regex import compile_pattern
 
     assert type(compile_pattern("/^(a+)+$/")).__module__.startswith("re2")
     yml = YML + "skip_commits:\n  message: /^(a+)+$/\n"

@@ -7,7 +7,16 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 
 from chalicelib.core.status import Status
-from chalicelib.domain.badges import GREEN, GREY, RED, YELLOW, Badge, BadgeTexts, badge_for_status, new_badge_id
+from chalicelib.domain.projects.badges import (
+    GREEN,
+    GREY,
+    RED,
+    YELLOW,
+    Badge,
+    BadgeTexts,
+    badge_for_status,
+    new_badge_id,
+)
 from chalicelib.errors import Invalid
 from chalicelib.wire.badges import MAX_BADGE_TEXT, badge_svg, parse_badge_query, text_width
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chalicelib.domain.credentials import (
+from chalicelib.domain.team.keys_and_passwords import (
     USER_KEY_PREFIX,
     hash_password,
     is_user_level_key,

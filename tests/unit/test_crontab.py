@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from chalicelib.core.projects import Project
-from chalicelib.domain.crontab import next_run, valid_expression, with_schedule
+from chalicelib.domain.configuration.crontab import next_run, valid_expression, with_schedule
 from chalicelib.errors import Invalid
 
 NOON = datetime(2026, 3, 4, 12, 0, 30, tzinfo=UTC)  # a Wednesday

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.domain.deploy_conditions import JobVariables, conditions_hold
-from chalicelib.domain.yamlconfig import from_yaml
+from chalicelib.domain.configuration.yamlconfig import from_yaml
+from chalicelib.domain.deployments.deploy_conditions import JobVariables, conditions_hold
 
 VARIABLES = JobVariables(
     {"APPVEYOR_REPO_TAG": "false", "PLATFORM": "x64", "TARGET": "arm", "EMPTY": ""}, frozenset({"token"})

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain.filters import PushedCommit, skip_reason
-from chalicelib.domain.yamlconfig import from_yaml
+from chalicelib.domain.configuration.filters import PushedCommit, skip_reason
+from chalicelib.domain.configuration.yamlconfig import from_yaml
 from chalicelib.errors import Invalid
 
 
@@ -162,8 +162,8 @@ def test_a_pull_request_is_filtered_by_its_target_branch() -> None:
 def filter_in_a_child(yaml_text: str, *commits: PushedCommit) -> list[str]:
     """skip_reason of each commit under the configuration, computed in a child process."""
     script = (
-        "from chalicelib.domain.filters import PushedCommit, skip_reason\n"
-        "from chalicelib.domain.yamlconfig import from_yaml\n"
+        "from chalicelib.domain.configuration.filters import PushedCommit, skip_reason\n"
+        "from chalicelib.domain.configuration.yamlconfig import from_yaml\n"
         f"cfg, _ = from_yaml({yaml_text!r})\n"
         f"for commit in {list(commits)!r}:\n"
         "    print(skip_reason(cfg, commit))\n"

@@ -7,9 +7,9 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain import filters, job_overrides
-from chalicelib.domain.matrix import job_specs
-from chalicelib.domain.yamlconfig import from_yaml, merge_repository_file, read_repository_file
+from chalicelib.domain.configuration import filters, job_overrides
+from chalicelib.domain.configuration.matrix import job_specs
+from chalicelib.domain.configuration.yamlconfig import from_yaml, merge_repository_file, read_repository_file
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]

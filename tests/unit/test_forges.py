@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from chalicelib.core.messages import Announce, ReportStatus, body_of, notification_message
-from chalicelib.domain.repositories import clone_url, valid_repository
+from chalicelib.domain.forges.repositories import clone_url, valid_repository
 from chalicelib.errors import Invalid
 from chalicelib.notify import commit_status
 from chalicelib.notify.commit_status import CommitStatus

@@ -1,4 +1,4 @@
-"""The job spec the service sends a runner (domain/runner_jobs.job_spec) holds each key of its type
+"""The job spec the service sends a runner (domain/job_protocol/runner_calls.job_spec) holds each key of its type
 (runner/protocol.JobSpec) and no other: a setting the runner honours cannot be added to one side and forgotten on
 the other. Built here from a rich appveyor.yml through the domain's own code, as a build of it queues its jobs."""
 
@@ -10,10 +10,11 @@ from typing import Any
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
-from chalicelib.domain import job_overrides, runner_jobs
-from chalicelib.domain.matrix import JobSpec as MatrixCell
-from chalicelib.domain.matrix import job_specs
-from chalicelib.domain.yamlconfig import read_repository_file
+from chalicelib.domain.configuration import job_overrides
+from chalicelib.domain.configuration.matrix import JobSpec as MatrixCell
+from chalicelib.domain.configuration.matrix import job_specs
+from chalicelib.domain.configuration.yamlconfig import read_repository_file
+from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.runner.protocol import RUNNER_SETTINGS, JobConfiguration, JobSource, JobSpec, read_spec
 
 Json = dict[str, Any]
@@ -64,7 +65,7 @@ for:
 
 
 def job_of(build: Build, cell: MatrixCell) -> Job:
-    """The job a build of the file queues for one cell of its matrix (domain/builds.py's)."""
+    """The job a build of the file queues for one cell of its matrix (domain/builds/builds.py's)."""
     spec = {
         "image": cell.image,
         "configuration": cell.configuration,
@@ -81,7 +82,7 @@ def sent_specs(text: str) -> list[JobSpec]:
     project = Project(1, "team", 2, "app", "app", "gitHub", "git", "team/app", "hook", "1.0.{build}", {}, NOW)
     commit = {"commitId": "a" * 40, "message": "work"}
     build = Build(1, 2, 3, 1, "2.0.1", "main", "refs/heads/main", commit, configuration, [], "queued", NOW)
-    return [runner_jobs.job_spec(job_of(build, cell), (build, project)) for cell in job_specs(configuration)]
+    return [runner_calls.job_spec(job_of(build, cell), (build, project)) for cell in job_specs(configuration)]
 
 
 def script(text: str) -> Json:

@@ -19,16 +19,16 @@ MOST_PARAMETERS = 6
 STATE_PATH = [
     "chalicelib.core.jobs",
     "chalicelib.core.status",
-    "chalicelib.domain.progress",
-    "chalicelib.domain.lost_jobs",
-    "chalicelib.domain.dispatch",
-    "chalicelib.domain.routing",
-    "chalicelib.domain.job_slots",
-    "chalicelib.domain.builds",
-    "chalicelib.domain.build_agents",
-    "chalicelib.domain.agents",
-    "chalicelib.domain.deployment_jobs",
-    "chalicelib.domain.webhooks",
+    "chalicelib.domain.execution.progress",
+    "chalicelib.domain.execution.lost_jobs",
+    "chalicelib.domain.execution.dispatch",
+    "chalicelib.domain.execution.routing",
+    "chalicelib.domain.execution.job_slots",
+    "chalicelib.domain.builds.builds",
+    "chalicelib.domain.execution.build_agents",
+    "chalicelib.domain.deployments.deployment_agents",
+    "chalicelib.domain.deployments.deployment_jobs",
+    "chalicelib.domain.triggers.webhooks",
     "chalicelib.store.jobs",
     "chalicelib.store.job_moves",
     "chalicelib.store.build_states",
@@ -63,7 +63,7 @@ def test_no_function_on_the_job_and_build_state_path_takes_more_than_six_paramet
     assert not offenders, "more than 6 parameters: " + ", ".join(
         f"{name} ({n})" for name, n in sorted(offenders.items())
     )
-    assert "chalicelib.domain.progress.move_in_build" in counted  # the walk finds what it is meant to check
+    assert "chalicelib.domain.execution.progress.move_in_build" in counted  # the walk finds what it is meant to check
 
 
 def test_the_count_leaves_out_self_and_counts_keyword_only_parameters() -> None:

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain.matrix import JobSpec, build_version, job_specs
-from chalicelib.domain.yamlconfig import from_yaml
+from chalicelib.domain.configuration.matrix import JobSpec, build_version, job_specs
+from chalicelib.domain.configuration.yamlconfig import from_yaml
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]

@@ -6,7 +6,7 @@ import pytest
 
 from chalicelib.core.members import Notifications
 from chalicelib.core.status import Status
-from chalicelib.domain.notification_rules import (
+from chalicelib.domain.notifications.notification_rules import (
     entry_fires,
     is_mine,
     render,

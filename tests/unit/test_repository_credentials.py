@@ -9,7 +9,7 @@ from typing import Any
 
 from chalicelib.core.projects import Project
 from chalicelib.core.repository_names import public_repository_name, without_credentials
-from chalicelib.domain.repository_credentials import migrated
+from chalicelib.domain.forges.repository_credentials import migrated
 
 
 def project(repository_name: str, **fields: Any) -> Project:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.domain.matrix import build_version, version_build_number
+from chalicelib.domain.configuration.matrix import build_version, version_build_number
 
 
 @pytest.mark.parametrize(

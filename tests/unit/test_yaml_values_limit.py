@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.domain.yamlconfig.syntax import MAX_YAML_VALUES, load
+from chalicelib.domain.configuration.yamlconfig.syntax import MAX_YAML_VALUES, load
 from chalicelib.errors import Invalid
 
 LISTED = 999  # scalars of the anchored list: with the list itself, each alias to it stands for 1,000 values

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from chalicelib.domain.yamlconfig import (
+from chalicelib.domain.configuration.yamlconfig import (
     DEFAULT_VERSION_FORMAT,
     default_configuration,
     from_yaml,
@@ -18,7 +18,7 @@ from chalicelib.domain.yamlconfig import (
     read_settings_yaml,
     to_yaml,
 )
-from chalicelib.domain.yamlconfig.notifications import read_back, refusal
+from chalicelib.domain.configuration.yamlconfig.notifications import read_back, refusal
 from chalicelib.errors import Invalid
 
 Json = dict[str, Any]

@@ -1,0 +1,1 @@
+"""appveyor.yml and a Configuration: reading, writing, the matrix, filters, for: items; pure, no IO."""

@@ -1,0 +1,91 @@
+"""A job's own settings: its build's configuration with the appveyor.yml ``for:`` items that select the job
+(``matrix: only/except``) applied, as its runner and its variables see them; and the jobs those items skip.
+
+A job notes the items that select it when its build is queued (``overrides`` in its spec: indexes into the build
+configuration's ``jobOverrides``); a job stored before these items existed notes none and runs with its build's
+configuration, as it always did. The rules of the merge are yamlconfig/for_items.py's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from chalicelib.domain.configuration import filters
+from chalicelib.domain.configuration.matrix import JobSpec
+from chalicelib.domain.configuration.yamlconfig.for_items import JOB_ITEMS, merge_job_item
+from chalicelib.errors import Invalid
+
+Json = dict[str, Any]
+
+
+def _items(configuration: Json, spec: Json) -> list[Json]:
+    """The for: items that select the job, in the file's order."""
+    items = configuration.get(JOB_ITEMS) or []
+    return [items[index] for index in spec.get("overrides") or [] if 0 <= index < len(items)]
+
+
+def job_configuration(configuration: Json, spec: Json) -> Json:
+    """The configuration the job runs with: its build's, with each for: item that selects it merged in, in order."""
+    for item in _items(configuration, spec):
+        configuration = merge_job_item(configuration, item["fields"])
+    return configuration
+
+
+def job_warnings(configuration: Json, spec: Json) -> list[str]:
+    """What the job's log says of settings its for: items hold that apply to the whole build, not to one job."""
+    return [
+        f"appveyor.yml {item['item']}: {', '.join(item['ignored'])} not applied to this job: an item with matrix "
+        "only/except specialises jobs, and these settings are the whole build's (AppVeyor ignores them there too)."
+        for item in _items(configuration, spec)
+        if item.get("ignored")
+    ]
+
+
+def spec_fields(configuration: Json, spec: JobSpec) -> Json:
+    """What a new job's spec keeps of its build's configuration for itself: the for: items that select it, and
+    max_jobs (what its dispatcher checks before it runs)."""
+    fields: Json = {}
+    if spec.overrides:
+        fields["overrides"] = list(spec.overrides)
+    if configuration.get("maxJobs"):
+        fields["maxJobs"] = int(configuration["maxJobs"])
+    return fields
+
+
+def unskipped(configuration: Json, specs: list[JobSpec], pushed: filters.PushedCommit) -> list[JobSpec]:
+    """The jobs a webhook's build runs: those no for: item's filters (branches, skip_tags, skip_non_tags,
+    skip_commits, only_commits) skip, numbered again; Invalid, saying why, when every job is skipped."""
+    items = configuration.get(JOB_ITEMS) or []
+    kept, reasons = [], []
+    for spec in specs:
+        reason = next(
+            (
+                f"{items[index]['item']}: {why}"
+                for index in spec.overrides
+                if items[index]["filters"] and (why := filters.skip_reason(items[index]["filters"], pushed))
+            ),
+            None,
+        )
+        if reason is None:
+            kept.append(spec)
+        else:
+            reasons.append(f"job {spec.number} ({reason})")
+    if not kept:
+        raise Invalid(f"every job is skipped by its appveyor.yml for: item: {'; '.join(reasons)}")
+    return [replace(spec, number=number) for number, spec in enumerate(kept, start=1)]
+
+
+def with_job_notifications(configuration: Json, specs: list[JobSpec]) -> Json:
+    """The build's configuration with the notifications of the for: items that select any of its jobs joined to
+    its own (AppVeyor merges them: a build notifies, not a job)."""
+    items = configuration.get(JOB_ITEMS) or []
+    chosen = sorted({index for spec in specs for index in spec.overrides})
+    notifications = list(configuration.get("notifications") or [])
+    for index in chosen:
+        for notification in items[index]["fields"].get("notifications") or []:
+            if notification not in notifications:
+                notifications.append(notification)
+    if notifications == (configuration.get("notifications") or []):
+        return configuration
+    return {**configuration, "notifications": notifications}

@@ -1,0 +1,133 @@
+"""appveyor.yml settings a job's executor cannot honour: said when the build is queued, never ignored in silence.
+
+Every top-level key of AppVeyor's appveyor.yml reference is one of three kinds (tests/functional/
+test_unhonoured_settings.py walks them all):
+
+- honoured: the service or the runner does what AppVeyor does (HONOURED says where);
+- refused: a job that sets it fails at once, naming it, because a build run without it would not be the build its
+  author wrote (a test with no database, a host name that resolves elsewhere, a missing tool version). A build
+  agent runs on its owner's machine, which provides these as it is set up, so there it is a warning instead;
+- warned: Windows' and AppVeyor's own facilities (MSBuild, AssemblyInfo patching, NuGet feeds, Xamarin, build
+  clouds) that a Linux runner has no use for: the build runs, and its messages name each one set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from chalicelib.core.jobs import Executor, Job
+from chalicelib.domain.configuration.job_overrides import job_configuration
+
+Json = dict[str, Any]
+
+# key -> where the service honours it
+HONOURED: dict[str, str] = {
+    "version": "the build's version",
+    "branches": "webhook builds' filters (domain/configuration/filters.py)",
+    "skip_tags": "webhook builds' filters",
+    "skip_non_tags": "webhook builds' filters",
+    "skip_commits": "webhook builds' filters",
+    "only_commits": "webhook builds' filters",
+    "skip_branch_with_pr": "webhook builds' filters",
+    "max_jobs": "the project's running jobs (domain/execution/job_slots.py)",
+    "image": "the job's executor (executors/images.py)",
+    "init": "the runner",
+    "clone_folder": "the runner, which says where it builds instead (a sandbox has its own folder)",
+    "clone_depth": "the runner's fetch",
+    "shallow_clone": "the runner's fetch, of depth 1",
+    "clone_script": "the runner",
+    "environment": "the job's variables and matrix",
+    "id_token": "the job's ID token request variables (domain/builds/id_tokens.py)",
+    "id_token_pull_requests": "ID tokens for builds whose secrets are withheld, from the project's settings only "
+    "(domain/builds/id_tokens.py): a repository's appveyor.yml is the pull request's own",
+    "matrix": "the build's jobs (domain/configuration/matrix.py)",
+    "cache": "the runner's build cache",
+    "install": "the runner",
+    "platform": "the build's jobs and $PLATFORM",
+    "configuration": "the build's jobs and $CONFIGURATION",
+    "build_script": "the runner",
+    "before_build": "the runner",
+    "before_package": "the runner",
+    "after_build": "the runner",
+    "test_script": "the runner",
+    "before_test": "the runner",
+    "after_test": "the runner",
+    "artifacts": "the runner's uploads",
+    "before_deploy": "the runner",
+    "deploy": "the build's deployments (domain/deployments/inline_deployments.py)",
+    "deploy_script": "the runner",
+    "after_deploy": "the runner",
+    "on_success": "the runner",
+    "on_failure": "the runner",
+    "on_finish": "the runner",
+    "notifications": "the build's notifications",
+    "for": "the build's configuration, and each job's (domain/configuration/yamlconfig/for_items.py)",
+}
+
+_SERVICES = "start them in install: scripts (or run the job on a build agent whose machine has them)"
+# key -> (whether the job's configuration sets it, why the service's executors cannot honour it)
+REFUSED: dict[str, tuple[Callable[[Json], bool], str]] = {
+    "services": (lambda c: bool(c.get("services")), f"no executor of this service starts services: {_SERVICES}"),
+    "stack": (lambda c: bool(c.get("stacks")), "the runner's tools are its image's: install others in install:"),
+    "hosts": (
+        lambda c: bool(c.get("hostsEntries")),
+        "a job cannot change the host names its runner resolves: use the addresses themselves",
+    ),
+}
+
+_NUGET = ("configureNuGetAccountSource", "configureNuGetProjectSource", "disableNuGetPublishOnPullRequests")
+_XAMARIN = ("xamarinRegisterAndroidProduct", "xamarinRegisterIosProduct", "xamarinEmail", "xamarinPassword")
+WARNED: dict[str, tuple[Callable[[Json], bool], str]] = {
+    "build_cloud": (lambda c: bool(c.get("buildCloud")), "there are no build clouds: image: chooses the executor"),
+    "assembly_info": (lambda c: bool(c.get("patchAssemblyInfo")), "AssemblyInfo files are not patched"),
+    "dotnet_csproj": (lambda c: bool(c.get("patchDotnetCsproj")), ".csproj files are not patched"),
+    "nuget": (lambda c: any(c.get(key) for key in _NUGET), "this service has no NuGet feeds of its own"),
+    "xamarin": (lambda c: any(c.get(key) for key in _XAMARIN), "Xamarin products are not registered"),
+    "pull_requests": (
+        lambda c: bool(c.get("doNotIncrementBuildNumberOnPullRequests")),
+        "pull request builds take build numbers like every build",
+    ),
+    "build": (
+        lambda c: c.get("buildMode") == "msbuild" and bool(c.get("msBuildProjectFileName") or _packages(c)),
+        "MSBuild is not available on a Linux runner: use build_script",
+    ),
+    "test": (
+        lambda c: c.get("testMode") == "auto" and bool(c.get("testAssemblies") or c.get("testCategories")),
+        "test assemblies are not discovered on a Linux runner: use test_script",
+    ),
+}
+
+
+def _packages(configuration: Json) -> bool:
+    return any(value is True for key, value in configuration.items() if key.startswith("package"))
+
+
+def refusals(configuration: Json, jobs: list[Job], refused: dict[str, str]) -> dict[str, str]:
+    """Why each job not ``refused`` already cannot run as written, by job id (none: it can)."""
+    found: dict[str, str] = {}
+    for job in jobs:
+        if job.job_id in refused or job.executor == Executor.AGENT:
+            continue
+        if keys := _set(job_configuration(configuration, job.spec), REFUSED):
+            found[job.job_id] = "; ".join(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}." for key in keys)
+    return found
+
+
+def warnings(configuration: Json, jobs: list[Job]) -> list[str]:
+    """What the build's messages say of the settings its jobs set and the service does not honour (each once)."""
+    said: dict[str, str] = {}
+    for job in jobs:
+        job_config = job_configuration(configuration, job.spec)
+        for key in _set(job_config, WARNED):
+            said.setdefault(key, f"appveyor.yml {key}: is not honoured: {WARNED[key][1]}.")
+        if job.executor == Executor.AGENT:
+            for key in _set(job_config, REFUSED):
+                said.setdefault(
+                    key, f"appveyor.yml {key}: is not set up by Conveyor: a build agent's machine provides it itself."
+                )
+    return list(said.values())
+
+
+def _set(configuration: Json, kinds: dict[str, tuple[Callable[[Json], bool], str]]) -> list[str]:
+    return [key for key, (is_set, _) in kinds.items() if is_set(configuration)]

@@ -1,0 +1,1 @@
+"""Repositories at their forges: providers, clone credentials, webhook payloads, commit statuses."""

@@ -1,0 +1,80 @@
+"""The build cache through the job protocol: a runner reads its job's cache entries by id and saves them through
+presigned uploads; a pull request's build, or one started with variables by a caller who may not update the project,
+restores but never saves (its author could poison the next builds)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Any
+
+from chalicelib.core.jobs import Job
+from chalicelib.domain.builds.build_lookup import build_and_project
+from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
+from chalicelib.errors import Forbidden, Invalid
+from chalicelib.store import blobs
+from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys
+from chalicelib.store.uploads import presigned_download, presigned_upload
+
+MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
+_CACHE_ENTRY_ID = re.compile(r"[0-9a-f]{16}")
+_CACHE_METADATA = ("dependencies", "checksum")
+
+
+def cache_entries(job: Job, entry_ids: list[str]) -> dict[str, Any]:
+    """Each cache entry's metadata and a download URL (None when it is not stored); whether the job may save."""
+    build, _ = build_and_project(job)
+    entries: dict[str, Any] = {}
+    for entry_id in _entry_ids(entry_ids):
+        key = _cache_key(job, entry_id)
+        metadata = cache_entry_metadata(key)
+        entries[entry_id] = None if metadata is None else {"metadata": metadata, "downloadUrl": presigned_download(key)}
+    return {"entries": entries, "save": not withholds_secrets(build)}
+
+
+def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -> dict[str, Any]:
+    """A presigned upload of one cache entry; never for an untrusted build (its author could poison the cache)."""
+    _may_save_cache(job)
+    (entry_id,) = _entry_ids([entry_id])
+    if not 0 <= size <= MAX_CACHE_ENTRY_BYTES:
+        raise Invalid(f"A cache entry is at most {MAX_CACHE_ENTRY_BYTES:,} bytes.")
+    if set(metadata) - set(_CACHE_METADATA) or not all(
+        isinstance(value, str) and len(value) <= 128 for value in metadata.values()
+    ):
+        raise Invalid("A cache entry's metadata is its dependencies and checksum digests.")
+    return presigned_upload(_cache_key(job, entry_id), size, "application/gzip", metadata)
+
+
+def cache_prune(job: Job, keep: list[str]) -> int:
+    """Delete the job's cache entries other than ``keep``; how many went."""
+    _may_save_cache(job)
+    kept = {_cache_key(job, entry_id) for entry_id in _entry_ids(keep)}
+    stale = [key for key in list_cache_keys(_cache_folder(job)) if key not in kept]
+    delete_cache_keys(stale)
+    return len(stale)
+
+
+def _may_save_cache(job: Job) -> None:
+    build, _ = build_and_project(job)
+    reason = why_untrusted(build)  # what it made would be restored by the next build that gets secrets
+    if reason is not None:
+        raise Forbidden(f"The build cache is not saved by this build: {reason}.")
+
+
+def _entry_ids(entry_ids: list[str]) -> list[str]:
+    if len(entry_ids) > 100 or not all(isinstance(e, str) and _CACHE_ENTRY_ID.fullmatch(e) for e in entry_ids):
+        raise Invalid("Cache entries are named by up to 100 ids of 16 hexadecimal digits.")
+    return entry_ids
+
+
+def _cache_folder(job: Job) -> str:
+    """Each matrix job keeps its own cache, found again by its name in the next build."""
+    return f"{blobs.project_cache_prefix(job.account_id, job.project_id)}{_name_digest(job.name)}/"
+
+
+def _name_digest(name: str) -> str:
+    return hashlib.sha256(name.encode()).hexdigest()[:16]
+
+
+def _cache_key(job: Job, entry_id: str) -> str:
+    return f"{_cache_folder(job)}{entry_id}.tgz"

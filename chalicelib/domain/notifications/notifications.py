@@ -1,0 +1,275 @@
+"""Notifications of finished builds and deployments: queued when one finishes, sent once by their handler.
+
+The write that finishes a build or deployment happens once (a conditional write); the one writer that made it
+queues a message naming it and the revision it finished at. The handler works out every notice first (the
+account's users by their preferences, the build configuration's ``notifications:`` entries), then marks the
+notifications sent on the item (a conditional write: a redelivered message finds them sent and sends nothing),
+then sends each notice on its own: a failing recipient is logged, never stops the others, and never changes
+the build. Delivery is so at most once: a handler that dies mid-way does not start over.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import partial
+from typing import Any
+
+from chalicelib.config import settings
+from chalicelib.core.builds import Build
+from chalicelib.core.members import Member
+from chalicelib.core.projects import Project
+from chalicelib.core.roles import Role
+from chalicelib.core.status import Status
+from chalicelib.domain.configuration.yamlconfig.notifications import MAX_NAME_SHOWN, refusal
+from chalicelib.domain.forges.commit_statuses import MAX_BUILD_MESSAGES
+from chalicelib.domain.notifications import chat_notices
+from chalicelib.domain.notifications.notification_rules import (
+    entry_fires,
+    is_mine,
+    render,
+    status_changed,
+    user_wants_build,
+    user_wants_deployment,
+)
+from chalicelib.domain.shared import secrets
+from chalicelib.domain.team.access import Right, has_right
+from chalicelib.domain.team.auth import caller_of
+from chalicelib.errors import Invalid
+from chalicelib.notify import messages
+from chalicelib.notify.email import EmailFailed, send_email
+from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, send_webhook, shown
+from chalicelib.shapes.time import timestamp
+from chalicelib.store import builds as build_store
+from chalicelib.store import deployments as deployment_store
+from chalicelib.store import jobs as job_store
+from chalicelib.store import members as member_store
+from chalicelib.store import notifications as store
+from chalicelib.store import projects as project_store
+from chalicelib.store import roles as role_store
+
+log = logging.getLogger(__name__)
+MAX_NOTICES = 100  # per build or deployment: the handler's time is bounded
+MIN_SECONDS_TO_SEND = 1.0
+# A change of status is against the branch's newest older build that succeeded or failed (a cancel decides nothing),
+# among its PREVIOUS_WINDOW newest older builds.
+DECIDED = ("success", "failed")
+PREVIOUS_WINDOW = 20
+
+
+@dataclass(frozen=True)
+class Notice:
+    """One message to send: an e-mail to one address, or one webhook or chat request."""
+
+    channel: str
+    shown: str  # the recipient as logs may show it (never a secret)
+    send: Callable[[float], None]  # given the seconds it may take
+
+
+class _Unrevealed(Exception):
+    """A notification entry's secure setting cannot be used for this build."""
+
+
+def notify_build(project: Project, build: Build, revision: int, deadline: float) -> int:
+    """Send the notifications of a build finished at ``revision`` once, by ``deadline`` (monotonic); returns how
+    many went out."""
+    if build.revision != revision or not Status(build.status).finished:
+        return 0  # moved on (a re-run): a newer message speaks for it
+    status = Status(build.status)
+    older = build_store.list_builds(build.project_id, build.build_id, PREVIOUS_WINDOW, build.branch)
+    previous = next((older_build.status for older_build in older if older_build.status in DECIDED), None)
+    changed = status_changed(status, previous)
+    subject, body = messages.build_subject(project, build), messages.build_body(project, build)
+    audience = list(_audience(project))
+    notices = [
+        _email(member.email, subject, body)
+        for member in audience
+        if user_wants_build(member.notifications, status, changed, is_mine(member.email, build.commit))
+    ]
+    notices += _configured(project, build, status, changed, {member.email.strip().lower() for member in audience})
+    if not notices or not store.claim_build_notifications(build):
+        return 0
+    return _deliver(notices, deadline, f"build {build.build_id}")
+
+
+def notify_deployment(project_id: int, deployment_id: int, revision: int, deadline: float) -> int:
+    """Send the e-mails of a finished deployment once, by ``deadline``; returns how many went out."""
+    deployment = deployment_store.get_deployment(project_id, deployment_id)
+    if deployment is None or deployment.revision != revision or not Status(deployment.status).finished:
+        return 0
+    project = project_store.get_project_by_id(deployment.account_id, project_id)
+    build = build_store.get_build(project_id, deployment.build_id)
+    if project is None or build is None:
+        return 0
+    status = Status(deployment.status)
+    subject = messages.deployment_subject(project, build, deployment)
+    body = messages.deployment_body(project, build, deployment)
+    notices = [
+        _email(member.email, subject, body)
+        for member in _audience(project)
+        if user_wants_deployment(member.notifications, status, is_mine(member.email, build.commit))
+    ]
+    if not notices or not store.claim_deployment_notifications(deployment):
+        return 0
+    return _deliver(notices, deadline, f"deployment {deployment_id}")
+
+
+def _audience(project: Project) -> Iterator[Member]:
+    """The account's users and collaborators who may see the project."""
+    roles: dict[int, Role | None] = {}
+    for member in member_store.list_members(project.account_id):
+        if member.role_id not in roles:
+            roles[member.role_id] = role_store.get_role(project.account_id, member.role_id)
+        caller = caller_of(member, roles[member.role_id])
+        if member.email and has_right(caller, project, Right.VIEW):
+            yield member
+
+
+def _configured(project: Project, build: Build, status: Status, changed: bool, members: set[str]) -> list[Notice]:
+    """The notices of the build configuration's ``notifications:`` entries that fire (Email, Webhook, Slack and
+    MicrosoftTeams); an entry that fires but cannot be sent says why among the build's messages.
+
+    A pull request's author wrote its configuration (a fork's, anyone): its entries send e-mail only to
+    ``members`` (the lower-cased addresses of those who may see the project) and nothing else."""
+    pull_request = build.pull_request is not None
+    notices: list[Notice] = []
+    event: dict[str, Any] | None = None  # made once, and only if an entry needs it (artifact URLs cost calls)
+    data: dict[str, Any] = {}  # the event's data, as templates see it
+    for index, entry in enumerate(build.configuration.get("notifications") or []):
+        if not isinstance(entry, dict) or not entry_fires(entry, status, changed):
+            continue
+        written = str(entry.get("provider", ""))[:MAX_NAME_SHOWN]
+        provider = written.strip().lower()
+        refused = refusal(entry)  # a repository's entry, or one stored before such entries were refused when saved
+        if refused is not None:
+            _unsent(build, index, written, refused.reason, "warning")
+            continue
+        if pull_request and provider != "email":
+            _unsent(build, index, written, "a pull request's build sends only e-mails to the account's users")
+            continue
+        try:
+            values = _revealed(secrets.project_owner(project), entry.get("settings") or {}, pull_request)
+        except _Unrevealed as error:
+            _unsent(build, index, written, str(error).rstrip("."), "warning")
+            continue
+        if event is None:
+            event = messages.build_event(project, build, job_store.get_jobs(build.job_ids))
+            data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
+        if provider == "email":
+            notices += _entry_emails(values, data, project, build, members if pull_request else None)
+        elif provider == "webhook":
+            notices.append(_entry_webhook(values, event))
+        elif provider == "slack":
+            notices.append(Notice("Slack", *chat_notices.slack_notice(values, data)))
+        else:
+            notices.append(Notice("Microsoft Teams", *chat_notices.teams_notice(values, data)))
+    return notices
+
+
+def _unsent(build: Build, index: int, provider: str, reason: str, category: str = "information") -> None:
+    """Say, among the build's messages (once: the same words are not added twice), why an entry was not sent."""
+    text = f"Notification {index + 1} ({provider}) was not sent: {reason}."
+    log.info("build %s: %s", build.build_id, text)
+    note = {"category": category, "message": text, "created": timestamp(datetime.now(UTC))}
+    build_store.add_message(build.project_id, build.build_id, note, MAX_BUILD_MESSAGES)
+
+
+def _entry_emails(
+    values: dict[str, Any], data: dict[str, Any], project: Project, build: Build, only: set[str] | None
+) -> list[Notice]:
+    """An Email entry's e-mails, its templates rendered over the event's ``data``; with ``only``, to those of its
+    addresses only (a pull request's: members')."""
+    subject = render(str(values["subject"]), data) if values.get("subject") else messages.build_subject(project, build)
+    body = render(str(values["message"]), data) if values.get("message") else messages.build_body(project, build)
+    addresses = _addresses(values)
+    allowed = [address for address in addresses if only is None or address.lower() in only]
+    if len(allowed) < len(addresses):
+        log.info(
+            "build %s: %s addresses of a pull request's Email entry skipped: not members of the account",
+            build.build_id,
+            len(addresses) - len(allowed),
+        )
+    return [_email(address, subject, body) for address in allowed]
+
+
+def _addresses(values: dict[str, Any]) -> list[str]:
+    """The ``to`` (or ``toAddress``, ``recipients``) of an Email entry: a list, or text separated by , or ;."""
+    found: list[str] = []
+    for key in ("to", "toAddress", "recipients"):
+        given = values.get(key)
+        for item in given if isinstance(given, list) else [given]:
+            if isinstance(item, str):
+                found += [part.strip() for part in item.replace(";", ",").split(",") if part.strip()]
+    return list(dict.fromkeys(found))
+
+
+def _entry_webhook(values: dict[str, Any], event: dict[str, Any]) -> Notice:
+    url = str(values.get("url") or "")
+    given = values.get("headers")
+    headers = {str(name): str(value) for name, value in given.items()} if isinstance(given, dict) else {}
+    if values.get("authorization"):
+        headers["Authorization"] = str(values["authorization"])
+    if values.get("content_type"):  # AppVeyor's key for a body that is not JSON; a header of that name wins
+        headers = {"Content-Type": str(values["content_type"]), **headers}
+    template = values.get("body")
+    body = render(str(template), event["eventData"]) if template else json.dumps(event)
+    method = str(values.get("method") or "POST")
+    send = partial(_send_webhook, url, body.encode(), method, headers)
+    return Notice("webhook", shown(url), send)
+
+
+def _send_webhook(url: str, body: bytes, method: str, headers: dict[str, str], seconds: float) -> None:
+    send_webhook(url, body, method, headers, timeout=min(seconds, TIMEOUT_SECONDS))
+
+
+def _email(address: str, subject: str, body: str) -> Notice:
+    return Notice(
+        "e-mail", address, lambda _seconds: send_email(settings().notification_sender, address, subject, body)
+    )
+
+
+def _revealed(owner: secrets.Owner, value: Any, pull_request: bool, key: str = "settings") -> Any:
+    """The settings with every ``{secure: token}`` decrypted; never for a pull request's build, whose
+    configuration its author wrote (a secret sent to the URL they chose would be theirs)."""
+    if isinstance(value, dict) and set(value) == {"secure"}:
+        if pull_request:
+            raise _Unrevealed("secure settings are not decrypted in pull request builds")
+        try:
+            return secrets.decrypt(owner, f"notification/{key}", str(value["secure"]))
+        except Invalid as error:
+            raise _Unrevealed(error.message) from None
+    if isinstance(value, dict):
+        return {name: _revealed(owner, item, pull_request, name) for name, item in value.items()}
+    if isinstance(value, list):
+        return [_revealed(owner, item, pull_request, key) for item in value]
+    return value
+
+
+def _deliver(notices: list[Notice], deadline: float, what: str) -> int:
+    """Send each notice in turn while time is left; a failure is logged and the next one goes on."""
+    if len(notices) > MAX_NOTICES:
+        log.warning("%s: %s notifications, only the first %s are sent", what, len(notices), MAX_NOTICES)
+    sent = 0
+    for position, notice in enumerate(notices[:MAX_NOTICES]):
+        left = deadline - time.monotonic()
+        if left < MIN_SECONDS_TO_SEND:
+            log.warning("%s: %s notifications not sent, the handler's time is up", what, len(notices) - position)
+            break
+        try:
+            notice.send(left)
+        except Exception as error:  # one recipient's failure is not the others'
+            log.warning("%s: the %s notification to %s failed: %s", what, notice.channel, notice.shown, _reason(error))
+        else:
+            sent += 1
+    return sent
+
+
+def _reason(error: Exception) -> str:
+    """Why a send failed, in words that carry no secret (not the request, its URL or its headers)."""
+    if isinstance(error, WebhookFailed | EmailFailed):
+        return str(error)
+    return type(error).__name__

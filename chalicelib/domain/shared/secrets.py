@@ -1,0 +1,300 @@
+"""Secret values at rest: encrypted with the stage's KMS key, bound to the object and field that own them.
+
+A secret is stored, and shown to clients, as an opaque token: ``cvy2:`` and the base64 KMS ciphertext. Its
+KMS encryption context names the account, the owning object (``project/12``, ``environment/3``) and the
+field (``variable/DB_PASSWORD``, ``setting/password``, ``notification/authorization``, ``webhookSecret``...),
+so a token decrypts only where it was made: copied into another project's appveyor.yml, another variable or
+another environment, KMS refuses it. A client that sends back the token stored in its place keeps the secret; any
+other token is refused (an older one of that place would bring back a secret set again since, or one set for a
+destination moved since); anything else is a new plain value, which is encrypted before it is stored. Plain text
+never leaves the service except into the build or the delivery that uses it.
+
+An environment's settings and variables are bound, besides, to where its deployments deliver them: its provider
+and its destination settings as written (``setting/password@FTP:server=ftp.example.com``, as an appveyor.yml deploy:
+entry's), or an Agent environment's access key (``setting/password@Agent:<key hash>``). Changed to another provider
+or destination, or handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where
+they were set for.
+
+Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
+where they are stored, and only there: an owner accepts the legacy tokens found in its own stored settings.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+from collections.abc import Collection, Iterable, Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from chalicelib.core.environments import Environment
+from chalicelib.core.projects import Project
+from chalicelib.deploy import providers
+from chalicelib.domain.shared.validation import invalid
+from chalicelib.errors import Invalid
+from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.store import keys
+
+TOKEN_PREFIX = "cvy2:"
+LEGACY_TOKEN_PREFIX = "cvy1:"  # bound to the account only: accepted where stored, never made any more
+MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
+MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
+_VARIABLE_LISTS = frozenset({"environmentVariables", "variables", "onEnvironmentVariables"})
+_SETTING_LISTS = frozenset({"providerSettings"})
+AGENT_PROVIDER = providers.AGENT  # the provider whose deliveries go to whoever holds the environment's access key
+BOUND_TO_DELIVERY = ("setting/", "variable/")  # an environment's fields a deployment hands over (notifications: not)
+# the settings that say where secrets go, an environment's or an appveyor.yml deploy: entry's, of whichever provider
+DESTINATION_SETTINGS = providers.destination_settings()
+
+
+def is_token(value: str) -> bool:
+    """Whether a value is a secret's token (of any owner), not a plain value."""
+    return value.startswith((TOKEN_PREFIX, LEGACY_TOKEN_PREFIX))
+
+
+@dataclass(frozen=True)
+class Owner:
+    """The object secrets belong to: ``kind`` ``object_id`` of the account, and its legacy tokens."""
+
+    account_id: int
+    kind: str  # "project", "environment"
+    object_id: int
+    legacy: frozenset[str] = frozenset()  # cvy1 tokens found in the object's own stored settings
+    binding: str = ""  # an environment's: where its deployments deliver (``@FTP``, ``@Agent:<key hash>``)
+
+    @classmethod
+    def of(cls, kind: str, account_id: int, object_id: int, *stored: Any) -> Owner:
+        """The owner of the secrets in ``stored`` (its settings, its tokens as stored)."""
+        legacy = {token for token in _tokens(stored) if token.startswith(LEGACY_TOKEN_PREFIX)}
+        return cls(account_id, kind, object_id, frozenset(legacy))
+
+    def context(self, field: str) -> dict[str, str]:
+        bound = field + self.binding if field.startswith(BOUND_TO_DELIVERY) else field
+        return {
+            "conveyor-account": str(self.account_id),
+            "conveyor-owner": f"{self.kind}/{self.object_id}",
+            "conveyor-field": bound,
+        }
+
+    def describe(self, field: str) -> str:
+        return f"this {self.kind}'s {_words(field)}"
+
+
+def project_owner(project: Project) -> Owner:
+    """Who a project's secrets belong to: its variables, settings, notifications and webhook secret."""
+    return Owner.of("project", project.account_id, project.project_id, project.configuration, project.webhook_secret)
+
+
+def environment_owner(environment: Environment) -> Owner:
+    """Who an environment's secrets belong to: its settings, variables, notifications and access key; its settings'
+    and variables' bound to where it delivers them."""
+    owner = Owner.of(
+        "environment", environment.account_id, environment.environment_id, environment.settings, environment.access_key
+    )
+    where = delivery_binding(environment.provider, environment.access_key_hash, environment.settings)
+    return replace(owner, binding=where)
+
+
+def delivery_binding(provider: str, access_key_hash: str, settings: Mapping[str, Any] | None = None) -> str:
+    """Where an environment's deployments hand its settings and variables: for an Agent environment whoever holds
+    its access key (known by the key's hash); for another, its provider and the destination settings of its
+    ``settings`` as written (``destinations``), if it has any. Without ``settings``: the provider alone, as
+    environments' secrets were bound before their destinations were (issue 34, second review)."""
+    if provider == AGENT_PROVIDER:
+        return f"@{provider}:{access_key_hash}"
+    written = destinations((settings or {}).get("providerSettings") or [])
+    return f"@{provider}:{written}" if written else f"@{provider}"
+
+
+def encrypt(owner: Owner, field: str, plain: str) -> str:
+    """The token of a new secret of ``owner``'s ``field``."""
+    blob = keys.encrypt(plain.encode(), owner.context(field))
+    return TOKEN_PREFIX + base64.b64encode(blob).decode()
+
+
+def decrypt(owner: Owner, field: str, token: str) -> str:
+    """The plain value behind a token of ``owner``'s ``field``; Invalid for anything else."""
+    if token.startswith(TOKEN_PREFIX):
+        context = owner.context(field)
+    elif token.startswith(LEGACY_TOKEN_PREFIX) and token in owner.legacy:
+        context = {"conveyor-account": str(owner.account_id)}
+    else:
+        raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.")
+    try:
+        blob = base64.b64decode(token[len(TOKEN_PREFIX) :], validate=True)
+        plain = keys.decrypt(blob, context)
+    except (binascii.Error, ValueError, keys.Undecryptable) as error:
+        raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.") from error
+    return plain.decode()
+
+
+def protect(owner: Owner, field: str, value: str, kept: Collection[str]) -> str:
+    """The stored form of a secret a client sent: a token in ``kept`` (stored there now) as it is; any other token
+    is refused (one read before the secret was set again would bring the old secret back); any other value is a new
+    plain secret and is encrypted."""
+    if value in kept:
+        return value
+    if is_token(value):
+        decrypt(owner, field, value)  # another owner's or field's: refused as such
+        raise Invalid(
+            f"The token sent for {owner.describe(field)} is not the one stored there now: a secret set again, or set "
+            "for a destination moved since, leaves its old token behind."
+        )
+    return encrypt(owner, field, value)
+
+
+def secret_fields(document: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """Every secret inside a JSON document (settings, YAML), as (the object holding it, its key, its field):
+    ``{"isEncrypted": true, "value": ...}`` named values (field ``variable/NAME`` or ``setting/NAME``), and
+    ``{"secure": ...}`` notification settings (field ``notification/KEY``). A project's appveyor.yml deploy:
+    entry binds its settings' secrets to where it delivers them (``setting/NAME@`` its destination): one who may
+    push a branch cannot point the entry, secret and all, at a server of their own."""
+    return _walk(document, "", "")
+
+
+def deploy_destination(entry: dict[str, Any]) -> str:
+    """Where a deploy: entry delivers, as its secure settings are bound to it: the provider and each destination
+    setting's value as written (lower-cased: host names are not case-sensitive)."""
+    return f"@{entry.get('provider') or ''}:{destinations(entry.get('providerSettings') or [])}"
+
+
+def destinations(provider_settings: list[Any]) -> str:
+    """Where provider settings deliver, as one text: every destination setting's value, each name however it is
+    written (``host`` and ``HOST`` both: a provider reads one, and either may be the one), sorted."""
+    written = []
+    for setting in provider_settings:
+        if isinstance(setting, dict) and str(setting.get("name", "")).lower() in DESTINATION_SETTINGS:
+            value = setting.get("value") or {}
+            if not value.get("isEncrypted"):
+                written.append(f"{str(setting['name']).lower()}={str(value.get('value') or '').strip().lower()}")
+    return ";".join(sorted(written))
+
+
+def _check_secure_destinations(node: Any, field: str) -> None:
+    """Refuse a deploy entry (``provider`` and ``providerSettings``) whose destination is secure beside other
+    secrets: a secure destination is no part of what its secrets are bound to (``destinations``), so one added
+    beside a stored password would take it to a server of whoever may change the settings."""
+    if isinstance(node, list):
+        for child in node:
+            _check_secure_destinations(child, field)
+        return
+    if not isinstance(node, dict):
+        return
+    entries = node.get("providerSettings")
+    if "provider" in node and isinstance(entries, list):
+        named = [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)]
+        secure = [entry["name"] for entry in named if _is_secure(entry.get("value"))]
+        hidden = [name for name in secure if name.lower() in DESTINATION_SETTINGS]
+        if hidden and len(hidden) < len(secure):
+            raise invalid(
+                field,
+                f"A deploy entry's {', '.join(hidden)} is secure beside other secure settings: name its destination "
+                "in plain text, for its secrets go only to the destination they were set for.",
+            )
+    for child in node.values():
+        _check_secure_destinations(child, field)
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, dict) and (value.get("isEncrypted") is True or set(value) == {"secure"})
+
+
+def _walk(node: Any, within: str, field: str, bound: str = "") -> Iterator[tuple[dict[str, Any], str, str]]:
+    if isinstance(node, list):
+        for child in node:
+            yield from _walk(child, within, field, bound)
+        return
+    if not isinstance(node, dict):
+        return
+    if node.get("isEncrypted") is True and "value" in node:
+        yield node, "value", field
+    elif set(node) == {"secure"}:
+        yield node, "secure", field
+    named = isinstance(node.get("name"), str) and "value" in node
+    for key, child in node.items():
+        if named and key == "value":
+            kind = "variable" if within in _VARIABLE_LISTS else "setting"
+            yield from _walk(child, within, f"{kind}/{node['name']}{bound if kind == 'setting' else ''}")
+        elif key in _SETTING_LISTS:
+            yield from _walk(child, key, "", deploy_destination(node) if within == "deployments" else "")
+        elif key in _VARIABLE_LISTS:
+            yield from _walk(child, key, "")
+        elif key == "deployments":
+            yield from _walk(child, "deployments", "")
+        elif within == "notifications" or key == "notifications":
+            yield from _walk(child, "notifications", f"notification/{key}")
+        else:
+            yield from _walk(child, within, field)
+
+
+def without_secrets(document: Any) -> Any:
+    """A copy of a settings document with every secret's token taken out, for callers who may not change them."""
+    shown = copy.deepcopy(document)
+    for holder, key, _ in secret_fields(shown):
+        if key == "secure":
+            holder[key] = ""
+        else:
+            del holder[key]
+    return shown
+
+
+def _words(field: str) -> str:
+    """A field as messages name it: ``variable/NAME`` is "variable NAME"."""
+    return field.replace("/", " ", 1)
+
+
+def _tokens(documents: Iterable[Any]) -> Iterator[str]:
+    for document in documents:
+        if isinstance(document, str):
+            yield document
+        else:
+            yield from (holder[key] for holder, key, _ in secret_fields(document) if isinstance(holder[key], str))
+
+
+def protect_document(owner: Owner, document: Any, stored: Any, field: str = "settings") -> None:
+    """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces.
+
+    Refused (``field`` names the request field) before any KMS call: a secure value that is not a string, a new
+    one that KMS cannot encrypt (over MAX_SECRET_BYTES) or that the build log could not mask (under
+    MIN_SECRET_CHARS, surrounding spaces aside; stored ones stay), a stored token sent back for another field
+    than its own, any other token (one read before the secret was set again, or before its destination moved: it
+    would still decrypt, and bring back a secret where it was not set), and more than MAX_NEW_SECRETS to look at.
+    """
+    _check_secure_destinations(document, field)
+    kept: dict[str, set[str]] = {}
+    for holder, key, where in secret_fields(stored):
+        if isinstance(holder[key], str):
+            kept.setdefault(holder[key], set()).add(where)
+    found = list(secret_fields(document))
+    for holder, key, where in found:
+        value = holder[key]
+        if not isinstance(value, str):
+            raise Invalid("A secure value must be a string.")
+        if value in kept:
+            if where not in kept[value] and is_token(value):
+                raise invalid(
+                    field,
+                    f"The token sent for {_words(where)} is the one of {_words(min(kept[value]))}: a secure value "
+                    "works only where it was set. Send the plain value to set it here.",
+                )
+            continue
+        if is_token(value):  # refused below, saying whose it is
+            continue
+        if len(value.strip()) < MIN_SECRET_CHARS:
+            raise invalid(
+                field,
+                f"A secure value must be at least {MIN_SECRET_CHARS} characters long (surrounding spaces aside): "
+                "the build log cannot mask a shorter one.",
+            )
+        if len(value.encode()) > MAX_SECRET_BYTES:
+            raise invalid(
+                field, f"A secure value must be {MIN_SECRET_CHARS} characters to {MAX_SECRET_BYTES} bytes long."
+            )
+    if sum(holder[key] not in kept for holder, key, _ in found) > MAX_NEW_SECRETS:
+        raise invalid(field, f"At most {MAX_NEW_SECRETS} new secure values can be sent at once.")
+    for holder, key, where in found:
+        try:
+            holder[key] = protect(owner, where, holder[key], kept)
+        except Invalid as error:
+            raise invalid(field, f"{error.message} Send the plain value to set it here.") from error

@@ -1,0 +1,1 @@
+"""What starts builds on its own: repository webhooks, schedules."""
