@@ -82,9 +82,9 @@ class Upload:
 
 # The job's spec, as the service sends it (domain/job_protocol/runner_calls.job_spec) and its runner reads it: JSON, its
 # keys the API's camelCase. mypy checks both sides against these types (the runner reads each key with [], so one the
-# type lacks is an error), and tests/unit/test_job_spec.py that the service sends each key and no other: a setting
-# neither side can forget. A runner ignores keys it does not know (a newer service may send more), and reads a key
-# a service from before did not send as read_spec says.
+# type lacks is an error), and tests/unit/runner/test_job_spec.py that the service sends each key and no other: a
+# setting neither side can forget. A runner ignores keys it does not know (a newer service may send more), and reads a
+# key a service from before did not send as read_spec says.
 
 Json = dict[str, Any]
 

@@ -12,7 +12,7 @@ import pytest
 from chalicelib.deploy import providers
 from chalicelib.deploy.providers import PROVIDERS, Provider
 
-API_DOCS = Path(__file__).resolve().parents[2] / "docs" / "api.md"
+API_DOCS = Path(__file__).resolve().parents[3] / "docs" / "api.md"
 # What stored tokens were bound to when the declarations moved to deploy/ (issue 37): one gone would bind new
 # secrets less strictly, and leave the stored ones of an environment that sets it undecryptable.
 BOUND_SETTINGS = (

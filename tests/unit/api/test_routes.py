@@ -16,7 +16,7 @@ import pytest
 
 from chalicelib.api.routes import API_ROUTES, ROUTES, ApiRoute, Route
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 EVERY_ROUTE: list[Route | ApiRoute] = [*ROUTES, *API_ROUTES]
 
 

@@ -219,7 +219,8 @@ def test_a_mistake_in_an_item_names_it_whichever_branch_is_built() -> None:
 
 
 def test_one_configuration_is_read_without_a_branch_and_says_so_for_a_list_or_for_items() -> None:
-    # a project's settings YAML takes both, read for a branch (read_settings_yaml: tests/unit/test_yamlconfig.py)
+    # a project's settings YAML takes both, read for a branch
+    # (read_settings_yaml: tests/unit/domain/configuration/test_yamlconfig.py)
     with pytest.raises(Invalid) as listed:
         from_yaml("- install: [x]")
     assert "a list of configurations is read for a branch" in listed.value.message

@@ -173,7 +173,7 @@ def filter_in_a_child(yaml_text: str, *commits: PushedCommit) -> list[str]:
         capture_output=True,
         text=True,
         timeout=30,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=Path(__file__).resolve().parents[4],
     )
     assert child.returncode == 0, child.stderr
     return child.stdout.splitlines()
