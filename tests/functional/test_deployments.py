@@ -10,6 +10,7 @@ import pytest
 
 from chalicelib import aws
 from chalicelib.agent import Agent
+from chalicelib.domain.deployments.deployment_jobs import agent_deadline, run_deployment_job
 from chalicelib.domain.shared.warm_cache import forget_everything
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import blobs, logs
@@ -113,7 +114,11 @@ def test_stopping_a_queued_deployment_cancels_it_at_once_and_a_finished_one_stay
     assert stopped["status"] == "cancelled"
 
     assert project.account.api.put("/deployments/stop", {"deploymentId": deployment_id}).status == 204
-    assert project.account.api.get(f"/deployments/{deployment_id}").json["deployment"]["status"] == "cancelled"
+    (job,) = stopped["jobs"]
+    agent_deadline(job["jobId"])  # the agents' time running out after the stop fails no cancelled job
+    run_deployment_job(job["jobId"])  # nor does a message to run it, delivered late
+    after = project.account.api.get(f"/deployments/{deployment_id}").json["deployment"]
+    assert (after["status"], after["jobs"][0]["status"]) == ("cancelled", "cancelled")
 
 
 @pytest.mark.parametrize(

@@ -11,8 +11,10 @@ from typing import Any
 
 import yaml
 
+from chalicelib.domain.deployments.inline_delivery import inline_inputs
 from chalicelib.domain.deployments.inline_deployments import start_inline_deployments
 from chalicelib.store import builds as build_store
+from chalicelib.store import deployments as deployment_store
 from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import ARTIFACTS_YML, add_environment, allow_inline_deployments, wait_for_deployment
@@ -279,10 +281,15 @@ def test_a_secure_setting_of_another_project_is_not_decrypted_and_a_second_messa
         owner = project_store.get_project_by_id(stored.account_id, stored.project_id) if stored else None
         assert stored is not None and owner is not None
         again = start_inline_deployments(owner, stored, stored.revision)
+        started = deployment_store.get_deployment(stored.project_id, deployment["deploymentId"])
+        assert started is not None
+        inputs = inline_inputs(owner, stored, started, tmp_path)  # what its job read when it ran
 
     assert deployment["status"] == "failed"
     log = job_log(project, deployment)
     assert "The secure setting password cannot be used" in log
+    assert inputs.refusal is not None and inputs.refusal in log
+    assert (inputs.settings, inputs.secrets) == ({}, [])
     assert ftp.password not in log
     assert list(tmp_path.rglob("*.*")) == []
     assert again == 0
