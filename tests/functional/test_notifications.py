@@ -14,9 +14,14 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ses.models import ses_backends
 
 from app import send_notifications
+from chalicelib.config import settings
+from chalicelib.domain.notifications.notifications import notify_build
 from chalicelib.domain.shared import secrets
 from chalicelib.local.pump import SqsPump, sqs_event
+from chalicelib.notify.email import EmailFailed, send_email
 from chalicelib.store import builds as build_store
+from chalicelib.store import projects as project_store
+from chalicelib.store.notifications import claim_build_notifications
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer
@@ -250,9 +255,26 @@ def test_a_redelivered_message_sends_nothing_again(account: Account, git_server:
 
     event = sqs_event(arn, [{"MessageId": "again", "ReceiptHandle": "again", "Body": json.dumps(message)}])
     send_notifications(event, None)
+    owner = project_store.get_project_by_id(stored.account_id, stored.project_id)
+    assert owner is not None
+    sent_again = notify_build(owner, stored, stored.revision, time.monotonic() + WAIT_SECONDS)
 
     settle()
     assert len(subjects_to(account.owner_email)) == 1
+    assert sent_again == 0
+    assert claim_build_notifications(stored) is False  # the first finish's message claimed them
+
+
+def test_an_email_ses_does_not_take_fails_saying_why_and_lands_nowhere() -> None:
+    recipient = f"{unique('user')}@team.example"
+
+    with pytest.raises(EmailFailed) as failed:
+        send_email("nobody@unverified.example", recipient, "Build app 1.0.1 failed", "the body")
+    send_email(settings().notification_sender, recipient, "Build app 1.0.2 completed", "the body")  # verified
+
+    assert str(failed.value).startswith("MessageRejected: ")
+    assert "the body" not in str(failed.value)
+    assert subjects_to(recipient) == ["Build app 1.0.2 completed"]
 
 
 def test_deployments_email_users_by_their_deployment_preferences(
