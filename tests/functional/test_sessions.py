@@ -12,7 +12,10 @@ from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
 from chalicelib.core.sessions import Session
 from chalicelib.domain.shared.warm_cache import forget_everything
 from chalicelib.domain.team import keys_and_passwords, sessions
-from chalicelib.store.api_keys import key_hash
+from chalicelib.core.accounts import Account as StoredAccount
+from chalicelib.core.api_keys import ApiKey
+from chalicelib.store.accounts import get_account_by_name
+from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.models import SessionModel
 from chalicelib.store.sessions import add_session
 from tests.support import Account, Caller, Reply, in_parallel, member_of_role, unique
@@ -260,6 +263,9 @@ def test_the_caller_of_a_key_is_its_user(account: Account) -> None:
     assert me.json["email"] == account.owner_email
     assert me.json["roleName"] == "Administrator"
     assert "AddUser" in me.json["permissions"]
+    assert get_api_key(account.key) == ApiKey(me.json["userId"], me.json["accountId"], account.name)  # as stored
+    stored = get_account_by_name(account.name)
+    assert isinstance(stored, StoredAccount) and stored.account_id == me.json["accountId"]
 
 
 def test_member_of_user_role_sees_its_permissions(account: Account) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
+from chalicelib.core.deployments import Deployment, EnvironmentAtStart
 from chalicelib.domain.deployments.deployment_agents import AgentJob
 from chalicelib.domain.deployments.deployments import StartRequest
 from chalicelib.errors import Invalid
-from chalicelib.wire.deployments import agent_job_json, parse_start_request
+from chalicelib.wire.deployments import agent_job_json, deployment_json, parse_start_request
 
 BODY = {"environmentName": "production", "accountName": "acme", "projectSlug": "app", "buildVersion": "1.0.3"}
 
@@ -39,3 +42,19 @@ def test_an_agent_is_handed_the_job_its_artifacts_variables_and_settings() -> No
         "variables": {"V": "1"},
         "settings": {"folder": "/srv"},
     }
+
+
+def test_a_deployment_shows_its_environment_as_it_was_when_it_started_and_no_build_once_that_is_gone() -> None:
+    started = datetime(2026, 1, 2, tzinfo=UTC)
+    environment = EnvironmentAtStart(3, "staging", "FTP", started)
+    deployment = Deployment(1, 2, 9, 3, environment, 5, [], "success", started, started=started)
+
+    shown = deployment_json(deployment, None, [])
+
+    assert shown["environment"] == {
+        "deploymentEnvironmentId": 3,
+        "name": "staging",
+        "provider": "FTP",
+        "created": "2026-01-02T00:00:00.0000000+00:00",
+    }
+    assert (shown["build"], shown["status"], "finished" in shown) == (None, "success", False)
