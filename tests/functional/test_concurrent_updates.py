@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.store import build_states
+from chalicelib.store import build_states, counters
 from chalicelib.store import environments as environment_store
 from chalicelib.store import members as member_store
 from chalicelib.store import projects as project_store
@@ -159,6 +159,15 @@ def test_a_build_started_while_its_project_is_deleted_is_a_404_not_a_500(
     assert reply.status == 404, reply.body
     assert reply.json["message"] == "Project not found or access denied."
     assert account.api.get(project.path).status == 404
+
+
+def test_callers_of_a_sequence_at_once_each_get_a_value_of_their_own() -> None:
+    sequence = unique("sequence")
+
+    values = in_parallel([lambda: counters.next_value(sequence) for _ in range(4)])
+
+    assert sorted(values) == [1, 2, 3, 4]
+    assert counters.next_value(sequence, count=3) == 7  # 5, 6 and 7 reserved at once
 
 
 def test_two_starts_that_read_the_same_build_number_both_start_numbered_one_after_the_other(

@@ -23,6 +23,7 @@ from chalicelib.domain.triggers.webhooks import Delivery, authenticate
 from chalicelib.errors import Unauthorized
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import environments as environment_store
+from chalicelib.store import keys
 from chalicelib.store import projects as project_store
 from chalicelib.store.accounts import get_account_by_name
 from tests.builds import BuildProject, appveyor_yml
@@ -265,6 +266,17 @@ def test_a_token_moved_to_another_variable_of_its_project_is_refused(account: Ac
     assert reply.status == 400
     assert "variable RENAMED is the one of variable DEPLOY_KEY" in reply.json["message"]
     assert token_of(account.api, project, "DEPLOY_KEY") == token
+
+
+def test_kms_decrypts_a_secret_only_under_the_context_naming_the_owner_it_was_encrypted_for() -> None:
+    context = {"accountId": "1", "owner": "project/2"}
+    blob = keys.encrypt(VICTIM_SECRET.encode(), context)
+
+    assert keys.decrypt(blob, context) == VICTIM_SECRET.encode()
+    with pytest.raises(keys.Undecryptable):
+        keys.decrypt(blob, {**context, "owner": "project/3"})
+    with pytest.raises(keys.Undecryptable):
+        keys.decrypt(b"not a ciphertext", context)
 
 
 def test_an_environments_stored_password_does_not_follow_it_to_another_server(account: Account) -> None:

@@ -9,11 +9,11 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
+from chalicelib.core.accounts import Account as StoredAccount
+from chalicelib.core.api_keys import ApiKey
 from chalicelib.core.sessions import Session
 from chalicelib.domain.shared.warm_cache import forget_everything
 from chalicelib.domain.team import keys_and_passwords, sessions
-from chalicelib.core.accounts import Account as StoredAccount
-from chalicelib.core.api_keys import ApiKey
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.models import SessionModel
