@@ -7,6 +7,7 @@ does. An image no executor serves fails at once; one only agents serve waits, qu
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import subprocess
@@ -20,6 +21,7 @@ import pytest
 from chalicelib.domain.execution import dispatch, lost_jobs
 from chalicelib.local.pump import SqsPump
 from chalicelib.runner import sandbox
+from chalicelib.store import build_agents as agent_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
 from tests import runners
@@ -177,6 +179,9 @@ def test_build_agents_are_registered_by_admins_and_their_keys_work_only_for_the_
     assert_refused(account.api.post("/build-agents", {"name": "x", "images": [1]}), 400)
     assert "runner" in assert_refused(account.api.post("/build-agents", {"name": "x", "images": ["ubuntu"]}), 400)
     agent = register(account, "Some Image")
+    stored = agent_store.get_agent_by_key_hash(hashlib.sha256(agent["key"].encode()).hexdigest())
+    assert stored is not None and (stored.agent_id, stored.images) == (agent["agentId"], ["Some Image"])
+    assert agent["key"] not in repr(agent_store.list_agents(stored.account_id))  # its hash is kept, not the key
     as_agent = Caller(account.client, agent["key"])
     assert_refused(as_agent.get("/projects"), 401)  # not an API key
     assert_refused(as_agent.get("/build-agents"), 401)
@@ -184,6 +189,7 @@ def test_build_agents_are_registered_by_admins_and_their_keys_work_only_for_the_
     assert account.api.delete(f"/build-agents/{agent['agentId']}").status == 204
     assert_refused(as_agent.post("/agent/builds/next"), 401)
     assert_refused(account.api.delete(f"/build-agents/{agent['agentId']}"), 404)
+    assert agent_store.list_agents(stored.account_id) == []
 
 
 def test_a_job_queued_before_executors_were_chosen_is_placed_when_dispatched(

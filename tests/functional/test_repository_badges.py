@@ -11,6 +11,7 @@ from urllib.parse import quote
 from chalice.test import Client
 
 from chalicelib.local.pump import SqsPump
+from chalicelib.store.badges import public_projects_of_repository
 from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.functional.test_badges import badge_id, get_badge, message
@@ -78,11 +79,14 @@ def test_a_private_project_is_never_found_by_its_repository(account: Account, cl
     project = add(account, repository, private=True)
 
     hidden = refused(repository_badge(client, "github", repository))
+    kept_private = public_projects_of_repository("gitHub", repository, 2)
     put_settings(account, project, isPrivate=False)
     shown = message(repository_badge(client, "github", repository))
+    made_public = public_projects_of_repository("gitHub", repository.upper(), 2)  # found in any case
     put_settings(account, project, isPrivate=True)
 
     assert shown == "no builds"
+    assert (kept_private, [found.project_id for found in made_public]) == ([], [project["projectId"]])
     assert refused(repository_badge(client, "github", repository)) == hidden
     absent = refused(repository_badge(client, "github", nothing))
     assert hidden.replace(repository, "R") == absent.replace(nothing, "R")  # as if there were no project at all

@@ -18,6 +18,7 @@ import pytest
 from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
+from chalicelib.store import webhooks as webhook_store
 from tests.builds import appveyor_yml
 from tests.gitserver import GitServer, Repository
 from tests.support import Account, Caller, Reply, add_project, member_of_role, project_path, unique
@@ -292,7 +293,8 @@ def test_gitea_sends_githubs_payloads_under_headers_of_its_own(account: Account,
 
 
 def test_github_redelivery_is_answered_but_starts_nothing_more(github: HookProject) -> None:
-    headers = github_headers("push", delivery="72d3162e-cc78-11e3-81ab-4c9367dc0958-" + unique("d"))
+    delivery = "72d3162e-cc78-11e3-81ab-4c9367dc0958-" + unique("d")
+    headers = github_headers("push", delivery=delivery)
     payload = github_push("refs/heads/master", github.head)
 
     started(github.post(payload, headers))
@@ -300,6 +302,7 @@ def test_github_redelivery_is_answered_but_starts_nothing_more(github: HookProje
 
     assert "handled already" in skipped(again)
     assert len(github.builds()) == 1
+    assert webhook_store.claim_delivery(github.project["projectId"], delivery) is False  # the first one's claim
 
 
 def test_a_webhook_secret_is_stored_masked_and_github_deliveries_must_be_signed_with_it(github: HookProject) -> None:
