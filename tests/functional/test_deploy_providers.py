@@ -19,6 +19,9 @@ from azure.storage.blob import BlobServiceClient
 
 from chalicelib import deploy
 from chalicelib.config import settings as service_settings
+from chalicelib.deploy import azure_blob
+from chalicelib.deploy import ftp as ftp_provider
+from chalicelib.deploy import webhook as webhook_provider
 from chalicelib.deploy.base import Delivery, DeployArtifact, DeployFailed, DeployStopped, selected
 from tests.outbound_stubs import stubbed_resolver  # noqa: F401 (a fixture)
 from tests.peers import Azurite, FtpServer, WebhookReceiver, require_azurite
@@ -129,7 +132,7 @@ def test_ftp_uploads_every_artifact_below_the_folder_creating_nested_folders(
 ) -> None:
     sent = delivery(ftp_settings(ftp, folder="/site/www", active_mode=active_mode), artifacts)
 
-    deploy.deliver("FTP", sent)
+    ftp_provider.deliver(sent)  # the provider's module itself, which deploy.deliver("FTP", ...) runs
 
     assert files_under(ftp.root) == {"site/www/out/app.zip": APP_ZIP, "site/www/index.html": INDEX_HTML}
     assert any("out/app.zip" in line for line in logged(sent))
@@ -314,7 +317,7 @@ def test_azure_blob_creates_the_container_and_uploads_below_the_folder(
     container = unique("releases")
     sent = delivery(azure_settings(azurite, container, folder="web/1.0.7"), [*artifacts, big_artifact])
 
-    deploy.deliver("AzureBlob", sent)
+    azure_blob.deliver(sent)  # the provider's module itself, which deploy.deliver("AzureBlob", ...) runs
 
     stored = blobs(azurite, container)
     assert stored.keys() == {"web/1.0.7/out/app.zip", "web/1.0.7/index.html", "web/1.0.7/dist/big.bin"}
@@ -369,8 +372,9 @@ def test_webhook_posts_the_build_its_artifacts_and_variables(
     receiver: WebhookReceiver, artifacts: list[DeployArtifact]
 ) -> None:
     settings = {"url": f"{receiver.url}/hooks/deploy?token=t", "authorization": "Bearer hook-secret"}
+    sent = delivery(settings, artifacts)
 
-    deploy.deliver("Webhook", delivery(settings, artifacts))
+    deploy.deliver("Webhook", sent)
 
     (request,) = receiver.requests
     assert (request.method, request.path) == ("POST", "/hooks/deploy?token=t")
@@ -391,6 +395,13 @@ def test_webhook_posts_the_build_its_artifacts_and_variables(
     }
     assert requests.get(described["out/app.zip"]["url"], timeout=10).content == APP_ZIP
     assert requests.get(described["index.html"]["url"], timeout=10).content == INDEX_HTML
+    shown = webhook_provider.body(sent)  # what the provider describes is what the receiver got, URLs apart
+    assert [artifact["fileName"] for artifact in shown["artifacts"]] == [
+        artifact["fileName"] for artifact in body["artifacts"]
+    ]
+    assert {name: value for name, value in shown.items() if name != "artifacts"} == {
+        name: value for name, value in body.items() if name != "artifacts"
+    }
 
 
 def test_webhook_error_answer_fails_naming_the_status(receiver: WebhookReceiver, artifacts: list[DeployArtifact]):
