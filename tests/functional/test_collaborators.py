@@ -9,6 +9,9 @@ from typing import Any
 import pytest
 from chalice.test import Client
 
+from chalicelib.domain.team.auth import authenticate
+from chalicelib.domain.team.collaborators import add_collaborator as give_role
+from chalicelib.errors import Conflict
 from tests.support import Account, Caller, Reply, assert_names_field, assert_refused, new_account, unique
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00$")
@@ -152,6 +155,8 @@ def test_a_collaborators_email_is_recognised_in_any_case(account: Account, other
     [entry] = collaborators(account)
     assert (entry["userId"], entry["fullName"]) == (their_owner["userId"], their_owner["fullName"])
     assert entry["email"].lower() == other_account.owner_email
+    with pytest.raises(Conflict, match="already a member of this account"):  # in yet another case
+        give_role(authenticate(f"Bearer {account.key}", None), other_account.owner_email.title(), entry["roleId"])
 
 
 def test_an_unknown_email_becomes_a_collaborator_with_a_new_user_id(account: Account, other_account: Account) -> None:

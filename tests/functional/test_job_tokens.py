@@ -25,7 +25,8 @@ from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.execution.job_tokens import NewToken, keys_of, mint_token
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import runner_cache, runner_calls
+from chalicelib.errors import Invalid
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
@@ -541,6 +542,27 @@ def test_a_message_or_test_too_big_to_store_is_a_400(
     assert (message.status, test.status) == (400, 400), (message.body, test.body)
     assert grown == [204, 400, 400]  # an update that would make it too big is refused, not stored
     assert project.account.api.get(f"/buildjobs/{job.job_id}/messages").json == []
+
+
+def test_a_cache_entry_is_uploaded_to_its_signed_url_and_found_again_by_its_id(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+) -> None:
+    _, _, claimed, _ = matrix_build
+    job = job_store.get_job(claimed.job_id)
+    assert job is not None
+
+    upload = runner_cache.cache_upload(job, ENTRY_ID, 7, {"checksum": "c0ffee"})
+    put = requests.put(upload["url"], data=b"cached!", headers=upload["headers"], timeout=10)
+    entries = runner_cache.cache_entries(job, [ENTRY_ID, "fedcba9876543210"])["entries"]
+
+    assert put.status_code == 200, put.text
+    assert entries["fedcba9876543210"] is None  # never saved
+    assert entries[ENTRY_ID]["metadata"]["checksum"] == "c0ffee"
+    assert requests.get(entries[ENTRY_ID]["downloadUrl"], timeout=10).content == b"cached!"
+    with pytest.raises(Invalid, match="16 hexadecimal digits"):
+        runner_cache.cache_upload(job, "../other/entry", 7, {})
+    with pytest.raises(Invalid, match="at most"):
+        runner_cache.cache_upload(job, ENTRY_ID, runner_cache.MAX_CACHE_ENTRY_BYTES + 1, {})
 
 
 @pytest.mark.parametrize("version", ["1.0.1\nStatus: forged", "<b>1.0</b>", "x" * 129, ""])

@@ -15,6 +15,10 @@ import pytest
 from chalice.test import Client
 
 from chalicelib.api.http import ACCOUNT_PREFIX
+from chalicelib.domain.builds import build_lookup, job_reports
+from chalicelib.domain.projects import project_lookup
+from chalicelib.domain.team import visitors
+from chalicelib.errors import Unauthorized
 from chalicelib.local.pump import SqsPump
 from chalicelib.store.models import ProjectModel
 from tests.builds import BuildProject, appveyor_yml
@@ -222,6 +226,24 @@ def test_a_private_or_missing_project_or_job_answers_401_without_a_key(client: C
     for reply in hidden + [reader.get(route) for route in missing]:
         assert (reply.status, reply.json) == (401, UNAUTHORIZED), reply.body
     assert reader.get(path).status == 200  # public again
+
+
+def test_a_visitor_reads_a_public_project_without_what_only_its_members_see(published: Published) -> None:
+    account, slug = published.account.name, published.project.project["slug"]
+    job_id = published.build["jobs"][0]["jobId"]
+
+    reader = visitors.of_project(account, slug, None)
+    project = project_lookup.find_project(reader, account, slug)
+    job, build = build_lookup.find_job(visitors.of_job(job_id, None), job_id)
+    messages = job_reports.job_messages(reader, job_id)
+    with private(published), pytest.raises(Unauthorized):
+        visitors.of_project(account, slug, None)
+
+    assert reader.is_visitor and reader.permissions == frozenset()
+    assert (project.repository_password, project.webhook_id, project.configuration) == (None, "", {})
+    assert (job.job_id, build.version, messages) == (job_id, published.build["version"], [])
+    with pytest.raises(Unauthorized):
+        visitors.of_project(account, slug, "another-account")  # under another account's prefix
 
 
 @contextmanager

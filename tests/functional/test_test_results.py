@@ -11,6 +11,9 @@ from typing import Any
 
 import pytest
 
+from chalicelib.domain.job_protocol.test_uploads import job_for_caller
+from chalicelib.domain.team.auth import authenticate
+from chalicelib.errors import Forbidden
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.runners import dispatch
@@ -155,6 +158,9 @@ def test_a_key_without_run_build_cannot_upload_results_into_a_job(
 
     assert reply.status == 403, reply.body
     assert job_tests(account, job_id) == {}
+    with pytest.raises(Forbidden):  # the job a file goes to needs RunBuild on its project
+        job_for_caller(authenticate(f"Bearer {reader.key}", None), job_id)
+    assert job_for_caller(authenticate(f"Bearer {account.key}", None), job_id).job_id == job_id
 
 
 def test_another_jobs_token_cannot_upload_into_this_job(
