@@ -1,0 +1,84 @@
+"""A phase's scripts as AppVeyor runs them: in order in the job's one Bash session, the first that fails failing
+the job, ``exit 0`` ending it green and ``exit N`` red. Runs bash in a temporary folder; no service."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.runner.protocol import JobClient, JobSpec, Ticket
+from chalicelib.runner.run import Run
+from chalicelib.runner.scripts import JobEnded, JobFailed, run_phase
+
+
+class Log:
+    """The job's log as its lines."""
+
+    def __init__(self) -> None:
+        self.chunks: dict[int, bytes] = {}
+
+    def __call__(self, index: int, body: memoryview) -> None:
+        self.chunks[index] = bytes(body)
+
+    def lines(self) -> list[str]:
+        return b"".join(self.chunks[index] for index in sorted(self.chunks)).decode().splitlines()
+
+
+@pytest.fixture
+def log() -> Log:
+    return Log()
+
+
+@pytest.fixture
+def run(tmp_path: Path, log: Log) -> Iterator[Run]:
+    ticket = Ticket("http://127.0.0.1:9", "job-1", "t0ken")  # never called: a phase's scripts need no service
+    attempt = Run(
+        log=LogStream(log, SecretMask([]), flush_seconds=3600),
+        variables={"PATH": os.environ["PATH"]},
+        deadline=time.monotonic() + 60,
+        client=JobClient(ticket),
+        spec=JobSpec(),  # type: ignore[typeddict-item]
+        folder=tmp_path,
+    )
+    yield attempt
+    attempt.session.close()
+    attempt.log.flush()
+
+
+def script(text: str) -> dict[str, str]:
+    return {"language": "cmd", "script": text}
+
+
+def test_the_first_failing_script_fails_the_job_and_nothing_after_it_runs(run: Run, log: Log) -> None:
+    with pytest.raises(JobFailed, match="Command exited with code 2 in build_script") as failed:
+        run_phase(
+            run,
+            "build_script",
+            [script("STEP=one"), script("echo $STEP; exit_code() { return 2; }; exit_code"), script("echo never")],
+        )
+    run.log.flush()
+
+    assert failed.value.phase == "build_script"
+    assert run.messages == ["Command exited with code 2"]
+    assert "one" in log.lines() and "never" not in log.lines()
+
+
+def test_a_failure_in_a_phase_that_may_fail_is_logged_and_the_next_script_runs(run: Run, log: Log) -> None:
+    run_phase(run, "on_failure", [script("false"), script("echo still here")], may_fail=True)
+    run.log.flush()
+
+    assert "Command exited with code 1 (in on_failure; the job's result stands)" in log.lines()
+    assert "still here" in log.lines()
+
+
+@pytest.mark.parametrize(("code", "succeeded"), [(0, True), (5, False)])
+def test_exit_ends_the_job_at_once_green_for_0_and_red_otherwise(run: Run, code: int, succeeded: bool) -> None:
+    with pytest.raises(JobEnded) as ended:
+        run_phase(run, "test_script", [script(f"exit {code}"), script("echo never")])
+
+    assert ended.value.succeeded is succeeded
