@@ -27,6 +27,8 @@ from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.execution.job_tokens import NewToken, keys_of, mint_token
 from chalicelib.domain.job_protocol import runner_cache, runner_calls
 from chalicelib.errors import Invalid
+from chalicelib.runner.protocol import JobClient, Ticket
+from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.models import JobModel
@@ -545,7 +547,7 @@ def test_a_message_or_test_too_big_to_store_is_a_400(
 
 
 def test_a_cache_entry_is_uploaded_to_its_signed_url_and_found_again_by_its_id(
-    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], api_url: str, tmp_path: Path
 ) -> None:
     _, _, claimed, _ = matrix_build
     job = job_store.get_job(claimed.job_id)
@@ -559,6 +561,10 @@ def test_a_cache_entry_is_uploaded_to_its_signed_url_and_found_again_by_its_id(
     assert entries["fedcba9876543210"] is None  # never saved
     assert entries[ENTRY_ID]["metadata"]["checksum"] == "c0ffee"
     assert requests.get(entries[ENTRY_ID]["downloadUrl"], timeout=10).content == b"cached!"
+    as_runner = RemoteCache(JobClient(Ticket(api_url, claimed.job_id, claimed.token.token)))  # over the protocol
+    assert as_runner.metadata([ENTRY_ID]) == {ENTRY_ID: {"checksum": "c0ffee"}}
+    assert as_runner.download(ENTRY_ID, tmp_path / "entry.tgz") and (tmp_path / "entry.tgz").read_bytes() == b"cached!"
+    assert as_runner.download("fedcba9876543210", tmp_path / "other.tgz") is False
     with pytest.raises(Invalid, match="16 hexadecimal digits"):
         runner_cache.cache_upload(job, "../other/entry", 7, {})
     with pytest.raises(Invalid, match="at most"):

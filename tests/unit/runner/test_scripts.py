@@ -3,30 +3,14 @@ the job, ``exit 0`` ending it green and ``exit N`` red. Runs bash in a temporary
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.runner.protocol import JobClient, JobSpec, Ticket
 from chalicelib.runner.run import Run
 from chalicelib.runner.scripts import JobEnded, JobFailed, run_phase
-
-
-class Log:
-    """The job's log as its lines."""
-
-    def __init__(self) -> None:
-        self.chunks: dict[int, bytes] = {}
-
-    def __call__(self, index: int, body: memoryview) -> None:
-        self.chunks[index] = bytes(body)
-
-    def lines(self) -> list[str]:
-        return b"".join(self.chunks[index] for index in sorted(self.chunks)).decode().splitlines()
+from tests.unit.runner.runs import Log, new_run
 
 
 @pytest.fixture
@@ -36,18 +20,9 @@ def log() -> Log:
 
 @pytest.fixture
 def run(tmp_path: Path, log: Log) -> Iterator[Run]:
-    ticket = Ticket("http://127.0.0.1:9", "job-1", "t0ken")  # never called: a phase's scripts need no service
-    attempt = Run(
-        log=LogStream(log, SecretMask([]), flush_seconds=3600),
-        variables={"PATH": os.environ["PATH"]},
-        deadline=time.monotonic() + 60,
-        client=JobClient(ticket),
-        spec=JobSpec(),  # type: ignore[typeddict-item]
-        folder=tmp_path,
-    )
+    attempt = new_run(tmp_path, log)
     yield attempt
     attempt.session.close()
-    attempt.log.flush()
 
 
 def script(text: str) -> dict[str, str]:
