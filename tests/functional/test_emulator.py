@@ -14,6 +14,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from chalicelib import aws
+from chalicelib.local import moto_patches
+from chalicelib.local.emulator import assumed_role_credentials
 from tests.support import unique
 
 
@@ -48,6 +50,25 @@ def test_a_dynamodb_request_of_this_process_signed_with_another_key_is_refused(t
         forged.scan(TableName=table)
 
     assert refused.value.response["ResponseMetadata"]["HTTPStatusCode"] == 403
+
+
+def test_a_role_the_stack_assumed_signs_its_requests_while_its_credentials_last(table: str, aws_endpoint: str) -> None:
+    role_arn = "arn:aws:iam::123456789012:role/deployer"
+    assumed = aws.client("sts").assume_role(RoleArn=role_arn, RoleSessionName=unique("session"))["Credentials"]
+    as_role = boto3.client(
+        "dynamodb",
+        endpoint_url=aws_endpoint,
+        region_name="us-east-1",
+        aws_access_key_id=assumed["AccessKeyId"],
+        aws_secret_access_key=assumed["SecretAccessKey"],
+        aws_session_token=assumed["SessionToken"],
+    )
+
+    known = assumed_role_credentials(assumed["AccessKeyId"])
+    as_role.describe_table(TableName=table)  # signed with the role's credentials: taken
+
+    assert known is not None and known.secret_key == assumed["SecretAccessKey"]
+    assert assumed_role_credentials("AKIANOBODYASSUMED") is None
 
 
 def key(sk: str) -> dict[str, Any]:
@@ -105,6 +126,7 @@ def test_a_transaction_whose_last_condition_fails_writes_none_of_its_parts(table
 def test_a_transaction_refused_as_invalid_after_a_write_leaves_that_write_undone(
     table: str, stored: dict[str, str]
 ) -> None:
+    moto_patches.install()  # installed again: what a second local stack in the process does changes nothing
     invalid = update(table, "b", "3")
     invalid["Update"]["UpdateExpression"] = "SET #v = :undefined"
 

@@ -27,6 +27,7 @@ from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.execution.job_tokens import NewToken, keys_of, mint_token
 from chalicelib.domain.job_protocol import runner_cache, runner_calls
 from chalicelib.errors import Invalid
+from chalicelib.runner.job import LEASE_LOST, run_ticket
 from chalicelib.runner.protocol import JobClient, Ticket
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.store import blobs, job_moves, logs
@@ -252,7 +253,7 @@ def test_a_job_token_is_no_key_to_the_rest_of_the_api(
 
 
 def test_once_job_a_finishes_its_token_is_refused_on_every_operation(
-    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
+    account: Account, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], api_url: str
 ) -> None:
     project, queued, job_a, _ = matrix_build
     as_a = runner(account, job_a.token.token)
@@ -267,8 +268,10 @@ def test_once_job_a_finishes_its_token_is_refused_on_every_operation(
     before = everything_stored()
 
     wrong = refused_everywhere(as_a, job_a.job_id)
+    ran_again = run_ticket(Ticket(api_url, job_a.job_id, job_a.token.token))  # a runner handed its ticket again
 
     assert wrong == []
+    assert ran_again == LEASE_LOST  # it runs nothing
     assert everything_stored() == before
     assert project.log(job_a.job_id) == "the runner's last words\n"
 
