@@ -15,11 +15,12 @@ from typing import Any
 
 import pytest
 
-from chalicelib.store import build_states, counters
+from chalicelib.store import batch, build_states, counters
 from chalicelib.store import environments as environment_store
 from chalicelib.store import members as member_store
 from chalicelib.store import projects as project_store
 from chalicelib.store import roles as role_store
+from chalicelib.store.models import JobModel, ProjectModel, RoleModel
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment
 from tests.gitserver import GitServer
@@ -168,6 +169,26 @@ def test_callers_of_a_sequence_at_once_each_get_a_value_of_their_own() -> None:
 
     assert sorted(values) == [1, 2, 3, 4]
     assert counters.next_value(sequence, count=3) == 7  # 5, 6 and 7 reserved at once
+
+
+def test_a_batch_read_finds_the_items_named_by_table_and_leaves_out_those_missing(account: Account) -> None:
+    first, second = add_project(account, unique("octo/first")), add_project(account, unique("octo/second"))
+    role = role_store.list_roles(first["accountId"])[0]
+    keys: list[batch.Key] = [
+        (ProjectModel, first["accountId"], first["slug"]),
+        (ProjectModel, second["accountId"], second["slug"]),
+        (ProjectModel, first["accountId"], "no-such-project"),
+        (RoleModel, role.account_id, role.role_id),
+        (ProjectModel, first["accountId"], first["slug"]),  # named twice: read once
+    ]
+
+    found = batch.get_items(keys)
+
+    assert sorted(model.slug for model in batch.of_model(found, ProjectModel)) == sorted(
+        [first["slug"], second["slug"]]
+    )
+    assert [model.role_id for model in batch.of_model(found, RoleModel)] == [role.role_id]
+    assert batch.of_model(found, JobModel) == []
 
 
 def test_two_starts_that_read_the_same_build_number_both_start_numbered_one_after_the_other(

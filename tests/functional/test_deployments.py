@@ -2,20 +2,24 @@
 
 from __future__ import annotations
 
+import json
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
+from chalice.app import SQSEvent
 
 from chalicelib import aws
 from chalicelib.agent import Agent
+from chalicelib.core.messages import AgentDeadline, RunDeploymentJob, body_of
 from chalicelib.domain.deployments.deployment_jobs import agent_deadline, run_deployment_job
 from chalicelib.domain.shared.warm_cache import forget_everything
-from chalicelib.local.pump import SqsPump
+from chalicelib.local.pump import SqsPump, sqs_event
 from chalicelib.store import blobs, logs
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import jobs as job_store
+from chalicelib.workers.deployments import run_deployments
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer
@@ -117,6 +121,12 @@ def test_stopping_a_queued_deployment_cancels_it_at_once_and_a_finished_one_stay
     (job,) = stopped["jobs"]
     agent_deadline(job["jobId"])  # the agents' time running out after the stop fails no cancelled job
     run_deployment_job(job["jobId"])  # nor does a message to run it, delivered late
+    late = [body_of(RunDeploymentJob(job["jobId"])), body_of(AgentDeadline(job["jobId"])), "not a message"]
+    arn = "arn:aws:sqs:us-east-1:123456789012:deployments"
+    records = [
+        {"MessageId": f"m{n}", "ReceiptHandle": f"r{n}", "Body": json.dumps(body)} for n, body in enumerate(late)
+    ]
+    run_deployments(SQSEvent(sqs_event(arn, records), None))  # the queue's handler: the same, and skips the junk
     after = project.account.api.get(f"/deployments/{deployment_id}").json["deployment"]
     assert (after["status"], after["jobs"][0]["status"]) == ("cancelled", "cancelled")
 

@@ -18,6 +18,10 @@ from typing import Any
 import jwt
 import pytest
 import requests
+from cryptography.hazmat.primitives.asymmetric.padding import PKCS1v15
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPublicKey
+from cryptography.hazmat.primitives.hashes import SHA256
+from cryptography.hazmat.primitives.serialization import load_der_public_key
 
 from chalicelib import aws
 from chalicelib.config import settings
@@ -26,6 +30,7 @@ from chalicelib.local.pump import SqsPump
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
+from chalicelib.store import signing
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.support import Account
@@ -161,6 +166,19 @@ def test_the_issuers_documents_are_public_cacheable_and_name_what_aws_needs(
     assert [key.key_id for key in keys.keys] == [jwt.get_unverified_header(token)["kid"]]
     unknown = requests.get(issuer.rsplit("/", 1)[0] + "/no-such-account/.well-known/jwks", timeout=10)
     assert unknown.status_code == 404 and unknown.json()["message"]
+
+
+def test_kms_signs_with_the_key_whose_public_half_is_published_and_no_other() -> None:
+    published = signing.public_key(settings().oidc_signing_key)
+    signature = signing.sign(published.key_id, b"header.claims")
+    public = load_der_public_key(published.der)
+
+    assert isinstance(public, RSAPublicKey)
+    public.verify(signature, b"header.claims", PKCS1v15(), SHA256())  # raises unless the published half verifies it
+    with pytest.raises(signing.KeyUnavailable):
+        signing.public_key("alias/conveyor-no-such-key")
+    with pytest.raises(ValueError, match="at most"):
+        signing.sign(published.key_id, b"x" * (signing.MAX_MESSAGE_BYTES + 1))
 
 
 def test_the_request_token_is_masked_and_refused_once_the_job_ended(

@@ -26,6 +26,7 @@ from chalicelib.local.pump import sqs_event
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
+from chalicelib.store import schedules as schedule_store
 from chalicelib.store.models import ProjectModel
 from chalicelib.workers.schedules import start_scheduled_builds
 from tests.builds import BuildProject, appveyor_yml
@@ -123,11 +124,15 @@ def test_a_due_schedule_starts_one_build_of_the_default_branch_however_many_tick
     shown = schedule(account, project.path, "* * * * *")
     due = next_run(shown)
     seen = due + timedelta(seconds=5)
+    mine = (project.project["accountId"], project.project["slug"])
+    due_before = [found for found in schedule_store.due_projects(due - timedelta(seconds=1)) if found == mine]
+    due_when_seen = [found for found in schedule_store.due_projects(seen) if found == mine]
 
     start_scheduled_builds(now=seen)
     start_scheduled_builds(now=seen)  # the same minute's tick again (a redelivery, another stack)
     in_parallel([lambda: start_scheduled_builds(now=seen), lambda: start_scheduled_builds(now=seen)])
     messages = queued(project.project)
+    assert (due_before, due_when_seen) == ([], [mine])  # the index finds it once its run is due
     assert runs_of(messages) == [run_of(project, due)]  # one run claimed, one message
     assert history(account, project.path) == []  # the tick starts no build: the queue's handler does
     deliver(messages)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import http.client
 import time
+import uuid
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
@@ -20,7 +21,7 @@ from chalicelib.config import settings
 from chalicelib.deploy.base import DeployFailed, open_artifact
 from chalicelib.domain.deployments.delivery_inputs import job_artifacts
 from chalicelib.domain.execution.job_tokens import keys_of, mint_token
-from chalicelib.store import blobs, job_moves, logs
+from chalicelib.store import blobs, job_moves, logs, uploads
 from chalicelib.store import jobs as job_store
 from chalicelib.store.artifacts import artifact_key
 from chalicelib.store.models import JobModel
@@ -156,6 +157,18 @@ def test_an_artifact_upload_url_refuses_a_chunked_body_larger_than_its_signed_si
     assert reply.status == 403, answer
     assert "<Code>AccessDenied</Code>" in answer
     assert stored(artifact_key(attacker.prefix, "small.bin")) is None
+
+
+def test_a_presigned_upload_takes_exactly_its_size_and_metadata_and_its_download_serves_it() -> None:
+    key = f"uploads-test/{uuid.uuid4().hex}.bin"
+    upload = uploads.presigned_upload(key, 5, "application/octet-stream", {"checksum": "c0ffee"})
+
+    longer = put(upload, b"hello!")
+    taken = put(upload, b"hello")
+
+    assert upload["headers"] == {"Content-Type": "application/octet-stream", "x-amz-meta-checksum": "c0ffee"}
+    assert longer.status_code == 403 and taken.status_code == 200, (longer.text, taken.text)
+    assert requests.get(uploads.presigned_download(key), timeout=10).content == b"hello"
 
 
 # Finding 8: an upload URL after its job ended
