@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from chalice.app import Request
 from chalice.test import Client
 
 from chalicelib.domain.team.accounts import create_account, create_api_key
@@ -182,3 +183,24 @@ def member_of_role(account: Account, role: str) -> Caller:
     email = f"{unique('member')}@team.example"
     account.add_user(email, role=role)
     return account.caller_for(email)
+
+
+def view_answer(account: Account, view: Callable[..., Any], path: str, **params: str) -> Any:
+    """What ``view`` (a function of chalicelib/api/) answers the account's owner for a GET of ``path``, called as
+    its route calls it (api/calls.answer: the owner's key authenticated, the result as HTTP): the JSON it serves."""
+    from chalicelib.api.calls import answer  # loads what a first API request loads: only where it is used
+
+    request = Request(
+        {
+            "multiValueQueryStringParameters": None,
+            "headers": {"authorization": f"Bearer {account.key}", "host": "localhost"},
+            "pathParameters": dict(params),
+            "requestContext": {"httpMethod": "GET", "resourcePath": path},
+            "body": None,
+            "isBase64Encoded": False,
+            "stageVariables": None,
+        }
+    )
+    response = answer(view, None, None, request, dict(params)).to_dict()
+    assert response["statusCode"] == 200, response
+    return json.loads(response["body"])

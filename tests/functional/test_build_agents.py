@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib.api import build_agents as agent_views
 from chalicelib.domain.execution import dispatch, lost_jobs
 from chalicelib.local.pump import SqsPump
 from chalicelib.runner import sandbox
@@ -27,7 +28,7 @@ from chalicelib.store.models import JobModel
 from tests import runners
 from tests.builds import POLL_SECONDS, BuildProject, appveyor_yml
 from tests.gitserver import GitServer
-from tests.support import Account, Caller, assert_refused, unique
+from tests.support import Account, Caller, assert_refused, unique, view_answer
 
 AGENT_LEASE_SECONDS = 6  # short here, so a killed agent's job ends within the test's patience
 needs_sandbox = pytest.mark.skipif(
@@ -111,6 +112,7 @@ def test_an_image_only_agents_serve_waits_queued_saying_so_while_none_is_connect
     listed = {found["agentId"]: found for found in account.api.get("/build-agents").json}[agent["agentId"]]
     assert (listed["connected"], listed["lastContact"], listed["images"]) == (False, None, ["Visual Studio 2022"])
     assert "key" not in listed
+    assert listed in view_answer(account, agent_views.list_build_agents, "/api/build-agents")  # GET's view
 
 
 @needs_sandbox

@@ -9,10 +9,11 @@ from typing import Any
 import pytest
 from chalice.test import Client
 
+from chalicelib.api import collaborators as collaborator_views
 from chalicelib.domain.team.auth import authenticate
 from chalicelib.domain.team.collaborators import add_collaborator as give_role
 from chalicelib.errors import Conflict
-from tests.support import Account, Caller, Reply, assert_names_field, assert_refused, new_account, unique
+from tests.support import Account, Caller, Reply, assert_names_field, assert_refused, new_account, unique, view_answer
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00$")
 LIST_FIELDS = {
@@ -155,6 +156,7 @@ def test_a_collaborators_email_is_recognised_in_any_case(account: Account, other
     [entry] = collaborators(account)
     assert (entry["userId"], entry["fullName"]) == (their_owner["userId"], their_owner["fullName"])
     assert entry["email"].lower() == other_account.owner_email
+    assert view_answer(account, collaborator_views.list_collaborators, "/api/collaborators") == [entry]
     with pytest.raises(Conflict, match="already a member of this account"):  # in yet another case
         give_role(authenticate(f"Bearer {account.key}", None), other_account.owner_email.title(), entry["roleId"])
 

@@ -12,6 +12,7 @@ from chalice.app import SQSEvent
 
 from chalicelib import aws
 from chalicelib.agent import Agent
+from chalicelib.api import deployments as deployment_views
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob, body_of
 from chalicelib.domain.deployments.deployment_jobs import agent_deadline, run_deployment_job
 from chalicelib.domain.shared.warm_cache import forget_everything
@@ -23,7 +24,7 @@ from chalicelib.workers.deployments import run_deployments
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer
-from tests.support import Account, Caller, member_of_role
+from tests.support import Account, Caller, member_of_role, view_answer
 
 
 def run_agent(api_url: str, environment: dict[str, Any], folder: Path, name: str = "web-01") -> threading.Thread:
@@ -49,6 +50,10 @@ def test_start_answers_the_queued_deployment_at_top_level(built: tuple[BuildProj
     assert deployment["environment"]["provider"] == "Agent"
     assert [job["status"] for job in deployment["jobs"]] == ["queued"]
     assert "started" not in deployment and "finished" not in deployment
+    shown = view_answer(
+        project.account, deployment_views.get_deployment, "/", deploymentId=str(deployment["deploymentId"])
+    )
+    assert shown == project.account.api.get(f"/deployments/{deployment['deploymentId']}").json  # its route's view
 
 
 def test_agent_downloads_the_artifacts_and_runs_the_deploy_script(

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib.api import environments as environment_views
 from chalicelib.core.environments import Environment
 from chalicelib.domain.deployments.environments import environment_values, find_environment_by_access_key
 from chalicelib.domain.shared import secrets
@@ -17,7 +18,7 @@ from chalicelib.errors import Conflict
 from chalicelib.store import environments as environment_store
 from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.delivery_models import EnvironmentModel
-from tests.support import Account, Caller, Reply, assert_refused, member_of_role
+from tests.support import Account, Caller, Reply, assert_refused, member_of_role, view_answer
 
 # The provider names of the contract, in its spelling.
 PROVIDERS = [
@@ -89,6 +90,7 @@ def update(caller: Caller, environment: dict[str, Any], **changes: Any) -> Reply
 def listed(account: Account) -> list[dict[str, Any]]:
     reply = account.api.get("/environments")
     assert reply.status == 200, reply.body
+    assert view_answer(account, environment_views.list_environments, "/api/environments") == reply.json  # its view
     return reply.json
 
 

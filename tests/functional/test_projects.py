@@ -11,7 +11,18 @@ import pytest
 import chalicelib.aws
 import chalicelib.config
 import chalicelib.store.blobs
-from tests.support import Account, Caller, Reply, add_project, assert_refused, member_of_role, project_path, unique
+from chalicelib.api import project_reads
+from tests.support import (
+    Account,
+    Caller,
+    Reply,
+    add_project,
+    assert_refused,
+    member_of_role,
+    project_path,
+    unique,
+    view_answer,
+)
 
 PROVIDERS = ["gitHub", "bitBucket", "vso", "gitLab", "kiln", "stash", "git", "mercurial", "subversion"]
 RIGHTS = ["View", "RunBuild", "Update", "Delete"]
@@ -253,6 +264,7 @@ def test_list_shows_the_accounts_projects_without_builds(account: Account) -> No
     assert by_slug["beta"]["projectId"] == second["projectId"]
     assert all(project["builds"] == [] for project in reply.json)
     assert by_slug["alpha"]["repositoryName"] == "octo/alpha"
+    assert view_answer(account, project_reads.list_projects, "/api/projects") == reply.json  # GET /projects' view
 
 
 def test_new_account_lists_no_projects(account: Account) -> None:

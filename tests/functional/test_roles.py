@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from tests.support import Account, Caller, assert_refused, unique
+from chalicelib.api import roles as role_views
+from tests.support import Account, Caller, assert_refused, unique, view_answer
 
 # The permission groups of role details, as the API contract lists them.
 SPEC_GROUPS: list[tuple[str, list[str]]] = [
@@ -92,6 +93,7 @@ def test_role_list_shows_built_in_roles_first_then_custom_roles_without_groups(a
     assert [role["roleId"] for role in roles[2:]] == [first["roleId"], second["roleId"]]
     assert all("groups" not in role for role in roles)
     assert all(TIMESTAMP.match(role["created"]) for role in roles)
+    assert view_answer(account, role_views.list_roles, "/api/roles") == roles  # the view GET /roles runs
 
 
 def test_role_details_are_the_same_at_the_roles_path_and_the_users_path(account: Account) -> None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from chalice.test import Client
 
+from chalicelib.api import sessions as session_views
 from chalicelib.api.cookies import SESSION_COOKIE, session_cookie
 from chalicelib.core.accounts import Account as StoredAccount
 from chalicelib.core.api_keys import ApiKey
@@ -18,7 +19,7 @@ from chalicelib.store.accounts import get_account_by_name
 from chalicelib.store.api_keys import get_api_key, key_hash
 from chalicelib.store.models import SessionModel
 from chalicelib.store.sessions import add_session
-from tests.support import Account, Caller, Reply, in_parallel, member_of_role, unique
+from tests.support import Account, Caller, Reply, in_parallel, member_of_role, unique, view_answer
 
 PASSWORD = "correct horse battery staple"
 NEW_PASSWORD = "a new one, quite long"
@@ -263,6 +264,7 @@ def test_the_caller_of_a_key_is_its_user(account: Account) -> None:
     assert me.json["email"] == account.owner_email
     assert me.json["roleName"] == "Administrator"
     assert "AddUser" in me.json["permissions"]
+    assert view_answer(account, session_views.get_caller, "/api/caller") == me.json  # GET /caller's view
     assert get_api_key(account.key) == ApiKey(me.json["userId"], me.json["accountId"], account.name)  # as stored
     stored = get_account_by_name(account.name)
     assert isinstance(stored, StoredAccount) and stored.account_id == me.json["accountId"]

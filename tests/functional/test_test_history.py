@@ -8,12 +8,13 @@ from typing import Any
 
 import pytest
 
+from chalicelib.api import test_history as test_history_views
 from chalicelib.store import test_history as history_store
 from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.runners import dispatch
-from tests.support import Account, Caller, Reply, unique
+from tests.support import Account, Caller, Reply, unique, view_answer
 
 
 def junit(**outcomes: str) -> bytes:
@@ -204,6 +205,11 @@ def test_quarantine_takes_only_true_or_false(attempts: Attempts) -> None:
 
     assert reply.status == 400 and "enabled" in reply.json["message"]
     assert attempts.account.api.get(f"{attempts.project.path}/tests/quarantine").json == {
+        "enabled": False,
+        "tests": [],
+    }
+    names = {"accountName": attempts.account.name, "projectSlug": attempts.project.project["slug"]}
+    assert view_answer(attempts.account, test_history_views.get_test_quarantine, "/quarantine", **names) == {
         "enabled": False,
         "tests": [],
     }

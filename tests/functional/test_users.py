@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 from chalice.test import Client
 
-from tests.support import Account, Caller, Reply, assert_names_field, assert_refused, new_account, unique
+from chalicelib.api import users as user_views
+from tests.support import Account, Caller, Reply, assert_names_field, assert_refused, new_account, unique, view_answer
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7}\+00:00$")
 LIST_FIELDS = {
@@ -151,6 +152,7 @@ def test_a_new_account_lists_its_owner_as_its_only_user(account: Account) -> Non
     assert (user["successfulBuildNotification"], user["failedBuildNotification"]) == ("all", "all")
     assert user["notifyWhenBuildStatusChangedOnly"] is False
     assert TIMESTAMP.match(user["created"]), user["created"]
+    assert view_answer(account, user_views.list_users, "/api/users") == listed  # the view GET /users runs
 
 
 def test_added_users_are_listed_after_the_owner_in_the_order_added(account: Account) -> None:
