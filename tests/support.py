@@ -185,22 +185,29 @@ def member_of_role(account: Account, role: str) -> Caller:
     return account.caller_for(email)
 
 
+def request_of(
+    method: str, path: str, headers: dict[str, str] | None = None, body: bytes | None = None, **query: str
+) -> Request:
+    """A request as Chalice hands it to a view of chalicelib/api/ (for tests that call a view directly)."""
+    return Request(
+        {
+            "multiValueQueryStringParameters": {name: [value] for name, value in query.items()} or None,
+            "headers": {"host": "localhost", **{name.lower(): value for name, value in (headers or {}).items()}},
+            "pathParameters": {},
+            "requestContext": {"httpMethod": method, "resourcePath": path},
+            "body": None if body is None else body.decode(),
+            "isBase64Encoded": False,
+            "stageVariables": None,
+        }
+    )
+
+
 def view_answer(account: Account, view: Callable[..., Any], path: str, **params: str) -> Any:
     """What ``view`` (a function of chalicelib/api/) answers the account's owner for a GET of ``path``, called as
     its route calls it (api/calls.answer: the owner's key authenticated, the result as HTTP): the JSON it serves."""
     from chalicelib.api.calls import answer  # loads what a first API request loads: only where it is used
 
-    request = Request(
-        {
-            "multiValueQueryStringParameters": None,
-            "headers": {"authorization": f"Bearer {account.key}", "host": "localhost"},
-            "pathParameters": dict(params),
-            "requestContext": {"httpMethod": "GET", "resourcePath": path},
-            "body": None,
-            "isBase64Encoded": False,
-            "stageVariables": None,
-        }
-    )
+    request = request_of("GET", path, {"Authorization": f"Bearer {account.key}"})
     response = answer(view, None, None, request, dict(params)).to_dict()
     assert response["statusCode"] == 200, response
     return json.loads(response["body"])

@@ -12,6 +12,7 @@ from urllib.parse import quote
 
 from chalice.test import Client
 
+from chalicelib.api import badges as badge_views
 from chalicelib.domain.team.accounts import create_account
 from chalicelib.local.pump import SqsPump
 from chalicelib.store.models import ProjectModel
@@ -19,7 +20,7 @@ from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.functional.test_openapi import assert_conforms
 from tests.gitserver import GitServer
-from tests.support import Account, Caller, Reply, add_project, new_account, project_path
+from tests.support import Account, Caller, Reply, add_project, new_account, project_path, request_of
 
 SVG = "{http://www.w3.org/2000/svg}"
 ECHO = appveyor_yml("build_script:", "  - echo fine")
@@ -65,6 +66,8 @@ def test_a_new_project_badge_says_no_builds_without_a_key(account: Account, clie
     assert color(reply) == "#9f9f9f"
     assert reply.headers["X-Content-Type-Options"] == "nosniff"
     assert message(get_badge(client, badge, "master")) == "no builds"
+    drawn = badge_views.get_status_badge(request_of("GET", "/"), badgeId=badge)  # the view the route runs
+    assert (drawn.status_code, drawn.body) == (200, reply.body.decode())
 
 
 def test_badge_ids_are_long_random_and_stable(account: Account, other_account: Account) -> None:

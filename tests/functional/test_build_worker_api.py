@@ -9,12 +9,13 @@ from typing import Any
 import pytest
 from chalice.test import Client
 
+from chalicelib.api import builds as build_views
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import reports
 from tests.builds import FINISHED, WAIT_SECONDS, BuildProject, appveyor_yml
 from tests.functional.test_openapi import assert_conforms
 from tests.gitserver import GitServer
-from tests.support import Account, Caller, new_account
+from tests.support import Account, Caller, new_account, view_answer
 
 # Every verb of the command, then raw HTTP as test reporters send it: a batch of tests with both field casings
 # and a duration as a string (at base + "api/..."), and a message with the category "info" (at an absolute path).
@@ -152,6 +153,8 @@ def test_messages_list_build_and_compilation_messages_in_order(every_verb: tuple
     compilation = messages[1]
     assert (compilation["fileName"], compilation["line"], compilation["column"]) == ("src/main.c", 12, None)
     assert all(message["created"].endswith("+00:00") for message in messages)
+    job_id = build["jobs"][0]["jobId"]
+    assert view_answer(project.account, build_views.list_job_messages, "/messages", jobId=job_id) == messages
 
 
 def test_tests_list_each_test_as_last_reported(every_verb: tuple[BuildProject, dict[str, Any]]) -> None:

@@ -12,6 +12,7 @@ from chalice.app import SQSEvent
 
 from chalicelib import aws
 from chalicelib.agent import Agent
+from chalicelib.api import agents as agent_views
 from chalicelib.api import deployments as deployment_views
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob, body_of
 from chalicelib.domain.deployments.deployment_jobs import agent_deadline, run_deployment_job
@@ -24,7 +25,7 @@ from chalicelib.workers.deployments import run_deployments
 from tests.builds import BuildProject, appveyor_yml
 from tests.deployments import add_environment, deploy, wait_for_deployment
 from tests.gitserver import GitServer
-from tests.support import Account, Caller, member_of_role, view_answer
+from tests.support import Account, Caller, member_of_role, request_of, view_answer
 
 
 def run_agent(api_url: str, environment: dict[str, Any], folder: Path, name: str = "web-01") -> threading.Thread:
@@ -238,6 +239,9 @@ def test_agent_with_a_wrong_key_is_refused(api_url: str, tmp_path: Path) -> None
     with pytest.raises(urllib.error.HTTPError) as refusal:
         urllib.request.urlopen(request, timeout=10)
     assert refusal.value.code == 401
+    for authorization in ("Bearer wrong-key", "wrong-key", ""):  # the route's view, as it is called
+        answered = agent_views.next_job(request_of("POST", "/", {"Authorization": authorization}, b"{}"))
+        assert (answered.status_code, answered.body) == (401, {"message": "Authorization required"})
 
 
 def test_agent_log_report_over_the_line_limit_is_refused(account: Account, api_url: str) -> None:

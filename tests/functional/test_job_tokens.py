@@ -22,6 +22,7 @@ import pytest
 import requests
 
 from chalicelib import aws
+from chalicelib.api import runner as runner_views
 from chalicelib.config import settings
 from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.execution.job_tokens import NewToken, keys_of, mint_token
@@ -36,7 +37,7 @@ from chalicelib.store.models import JobModel
 from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer, Repository
-from tests.support import Account, Caller, Reply
+from tests.support import Account, Caller, Reply, request_of
 
 MATRIX_YML = appveyor_yml(
     "environment:",
@@ -250,6 +251,20 @@ def test_a_job_token_is_no_key_to_the_rest_of_the_api(
 
     assert answers == dict.fromkeys(answers, 401)
     assert everything_stored() == before
+
+
+def test_the_spec_route_answers_its_own_jobs_token_only(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+) -> None:
+    _, _, job_a, job_b = matrix_build
+
+    def spec_with(token: str) -> Any:
+        return runner_views.spec(request_of("GET", "/", {"Authorization": f"Bearer {token}"}), jobId=job_a.job_id)
+
+    own, other = spec_with(job_a.token.token), spec_with(job_b.token.token)
+
+    assert (own.status_code, own.body["jobId"]) == (200, job_a.job_id)
+    assert other.status_code == 401
 
 
 def test_once_job_a_finishes_its_token_is_refused_on_every_operation(

@@ -8,10 +8,11 @@ from typing import Any
 import pytest
 import yaml
 
+from chalicelib.api import projects as project_views
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject
 from tests.gitserver import GitServer
-from tests.support import Account, Caller, Reply, add_project, assert_refused, project_path
+from tests.support import Account, Caller, Reply, add_project, assert_refused, project_path, view_answer
 
 DEFAULT_VERSION_FORMAT = "1.0.{build}"
 BUILD_SCRIPTS = [{"language": "sh", "script": "make"}]
@@ -159,6 +160,8 @@ def test_settings_hold_the_project_and_the_build_images(account: Account, projec
     assert set(body) == {"project", "settings", "images"}
     assert body["project"] == project
     assert body["images"] and all(isinstance(image["name"], str) and image["name"] for image in body["images"])
+    names = {"accountName": project["accountName"], "projectSlug": project["slug"]}
+    assert view_answer(account, project_views.get_settings, "/settings", **names) == body  # the route's view
 
 
 def test_settings_carry_every_project_field_and_the_settings_fields(account: Account, project: dict[str, Any]) -> None:

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 
+from chalicelib.api import test_results as test_result_views
 from chalicelib.domain.job_protocol.test_uploads import job_for_caller
 from chalicelib.domain.team.auth import authenticate
 from chalicelib.errors import Forbidden
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.runners import dispatch
-from tests.support import Account, Caller, Reply
+from tests.support import Account, Caller, Reply, request_of
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "testresults"
 PYTEST_TESTS = """\
@@ -160,6 +161,10 @@ def test_a_key_without_run_build_cannot_upload_results_into_a_job(
     assert job_tests(account, job_id) == {}
     with pytest.raises(Forbidden):  # the job a file goes to needs RunBuild on its project
         job_for_caller(authenticate(f"Bearer {reader.key}", None), job_id)
+    sent = request_of(
+        "POST", "/", {"Authorization": f"Bearer {reader.key}"}, (FIXTURES / "surefire-junit5.xml").read_bytes()
+    )
+    assert test_result_views.upload_test_results(sent, "junit", job_id).status_code == 403  # the route's view
     assert job_for_caller(authenticate(f"Bearer {account.key}", None), job_id).job_id == job_id
 
 

@@ -11,17 +11,18 @@ import hmac
 import json
 from collections.abc import Iterator
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
+from chalicelib.api import webhooks as webhook_views
 from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import webhooks as webhook_store
 from tests.builds import appveyor_yml
 from tests.gitserver import GitServer, Repository
-from tests.support import Account, Caller, Reply, add_project, member_of_role, project_path, unique
+from tests.support import Account, Caller, Reply, add_project, member_of_role, project_path, request_of, unique
 
 YML = appveyor_yml("build_script:", "  - echo hi")
 HOSTED = {"gitHub": "GITHUB", "gitLab": "GITLAB", "bitBucket": "BITBUCKET", "gitea": "GITEA"}
@@ -203,9 +204,13 @@ def test_github_push_of_a_tag_builds_the_tag(github: HookProject) -> None:
 def test_github_deleted_branch_and_ping_start_nothing(github: HookProject) -> None:
     deleted = github.post(github_push("refs/heads/old", github.head, deleted=True), github_headers("push"))
     ping = github.post({"zen": "Keep it logically awesome.", "hook_id": 1}, github_headers("ping"))
+    webhook_id = parse_qs(urlsplit(github.url).query)["id"][0]
+    pinged = request_of("POST", "/api/github/webhook", github_headers("ping"), b'{"zen": "Hi."}', id=webhook_id)
+    answered = webhook_views.receive(pinged, provider="github")  # the view of POST /api/github/webhook
 
     assert "deleted" in skipped(deleted)
     assert skipped(ping).startswith("ping")
+    assert (answered.status_code, answered.body) == (200, {"message": skipped(ping)})
     assert github.builds() == []
 
 
