@@ -4,9 +4,11 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from chalicelib.runner.session import Session
+from chalicelib.runner.shell import Outcome
 
 VARIABLES = {"PATH": os.environ["PATH"], "GREETING": "hello"}
 
@@ -15,15 +17,22 @@ def never() -> str | None:
     return None
 
 
-def test_what_a_command_sets_the_next_command_sees_with_the_jobs_variables(tmp_path: Path) -> None:
+def in_one_session(
+    folder: Path, commands: list[str], should_stop: Callable[[], str | None] = never
+) -> tuple[list[Outcome], list[str]]:
+    """Each command's outcome, run one after the other in one session, and the lines they printed."""
     lines: list[str] = []
-    session = Session(tmp_path, lines.append)
+    session = Session(folder, lines.append)
     try:
-        first = session.run("cd sub 2>/dev/null || mkdir sub && cd sub; NAME=world", VARIABLES, never)
-        second = session.run('echo "$GREETING $NAME from $(basename "$PWD")"', VARIABLES, never)
-        failed = session.run("false", VARIABLES, never)
+        return [session.run(command, VARIABLES, should_stop) for command in commands], lines
     finally:
         session.close()
+
+
+def test_what_a_command_sets_the_next_command_sees_with_the_jobs_variables(tmp_path: Path) -> None:
+    commands = ["mkdir sub && cd sub; NAME=world", 'echo "$GREETING $NAME from $(basename "$PWD")"', "false"]
+
+    (first, second, failed), lines = in_one_session(tmp_path, commands)
 
     assert (first.exit_code, second.exit_code, failed.exit_code) == (0, 0, 1)
     assert "hello world from sub" in lines
@@ -31,13 +40,7 @@ def test_what_a_command_sets_the_next_command_sees_with_the_jobs_variables(tmp_p
 
 
 def test_exit_ends_the_shell_and_nothing_runs_after_it(tmp_path: Path) -> None:
-    lines: list[str] = []
-    session = Session(tmp_path, lines.append)
-    try:
-        ended = session.run("exit 3", VARIABLES, never)
-        after = session.run("echo never", VARIABLES, never)
-    finally:
-        session.close()
+    (ended, after), lines = in_one_session(tmp_path, ["exit 3", "echo never"])
 
     assert (ended.exit_code, ended.ended_shell, ended.succeeded) == (3, True, False)
     assert after.exit_code is None and after.stopped == "The job's shell has ended."
@@ -45,10 +48,6 @@ def test_exit_ends_the_shell_and_nothing_runs_after_it(tmp_path: Path) -> None:
 
 
 def test_a_stop_kills_the_running_command(tmp_path: Path) -> None:
-    session = Session(tmp_path, lambda line: None)
-    try:
-        stopped = session.run("sleep 30", VARIABLES, lambda: "cancelled")
-    finally:
-        session.close()
+    (stopped,), _ = in_one_session(tmp_path, ["sleep 30"], lambda: "cancelled")
 
     assert (stopped.exit_code, stopped.stopped) == (None, "cancelled")
