@@ -62,10 +62,6 @@ def _secure_variable(name: str, value: str) -> dict[str, Any]:
     return {"name": name, "value": {"isEncrypted": True, "value": value}}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open, issue 34 note: a for: item of the settings YAML takes any own token",
-)
 def test_a_project_updater_brings_back_a_rotated_secret_through_a_for_item_of_the_settings_yaml(
     account: Account, git_server: GitServer, pump: Any
 ) -> None:
