@@ -7,6 +7,7 @@ import logging
 
 from chalicelib.domain.deployments.environments import rebound_settings
 from chalicelib.domain.forges.repository_credentials import migrated
+from chalicelib.domain.notifications.notification_secrets import rebound_environment, rebound_project
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import deployments as deployment_store
 from chalicelib.store import environments as environment_store
@@ -24,6 +25,7 @@ def migrate() -> dict[str, int]:
         "job counts and artifacts": job_forms.rewrite_old_counts_and_artifacts(),
         "deployments' environments": deployment_store.rewrite_old_environments(),
         "environment secrets' binding": bind_environment_secrets(),
+        "notification secrets' binding": bind_notification_secrets(),
     }
 
 
@@ -57,4 +59,34 @@ def bind_environment_secrets() -> int:
             bound += 1
         else:  # changed or deleted meanwhile: the next run looks again
             log.warning("environment %s changed while its secrets were bound; run the migration again", environment)
+    return bound
+
+
+def bind_notification_secrets() -> int:
+    """Projects and environments whose notifications' secure settings were encrypted before they were bound to
+    where their entry sends (its provider and receiver; issue 34, third review): re-encrypted so bound; how many
+    projects and environments changed."""
+    bound = 0
+    for project in store.scan_projects():
+        after = rebound_project(project)
+        if after is None:
+            continue
+        try:
+            store.save_settings(project, after)
+        except (Conflict, NotFound):  # changed or deleted meanwhile: the next run looks again
+            log.warning(
+                "project %s changed while its notification secrets were bound; run the migration again", project.slug
+            )
+            continue
+        bound += 1
+    for environment in environment_store.scan_environments():
+        settings = rebound_environment(environment)
+        if settings is None:
+            continue
+        if environment_store.rewrite_settings(environment, settings):
+            bound += 1
+        else:  # changed or deleted meanwhile: the next run looks again
+            log.warning(
+                "environment %s changed while its notification secrets were bound; run the migration again", environment
+            )
     return bound
