@@ -6,7 +6,6 @@ is not sent, its build saying why. Tokens stored before that binding are sent ag
 from __future__ import annotations
 
 import copy
-import time
 from dataclasses import replace
 from typing import Any
 
@@ -17,10 +16,11 @@ from chalicelib.local.pump import SqsPump
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.accounts import get_account_by_name
-from tests.builds import WAIT_SECONDS, BuildProject, appveyor_yml
+from tests.builds import BuildProject, appveyor_yml
+from tests.functional.test_chat_notifications import wait_for
 from tests.functional.test_project_secrets import put_yaml, read_settings, read_yaml
 from tests.gitserver import GitServer
-from tests.peers import ReceivedRequest, WebhookReceiver
+from tests.peers import WebhookReceiver
 from tests.support import Account, add_project, assert_refused, unique
 
 BUILD_LINES = ("build_script:", "  - echo hi")
@@ -39,14 +39,6 @@ def set_notifications(account: Account, project: dict[str, Any], notifications: 
 def stored_notifications(account: Account, project: dict[str, Any]) -> list[dict[str, Any]]:
     notifications: list[dict[str, Any]] = read_settings(account, project)["configuration"]["notifications"]
     return notifications
-
-
-def wait_for(receiver: WebhookReceiver, count: int) -> list[ReceivedRequest]:
-    deadline = time.monotonic() + WAIT_SECONDS
-    while len(receiver.requests) < count:
-        assert time.monotonic() < deadline, f"{receiver.requests} after {WAIT_SECONDS} s, expected {count}"
-        time.sleep(0.1)
-    return receiver.requests
 
 
 def messages_of(project: BuildProject, build: dict[str, Any]) -> list[str]:
