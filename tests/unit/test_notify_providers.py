@@ -36,8 +36,8 @@ def test_an_entry_is_bound_to_its_provider_in_any_case_and_its_plain_destination
     email = {"provider": "Email", "settings": {"to": ["A@example.com", "b@example.com"], "subject": "hi"}}
     hidden = {"provider": "Webhook", "settings": {"url": {"secure": "cvy2:y"}, "method": "PUT"}}
 
-    assert secrets.notification_destination(slack) == "@slack:channel=#builds"
-    assert secrets.notification_destination(email) == "@email:to=a@example.com,b@example.com"
+    assert secrets.notification_destination(slack) == "@slack:channel=#Builds"  # a URL's path has case: values keep it
+    assert secrets.notification_destination(email) == "@email:to=A@example.com,b@example.com"
     assert secrets.notification_destination(hidden) == "@webhook:"  # a secure url binds nothing
     assert secrets.hidden_notification_destinations(hidden) == []  # alone: nothing to hide it beside
     beside = {**hidden, "settings": {**hidden["settings"], "authorization": {"secure": "cvy2:z"}}}

@@ -181,7 +181,9 @@ def notification_field(key: str, destination: str) -> str:
 
 def notification_destination(entry: Any) -> str:
     """Where a notifications entry sends, as its secure settings are bound to it: its provider (in any case) and
-    each destination setting's value as written (lower-cased, as deploy entries' are), a secure one aside."""
+    each destination setting's value as written, a secure one aside. Values keep their case (unlike deploy entries'
+    host names): a URL's path, a query, an address's local part tell receivers apart, so a token set for
+    ``https://hooks.example.com/Team-A`` is no token for ``.../team-a`` (fourth review)."""
     if not isinstance(entry, dict):
         return ""
     settings = entry.get("settings")
@@ -199,8 +201,8 @@ def _destination_text(value: Any) -> str:
     if isinstance(value, list):
         return ",".join(_destination_text(item) for item in value)
     if isinstance(value, dict):
-        return json.dumps(value, sort_keys=True).lower()
-    return str(value).strip().lower()
+        return json.dumps(value, sort_keys=True)
+    return str(value).strip()
 
 
 def hidden_notification_destinations(entry: Any) -> list[str]:
