@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from chalicelib.domain.shared import secrets
 from chalicelib.store import builds as build_store
 from tests.gitserver import GitServer, Repository
 from tests.support import Account, add_project, project_path, unique
@@ -64,6 +65,13 @@ class BuildProject:
     def run(self, **fields: Any) -> dict[str, Any]:
         """Start a build and wait for it to finish."""
         return self.wait(self.start(**fields)["version"])
+
+    def notification_token(self, entry: dict[str, Any], key: str, plain: str) -> str:
+        """The token the project's settings would show for the secure setting ``key`` of a notifications ``entry``
+        (its provider and settings, as written): bound to where the entry sends."""
+        owner = secrets.Owner(self.project["accountId"], "project", self.project["projectId"])
+        field = secrets.notification_field(key, secrets.notification_destination(entry))
+        return secrets.encrypt(owner, field, plain)
 
     def log(self, job_id: str) -> str:
         reply = self.account.api.get(f"/buildjobs/{job_id}/log")

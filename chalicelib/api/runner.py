@@ -206,15 +206,14 @@ def update_build(request: Request, jobId: str) -> Response:
 def runner_finish(request: Request, jobId: str) -> Response:
     def view(runner: job_tokens.RunnerJob) -> None:
         fields = _fields(request)
-        runner_calls.finish(
-            runner.job,
+        said = runner_calls.Finish(
             fields.text("result", 20),
             fields.optional_text("message", 4096),
             fields.integer("logChunks", minimum=0),
             _objects(fields.array("artifacts"), "artifacts"),
-            build=runner.build,
             log_tail=_base64(fields, "logTail", runner_calls.MAX_LOG_CHUNK_BYTES),
             log_tail_sent=fields.boolean("logTailSent", default=True),
         )
+        runner_calls.finish(runner.job, said, build=runner.build)
 
     return _runner_call_reading(request, jobId, view, project=False)

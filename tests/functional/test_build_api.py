@@ -473,7 +473,7 @@ def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: Build
     second = mint_token()
     assert job_moves.claim_job(job_id, int(time.time()) + 60, second.token_hash)
 
-    runner_calls.finish(checked, "success", None, 0, [])  # the first attempt's request goes on
+    runner_calls.finish(checked, runner_calls.Finish("success"))  # the first attempt's request goes on
 
     job = job_store.get_job(job_id)
     assert job is not None and job.status == Status.RUNNING  # the second attempt's, untouched

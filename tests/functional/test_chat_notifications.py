@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain.shared import secrets
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import projects as project_store
 from tests.builds import BuildProject, appveyor_yml
@@ -45,10 +44,10 @@ def wait_for(receiver: WebhookReceiver, count: int) -> list[ReceivedRequest]:
     return receiver.requests
 
 
-def secure(project: BuildProject, key: str, plain: str) -> str:
-    """The token the project's settings would show for a secure notification setting ``key``."""
-    owner = secrets.Owner(project.project["accountId"], "project", project.project["projectId"])
-    return secrets.encrypt(owner, f"notification/{key}", plain)
+def secure(project: BuildProject, provider: str, key: str, plain: str, **destination: str) -> str:
+    """The token the project's settings would show for a secure setting ``key`` of a ``provider`` entry sending to
+    ``destination`` (its plain destination settings: a channel)."""
+    return project.notification_token({"provider": provider, "settings": destination}, key, plain)
 
 
 def last_entry(receiver: WebhookReceiver) -> tuple[str, ...]:
@@ -70,16 +69,16 @@ def test_slack_and_teams_entries_post_once_per_finished_build_by_their_triggers(
         "notifications:",
         "  - provider: Slack",  # no trigger: success, failure and change
         "    incoming_webhook:",
-        f"      secure: {secure(project, 'incoming_webhook', hooks.url + SLACK_PATH)}",
+        f"      secure: {secure(project, 'Slack', 'incoming_webhook', hooks.url + SLACK_PATH)}",
         f"    template: '{TEMPLATE}'",
         "  - provider: Slack",
         "    auth_token:",
-        f"      secure: {secure(project, 'auth_token', 'xoxb-conveyor-test')}",
+        f"      secure: {secure(project, 'Slack', 'auth_token', 'xoxb-conveyor-test', channel='#builds')}",
         "    channel: '#builds'",
         "    on_build_success: true",
         "  - provider: MicrosoftTeams",
         "    incoming_webhook:",
-        f"      secure: {secure(project, 'incoming_webhook', hooks.url + TEAMS_PATH)}",
+        f"      secure: {secure(project, 'MicrosoftTeams', 'incoming_webhook', hooks.url + TEAMS_PATH)}",
         "    on_build_failure: true",
         *last_entry(last),
     )

@@ -9,6 +9,7 @@ served on loopback).
 from __future__ import annotations
 
 import base64
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
@@ -175,10 +176,9 @@ def test_a_runner_whose_service_ignores_the_tail_stores_it_as_a_chunk_and_finish
     job_id = project.build(version)["jobs"][0]["jobId"]
     finish = runner_calls.finish
 
-    def finish_as_a_service_before_the_tail(
-        *args: Any, log_tail: Any = None, log_tail_sent: Any = None, **rest: Any
-    ) -> None:
-        finish(*args, **rest)  # as a service from before logTail, which ignores a field it does not know
+    def finish_as_a_service_before_the_tail(job: Any, said: runner_calls.Finish, **rest: Any) -> None:
+        # as a service from before logTail, which ignores a field it does not know
+        finish(job, dataclasses.replace(said, log_tail=None, log_tail_sent=True), **rest)
 
     monkeypatch.setattr(runner_calls, "finish", finish_as_a_service_before_the_tail)
 
@@ -200,9 +200,9 @@ def test_a_runner_whose_spec_does_not_offer_the_tail_puts_its_last_chunk_and_fin
     def spec_of_a_service_before_the_tail(*args: Any) -> dict[str, Any]:
         return {name: value for name, value in spec(*args).items() if name != "logTailOnFinish"}
 
-    def finish_noting_the_tail(*args: Any, log_tail: Any = None, **rest: Any) -> None:
-        tails.append(log_tail)
-        finish(*args, log_tail=log_tail, **rest)
+    def finish_noting_the_tail(job: Any, said: runner_calls.Finish, **rest: Any) -> None:
+        tails.append(said.log_tail)
+        finish(job, said, **rest)
 
     monkeypatch.setattr(runner_calls, "job_spec", spec_of_a_service_before_the_tail)
     monkeypatch.setattr(runner_calls, "finish", finish_noting_the_tail)

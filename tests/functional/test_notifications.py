@@ -16,7 +16,6 @@ from moto.ses.models import ses_backends
 from app import send_notifications
 from chalicelib.config import settings
 from chalicelib.domain.notifications.notifications import notify_build
-from chalicelib.domain.shared import secrets
 from chalicelib.local.pump import SqsPump, sqs_event
 from chalicelib.notify.email import EmailFailed, send_email
 from chalicelib.store import builds as build_store
@@ -146,8 +145,8 @@ def test_webhook_and_email_entries_of_the_configuration(
 ) -> None:
     good, broken = receivers
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD_LINES)})
-    owner = secrets.Owner(project.project["accountId"], "project", project.project["projectId"])
-    token = secrets.encrypt(owner, "notification/X-Hook-Secret", "hook-secret")  # as the settings would show it
+    entry = {"provider": "Webhook", "settings": {"url": f"{good.url}/hook?token=abc"}}
+    token = project.notification_token(entry, "X-Hook-Secret", "hook-secret")  # as the settings would show it
     ops = f"{unique('ops')}@ops.example"
     yml = appveyor_yml(
         *BUILD_LINES,

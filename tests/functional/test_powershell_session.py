@@ -11,38 +11,41 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any, NamedTuple
 
 import pytest
 
-from chalicelib.local.pump import SqsPump
-from tests.builds import BuildProject, appveyor_yml
-from tests.gitserver import GitServer
-from tests.support import Account
+from tests.builds import appveyor_yml
+from tests.functional.test_script_session import output
 
 STAND_IN = (Path(__file__).parents[1] / "standins" / "pwsh.py").read_text()
 NO_PWSH = "pwsh is not installed (no registry of this machine has PowerShell): the bridge's PowerShell side is untested"
 USE_STAND_IN = ["  - mkdir -p bin sub && cp pwsh.py bin/pwsh && chmod +x bin/pwsh", '  - export PATH="$PWD/bin:$PATH"']
 
 
-@pytest.fixture
-def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
-    def make(*yml: str, stand_in: bool = True) -> BuildProject:
-        files = {"appveyor.yml": appveyor_yml(*yml), "sub/keep.txt": "x\n"}
-        if stand_in:
-            files["pwsh.py"] = STAND_IN
-        return BuildProject(account, git_server, files)
+class Ran(NamedTuple):
+    """A job's result, what its scripts printed (its log without the echoed commands), and its whole log."""
 
-    return make
+    status: str
+    printed: list[str]
+    log: str
 
 
-def output(log: str) -> list[str]:
-    return [line for line in log.splitlines() if not line.startswith("$ ")]
+def run(make_project: Any, *yml: str, stand_in: bool = True) -> Ran:
+    """Build a repository of ``appveyor.yml`` lines and a ``sub`` folder (with the stand-in pwsh unless
+    ``stand_in`` is off); its one job as it ran."""
+    files = {"appveyor.yml": appveyor_yml(*yml), "sub/keep.txt": "x\n", **({"pwsh.py": STAND_IN} if stand_in else {})}
+    project = make_project(files)
+    build = project.run()
+    log = project.log(build["jobs"][0]["jobId"])
+    return Ran(build["status"], output(log), log)
 
 
 def test_bash_and_powershell_exchange_variables_and_the_folder_both_ways_in_one_powershell_session(  # type: ignore[no-untyped-def]
     make_project,
 ) -> None:
-    project = make_project(
+    ran = run(
+        make_project,
         "install:",
         *USE_STAND_IN,
         "  - export FROM_BASH=b1 REMOVED_IN_PS=here",
@@ -54,56 +57,43 @@ def test_bash_and_powershell_exchange_variables_and_the_folder_both_ways_in_one_
         '  - ps: echo "ps sees $FROM_BASH $FROM_PS in $PWD"',
     )
 
-    build = project.run()
-
-    log = project.log(build["jobs"][0]["jobId"])
-    assert build["status"] == "success", log
-    printed = output(log)
-    assert any(re.fullmatch(r"ps sees b1 in /.*/build", line) for line in printed), log
-    assert any(re.fullmatch(r"bash sees p1 unset in /.*/build/sub", line) for line in printed), log
-    assert any(re.fullmatch(r"ps sees b2 p1 in /.*/build", line) for line in printed), log
-    sessions = {line.split()[2] for line in printed if line.startswith("stand-in pwsh ")}
-    assert len(sessions) == 1, log  # three scripts, one PowerShell process
-    assert "stand-in pwsh" in log and "run 3" in log, log
+    assert ran.status == "success", ran.log
+    assert any(re.fullmatch(r"ps sees b1 in /.*/build", line) for line in ran.printed), ran.log
+    assert any(re.fullmatch(r"bash sees p1 unset in /.*/build/sub", line) for line in ran.printed), ran.log
+    assert any(re.fullmatch(r"ps sees b2 p1 in /.*/build", line) for line in ran.printed), ran.log
+    sessions = [line.split()[2] for line in ran.printed if line.startswith("stand-in pwsh ")]
+    assert len(sessions) == 3 and len(set(sessions)) == 1, ran.log  # three scripts, one PowerShell process
 
 
 def test_exit_in_powershell_ends_its_session_and_its_code_fails_the_job(make_project) -> None:  # type: ignore[no-untyped-def]
-    passing = make_project(
-        "install:", *USE_STAND_IN, "build_script:", "  - ps: exit 0", "  - ps: echo next", "  - echo after"
-    )
-    failing = make_project("install:", *USE_STAND_IN, "build_script:", "  - ps: exit 3", "  - echo never printed")
+    passed = run(make_project, "install:", *USE_STAND_IN, "build_script:", "  - ps: exit 0", "  - ps: echo next")
+    failed = run(make_project, "install:", *USE_STAND_IN, "build_script:", "  - ps: exit 3", "  - echo never printed")
 
-    passed, failed = passing.run(), failing.run()
-
-    passed_log = passing.log(passed["jobs"][0]["jobId"])
-    failed_log = failing.log(failed["jobs"][0]["jobId"])
-    assert passed["status"] == "success", passed_log
-    assert "PowerShell exited with code 0; the next PowerShell script starts a new session." in passed_log
-    assert "next" in output(passed_log) and "after" in output(passed_log)
-    pids = [line.split()[2] for line in output(passed_log) if line.startswith("stand-in pwsh ")]
-    assert len(set(pids)) == 2, passed_log  # the script after exit ran in a new session
-    assert failed["status"] == "failed", failed_log
-    assert "PowerShell exited with code 3" in failed_log
-    assert "Command exited with code 3" in failed_log
-    assert "never printed" not in output(failed_log)
+    assert passed.status == "success", passed.log
+    assert "PowerShell exited with code 0; the next PowerShell script starts a new session." in passed.printed
+    assert "next" in passed.printed
+    sessions = [line.split()[2] for line in passed.printed if line.startswith("stand-in pwsh ")]
+    assert len(set(sessions)) == 2, passed.log  # the script after exit ran in a new session
+    assert failed.status == "failed", failed.log
+    assert "PowerShell exited with code 3; the next PowerShell script starts a new session." in failed.printed
+    assert "Command exited with code 3" in failed.printed
+    assert "never printed" not in failed.printed
 
 
 def test_a_powershell_script_that_throws_fails_the_job_gracefully(make_project) -> None:  # type: ignore[no-untyped-def]
-    project = make_project(
-        "install:", *USE_STAND_IN, "build_script:", "  - ps: throw boom", "on_failure:", "  - echo on-failure ran"
+    ran = run(
+        make_project, "install:", *USE_STAND_IN, "build_script:", "  - ps: throw boom", "on_failure:", "  - echo ok"
     )
 
-    build = project.run()
-
-    log = project.log(build["jobs"][0]["jobId"])
-    assert build["status"] == "failed", log
-    assert "Command executed with exception: boom" in output(log)
-    assert "on-failure ran" in output(log)
+    assert ran.status == "failed", ran.log
+    assert "Command executed with exception: boom" in ran.printed
+    assert "ok" in ran.printed  # on_failure ran: a throw fails the job as a failing command does
 
 
 @pytest.mark.skipif(shutil.which("pwsh") is None, reason=NO_PWSH)
 def test_real_powershell_shares_variables_folder_and_its_own_session_with_bash(make_project) -> None:  # type: ignore[no-untyped-def]
-    project = make_project(
+    ran = run(
+        make_project,
         "install:",
         "  - export FROM_BASH=b1",
         "build_script:",
@@ -114,19 +104,16 @@ def test_real_powershell_shares_variables_folder_and_its_own_session_with_bash(m
         stand_in=False,
     )
 
-    build = project.run()
-
-    log = project.log(build["jobs"][0]["jobId"])
-    assert build["status"] == "success", log
-    printed = output(log)
-    assert "ps sees b1" in printed
-    assert any(re.fullmatch(r"bash sees p1 in /.*/build/sub", line) for line in printed), log
-    assert "kept k1" in printed and "hi-x" in printed
+    assert ran.status == "success", ran.log
+    assert "ps sees b1" in ran.printed
+    assert any(re.fullmatch(r"bash sees p1 in /.*/build/sub", line) for line in ran.printed), ran.log
+    assert "kept k1" in ran.printed and "hi-x" in ran.printed
 
 
 @pytest.mark.skipif(shutil.which("pwsh") is None, reason=NO_PWSH)
 def test_real_powershell_throw_fails_and_a_native_exit_code_does_not(make_project) -> None:  # type: ignore[no-untyped-def]
-    project = make_project(
+    ran = run(
+        make_project,
         "build_script:",
         "  - ps: bash -c 'exit 4'; Write-Host \"native code $LASTEXITCODE\"",
         "  - ps: Set-AppveyorBuildVariable -Name FROM_CMDLET -Value c1",
@@ -135,11 +122,6 @@ def test_real_powershell_throw_fails_and_a_native_exit_code_does_not(make_projec
         stand_in=False,
     )
 
-    build = project.run()
-
-    log = project.log(build["jobs"][0]["jobId"])
-    assert build["status"] == "failed", log
-    printed = output(log)
-    assert "native code 4" in printed
-    assert "bash sees c1" in printed
-    assert "Command executed with exception: boom" in printed
+    assert ran.status == "failed", ran.log
+    assert "native code 4" in ran.printed and "bash sees c1" in ran.printed
+    assert "Command executed with exception: boom" in ran.printed

@@ -7,7 +7,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from tests.functional.test_project_secrets import read_settings, read_variables, secret_named, variables_path
+from tests.functional.test_project_secrets import (
+    put_yaml,
+    read_settings,
+    read_variables,
+    read_yaml,
+    secret_named,
+    variables_path,
+)
 from tests.support import Account, add_project, assert_refused, project_path
 
 
@@ -65,3 +72,50 @@ def test_a_project_updater_cannot_move_a_deployment_password_to_their_server_in_
     assert_refused(reply, 400)
     stored = account.api.get(project_path(project) + "/settings").json["settings"]["configuration"]["deployments"]
     assert stored[0]["providerSettings"][1]["value"]["value"] != old_token
+
+
+def per_branch_yaml(main_token: str, release_token: str, name: str = "SECRET") -> str:
+    """Settings YAML kept as written: ``SECRET`` on every branch, and ``name`` on the release branch."""
+    return "\n".join(
+        [
+            "environment:",
+            "  SECRET:",
+            f"    secure: {main_token}",
+            "for:",
+            "  - branches:",
+            "      only:",
+            "        - release",
+            "    environment:",
+            f"      {name}:",
+            f"        secure: {release_token}",
+            "",
+        ]
+    )
+
+
+def test_a_for_item_of_the_settings_yaml_takes_the_token_the_settings_show_for_its_variable(account: Account) -> None:
+    project = add_project(account, "octo/per-branch")
+    assert account.api.put(variables_path(project), [secure_variable("SECRET", "the-current-secret")]).status == 204
+    token = secret_named(read_variables(account.api, project), "SECRET")
+
+    first = put_yaml(account, project, per_branch_yaml(token, token))
+    again = put_yaml(account, project, read_yaml(account, project))  # put back as read
+
+    assert (first.status, again.status) == (204, 204), (first.body, again.body)
+    assert read_yaml(account, project) == per_branch_yaml(token, token)
+
+
+def test_a_project_updater_cannot_move_a_variables_token_to_another_variable_through_a_for_item(
+    account: Account,
+) -> None:
+    project = add_project(account, "octo/per-branch-moved")
+    variables = [secure_variable("SECRET", "the-current-secret"), secure_variable("DEPLOY_KEY", "the-deploy-key")]
+    assert account.api.put(variables_path(project), variables).status == 204
+    shown = read_variables(account.api, project)
+    secret, deploy_key = secret_named(shown, "SECRET"), secret_named(shown, "DEPLOY_KEY")
+
+    reply = put_yaml(account, project, per_branch_yaml(secret, deploy_key, name="SECRET"))
+
+    assert_refused(reply, 400)
+    assert "is not the one stored there now" in reply.json["message"]
+    assert secret_named(read_variables(account.api, project), "DEPLOY_KEY") == deploy_key

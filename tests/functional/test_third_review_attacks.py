@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 import requests
 
-from chalicelib.domain.shared import secrets
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer
 from tests.peers import WebhookReceiver
@@ -62,10 +61,6 @@ def _secure_variable(name: str, value: str) -> dict[str, Any]:
     return {"name": name, "value": {"isEncrypted": True, "value": value}}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open, issue 34 note: a for: item of the settings YAML takes any own token",
-)
 def test_a_project_updater_brings_back_a_rotated_secret_through_a_for_item_of_the_settings_yaml(
     account: Account, git_server: GitServer, pump: Any
 ) -> None:
@@ -107,10 +102,6 @@ def test_a_project_updater_brings_back_a_rotated_secret_through_a_for_item_of_th
     assert reply.status == 400, reply.body
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="open, issue 34 note: a notification secret is bound to its key, not its URL",
-)
 def test_a_pusher_sends_the_projects_github_token_of_a_notification_to_their_own_url(
     account: Account, git_server: GitServer, pump: Any
 ) -> None:
@@ -119,8 +110,12 @@ def test_a_pusher_sends_the_projects_github_token_of_a_notification_to_their_own
     # branch cannot point them at a server of theirs; a notification's secrets are bound to their key alone: the
     # pusher's branch names the token under a Webhook entry's header of the same key, at a URL of theirs
     project = BuildProject(account, git_server, {"README.md": "first"})
-    owner = secrets.Owner(project.project["accountId"], "project", project.project["projectId"])
-    token = secrets.encrypt(owner, "notification/auth_token", "ghp_the-projects-github-token")
+    settings = account.api.get(f"{project.path}/settings").json["settings"]
+    github = {"provider": "GitHubPullRequest", "settings": {"auth_token": "ghp_the-projects-github-token"}}
+    settings["configuration"]["notifications"] = [github]
+    assert account.api.put("/projects", settings).status == 204
+    stored = account.api.get(f"{project.path}/settings").json["settings"]["configuration"]["notifications"]
+    token = stored[0]["settings"]["auth_token"]["secure"]  # as the settings show it, to copy into appveyor.yml
     project.repository.commit(
         {
             "appveyor.yml": appveyor_yml(
@@ -152,6 +147,8 @@ def test_a_pusher_sends_the_projects_github_token_of_a_notification_to_their_own
         received = [request.headers.get("auth_token") for request in attacker.requests]
 
     assert "ghp_the-projects-github-token" not in received
+    messages = [message["message"] for message in project.build(build["version"])["messages"]]
+    assert any("(Webhook) was not sent: its secure auth_token is not a secret" in message for message in messages)
 
 
 def test_one_ipv6_48_guesses_a_password_once_per_64_past_the_limit_everywhere(

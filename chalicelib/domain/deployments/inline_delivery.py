@@ -37,30 +37,14 @@ def inline_inputs(project: Project, build: Build, deployment: Deployment, folder
     jobs = [job for job in job_store.get_jobs(build.job_ids) if job.job_id == deployment.build_job_id]
     notes: list[str] = []
     try:
-        if build.pull_request is not None:
-            raise _Refused("Inline deployments do not run for pull request builds.")
-        if (reason := why_untrusted(build)) is not None:
-            raise _Refused(f"Inline deployments do not run for this build: {reason}.")
-        if not jobs:
-            raise _Refused("The build job this deployment delivers from no longer exists.")
+        _check_trusted(build, jobs)
         entry = _entry(build, jobs[0], deployment.inline)
         environment = job_environment(project, build, jobs[0], notes.append)
         # the service's own variables win over a start request's: who starts a build does not choose the
         # repository, commit or tag a release is made of
         built_in = appveyor_variables(project, build, jobs[0], folder)
         variables = {**environment.variables, **built_in}
-        # where it delivers takes no start request's variable: who starts a build does not choose where its
-        # secrets (secure settings, or secure variables a setting names) go
-        unrequested = {name: value for name, value in variables.items() if name not in build.request_variables}
-        unrequested |= built_in
-        settings, secret_values = _settings(project, entry)
-        settings = {
-            name: substitute(value, unrequested if name.lower() in secrets.DESTINATION_SETTINGS else variables)
-            for name, value in settings.items()
-        }
-        for name, value in settings.items():
-            if name.lower() in secrets.DESTINATION_SETTINGS and "$(" in value:
-                raise _Refused(f"The deploy: entry's {name} '{value}' names a variable this deployment does not have.")
+        settings, secret_values = _delivery_settings(project, build, entry, variables, built_in)
         if (refusal := deploy.inline_refusal(deployment.inline.provider, settings)) is not None:
             raise _Refused(refusal)
     except _Refused as refusal:
@@ -74,6 +58,36 @@ def inline_inputs(project: Project, build: Build, deployment: Deployment, folder
         secrets=[*environment.secrets, *secret_values],
         notes=notes,
     )
+
+
+def _check_trusted(build: Build, jobs: list[Job]) -> None:
+    """Refuse a build whose deploy: entries may not deliver: a pull request's, an untrusted start's, or one whose
+    job is gone."""
+    if build.pull_request is not None:
+        raise _Refused("Inline deployments do not run for pull request builds.")
+    if (reason := why_untrusted(build)) is not None:
+        raise _Refused(f"Inline deployments do not run for this build: {reason}.")
+    if not jobs:
+        raise _Refused("The build job this deployment delivers from no longer exists.")
+
+
+def _delivery_settings(
+    project: Project, build: Build, entry: dict[str, Any], variables: dict[str, str], built_in: dict[str, str]
+) -> tuple[dict[str, str], list[str]]:
+    """The entry's settings with variables substituted, and its secrets. Where it delivers takes no start request's
+    variable: who starts a build does not choose where its secrets (secure settings, or secure variables a setting
+    names) go; a destination naming a variable the deployment lacks is refused."""
+    unrequested = {name: value for name, value in variables.items() if name not in build.request_variables}
+    unrequested |= built_in
+    settings, secret_values = _settings(project, entry)
+    settings = {
+        name: substitute(value, unrequested if name.lower() in secrets.DESTINATION_SETTINGS else variables)
+        for name, value in settings.items()
+    }
+    for name, value in settings.items():
+        if name.lower() in secrets.DESTINATION_SETTINGS and "$(" in value:
+            raise _Refused(f"The deploy: entry's {name} '{value}' names a variable this deployment does not have.")
+    return settings, secret_values
 
 
 def _entry(build: Build, job: Job, inline: InlineEntry) -> dict[str, Any]:

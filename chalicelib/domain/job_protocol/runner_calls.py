@@ -7,6 +7,7 @@ import json
 import logging
 import re
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -211,31 +212,36 @@ def update_version(job: Job, version: str) -> None:
         build_store.change_version(build, version)
 
 
-def finish(
-    job: Job,
-    result: str,
-    message: str | None,
-    log_chunks: int,
-    artifacts: list[dict[str, Any]],
-    build: Build | None = None,
-    log_tail: bytes | None = None,
-    log_tail_sent: bool = True,
-) -> None:
+@dataclass(frozen=True)
+class Finish:
+    """A runner's last word on its job: its result and why, how many log chunks it sent (``log_tail``: the log's
+    last chunk, if the finish carries it, and ``log_tail_sent`` whether the runner sent a version of it before),
+    and the artifacts it uploaded."""
+
+    result: str
+    message: str | None = None
+    log_chunks: int = 0
+    artifacts: list[dict[str, Any]] = field(default_factory=list)
+    log_tail: bytes | None = None
+    log_tail_sent: bool = True
+
+
+def finish(job: Job, said: Finish, build: Build | None = None) -> None:
     """The runner's last word: the log is sealed, the artifacts checked, the job ends and its token with it
-    (``build``: the job's build, read with the job when its token named it; ``log_tail``: the log's last chunk,
-    if the finish carries it, and ``log_tail_sent`` whether the runner sent a version of it before)."""
+    (``build``: the job's build, read with the job when its token named it)."""
+    result, message, log_chunks, artifacts = said.result, said.message, said.log_chunks, said.artifacts
     if result not in RESULTS:
         raise Invalid(f"A job's result is one of {', '.join(RESULTS)}.")
     if not 0 <= log_chunks <= MAX_LOG_CHUNK + 1 or len(artifacts) > MAX_ARTIFACTS:
         raise Invalid("logChunks or artifacts out of range.")
     prefix = blobs.prefix_of(job)
-    _seal_log(prefix, log_chunks, log_tail, log_tail_sent)
+    _seal_log(prefix, log_chunks, said.log_tail, said.log_tail_sent)
     stored = _stored_artifacts(prefix, artifacts)
-    said = result == "failed" and bool(message)
-    if said:
+    reported = result == "failed" and bool(message)
+    if reported:
         reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": message, "category": "error"})])
     # a job whose runner reported nothing (its quota's count, as its token was checked) is counted without a read
-    found = reports.reports_by_kind(job.job_id) if job.reported or said else None
+    found = reports.reports_by_kind(job.job_id) if job.reported or reported else None
     counts = _counts(found, len(stored)) if found is not None else JobCounts(artifacts=len(stored))
     # the job as its token was checked (a consistent read): a cancel since still cancels it, through the move's
     # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)

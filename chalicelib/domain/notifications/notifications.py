@@ -151,8 +151,15 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
         if pull_request and provider != "email":
             _unsent(build, index, written, "a pull request's build sends only e-mails to the account's users")
             continue
+        if hidden := secrets.hidden_notification_destinations(entry):
+            reason = (
+                f"its {', '.join(hidden)} is secure beside other secure settings: write where it sends in plain text"
+            )
+            _unsent(build, index, written, reason, "warning")
+            continue
         try:
-            values = _revealed(secrets.project_owner(project), entry.get("settings") or {}, pull_request)
+            destination = secrets.notification_destination(entry)
+            values = _revealed(secrets.project_owner(project), entry.get("settings") or {}, pull_request, destination)
         except _Unrevealed as error:
             _unsent(build, index, written, str(error).rstrip("."), "warning")
             continue
@@ -232,20 +239,25 @@ def _email(address: str, subject: str, body: str) -> Notice:
     )
 
 
-def _revealed(owner: secrets.Owner, value: Any, pull_request: bool, key: str = "settings") -> Any:
-    """The settings with every ``{secure: token}`` decrypted; never for a pull request's build, whose
-    configuration its author wrote (a secret sent to the URL they chose would be theirs)."""
+def _revealed(owner: secrets.Owner, value: Any, pull_request: bool, destination: str, key: str = "settings") -> Any:
+    """The settings with every ``{secure: token}`` decrypted, as set for an entry sending to ``destination``;
+    never for a pull request's build, whose configuration its author wrote (a secret sent to the URL they chose
+    would be theirs)."""
     if isinstance(value, dict) and set(value) == {"secure"}:
         if pull_request:
             raise _Unrevealed("secure settings are not decrypted in pull request builds")
         try:
-            return secrets.decrypt(owner, f"notification/{key}", str(value["secure"]))
-        except Invalid as error:
-            raise _Unrevealed(error.message) from None
+            return secrets.decrypt(owner, secrets.notification_field(key, destination), str(value["secure"]))
+        except Invalid:
+            raise _Unrevealed(
+                f"its secure {str(key)[:MAX_NAME_SHOWN]} is not a secret this project set for this provider and "
+                "receiver (a token works only in an entry that sends where it was set for: set the entry in the "
+                "project's settings and copy the token they show)"
+            ) from None
     if isinstance(value, dict):
-        return {name: _revealed(owner, item, pull_request, name) for name, item in value.items()}
+        return {name: _revealed(owner, item, pull_request, destination, name) for name, item in value.items()}
     if isinstance(value, list):
-        return [_revealed(owner, item, pull_request, key) for item in value]
+        return [_revealed(owner, item, pull_request, destination, key) for item in value]
     return value
 
 

@@ -6,6 +6,7 @@ new ones, and fails as a Conflict if the settings changed since they were read.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from chalicelib.domain.configuration.yamlconfig import (
     is_per_branch,
     read_settings_yaml,
     to_yaml,
+    written_configurations,
     written_secrets,
 )
 from chalicelib.domain.configuration.yamlconfig.notifications import provider_sent, read_back, refusal
@@ -30,7 +32,14 @@ from chalicelib.domain.forges.repositories import valid_repository
 from chalicelib.domain.forges.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.notifications.chat_notices import seal_secrets, webhook_refusal
 from chalicelib.domain.projects.project_lookup import find_project, find_project_by_id
-from chalicelib.domain.shared.secrets import MAX_SECRET_BYTES, is_token, project_owner, protect, protect_document
+from chalicelib.domain.shared.secrets import (
+    MAX_SECRET_BYTES,
+    is_token,
+    project_owner,
+    protect,
+    protect_document,
+    secret_fields,
+)
 from chalicelib.domain.shared.validation import MAX_TEXT_LENGTH, invalid, too_long, valid_name
 from chalicelib.domain.team.access import Right
 from chalicelib.domain.team.auth import Caller
@@ -137,6 +146,8 @@ def update_settings_yaml(caller: Caller, account_name: str, slug: str, text: str
     if per_branch:
         _check_tokens_only(text)
     configuration, version_format = read_settings_yaml(text, project.repository_branch or "")
+    if per_branch:
+        _check_stored_tokens(project, text)
     configuration = _protected(project, configuration, "configuration")
     after = replace(
         project,
@@ -158,6 +169,41 @@ def _check_tokens_only(text: str) -> None:
                 "secrets must be this service's tokens (secure: cvy2:..., as project settings show them), not "
                 "plain text; or set the value as one of the project's environment variables.",
             )
+
+
+def _check_stored_tokens(project: Project, text: str) -> None:
+    """A settings YAML kept as written takes, in each of its configurations and for: items, only a token stored at
+    that same field now, as the settings JSON does: a token read before its secret was set again (or set for
+    another field) would bring back, on the branches an item is for, a secret no longer set."""
+    kept = _stored_tokens(project)
+    for configuration in written_configurations(text):
+        for holder, key, field in secret_fields(configuration):
+            token = holder[key]
+            if not isinstance(token, str) or token not in kept or (field and field not in kept[token]):
+                raise invalid(
+                    "configuration",
+                    f"The token sent for {field.replace('/', ' ', 1) or 'a secure setting'} is not the one stored "
+                    "there now: for: items and a list's configurations take only the tokens the project's settings "
+                    "show for the same settings (a secret set again leaves its old token behind). Set another value "
+                    "as a variable of its own.",
+                )
+    for path, token in written_secrets(text):  # those no configuration reads (a job item's filters, say)
+        if token not in kept:
+            raise invalid("configuration", f"{path}: the token is not one the project's settings hold now.")
+
+
+def _stored_tokens(project: Project) -> dict[str, set[str]]:
+    """The tokens the project's settings hold now, each with the fields it is stored at."""
+    stored = [project.configuration]
+    # one kept under older rules that no longer reads: its tokens are not the settings' any more
+    with contextlib.suppress(Invalid):
+        stored += written_configurations(project.settings_yaml) if project.settings_yaml else []
+    kept: dict[str, set[str]] = {}
+    for configuration in stored:
+        for holder, key, field in secret_fields(configuration):
+            if isinstance(holder[key], str):
+                kept.setdefault(holder[key], set()).add(field)
+    return kept
 
 
 def environment_variables(caller: Caller, account_name: str, slug: str) -> list[dict[str, Any]]:

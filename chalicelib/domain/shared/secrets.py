@@ -15,6 +15,10 @@ entry's), or an Agent environment's access key (``setting/password@Agent:<key ha
 or destination, or handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where
 they were set for.
 
+A notifications entry's secure settings are bound, besides, to where the entry sends: its provider and the
+settings naming its receiver as written (``notification/auth_token@webhook:url=https://hooks.example.com``;
+notify/providers.py names them), so that a token set for one receiver, moved into another entry, decrypts nowhere.
+
 Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
 where they are stored, and only there: an owner accepts the legacy tokens found in its own stored settings.
 """
@@ -24,6 +28,8 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
+import hashlib
+import json
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -33,6 +39,7 @@ from chalicelib.core.projects import Project
 from chalicelib.deploy import providers
 from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import Invalid
+from chalicelib.notify import providers as notifiers
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
 from chalicelib.store import keys
 
@@ -46,6 +53,10 @@ AGENT_PROVIDER = providers.AGENT  # the provider whose deliveries go to whoever 
 BOUND_TO_DELIVERY = ("setting/", "variable/")  # an environment's fields a deployment hands over (notifications: not)
 # the settings that say where secrets go, an environment's or an appveyor.yml deploy: entry's, of whichever provider
 DESTINATION_SETTINGS = providers.destination_settings()
+# the settings that say where a notifications entry sends, of whichever provider: what its secrets are bound to
+NOTIFICATION_DESTINATIONS = notifiers.destination_settings()
+MAX_DESTINATION_CHARS = 1024  # of a destination as bound; a longer one is bound by its digest (KMS bounds a context)
+_ENTRIES = "notification entries"  # _walk's place: the entries of a notifications list
 
 
 def is_token(value: str) -> bool:
@@ -147,10 +158,64 @@ def protect(owner: Owner, field: str, value: str, kept: Collection[str]) -> str:
 def secret_fields(document: Any) -> Iterator[tuple[dict[str, Any], str, str]]:
     """Every secret inside a JSON document (settings, YAML), as (the object holding it, its key, its field):
     ``{"isEncrypted": true, "value": ...}`` named values (field ``variable/NAME`` or ``setting/NAME``), and
-    ``{"secure": ...}`` notification settings (field ``notification/KEY``). A project's appveyor.yml deploy:
-    entry binds its settings' secrets to where it delivers them (``setting/NAME@`` its destination): one who may
-    push a branch cannot point the entry, secret and all, at a server of their own."""
+    ``{"secure": ...}`` notification settings (field ``notification/KEY@`` where its entry sends). A project's
+    appveyor.yml deploy: entry binds its settings' secrets to where it delivers them (``setting/NAME@`` its
+    destination), and a notifications entry to where it sends: one who may push a branch cannot point the entry,
+    or the secret in another entry, at a server of their own."""
     return _walk(document, "", "")
+
+
+def notification_secrets(document: Any) -> Iterator[tuple[dict[str, Any], str, str, str]]:
+    """Every notification secret inside a JSON document, as (the object holding it, its key, its field, its field
+    as notification secrets were bound before they were bound to where their entry sends: ``notification/KEY``)."""
+    legacy = _walk(document, "", "", legacy=True)
+    for (holder, key, field), (_, _, before) in zip(_walk(document, "", ""), legacy, strict=True):
+        if field.startswith("notification/"):
+            yield holder, key, field, before
+
+
+def notification_field(key: str, destination: str) -> str:
+    """The field of a notifications entry's secure setting ``key``, the entry sending to ``destination``."""
+    return f"notification/{key}{destination}"
+
+
+def notification_destination(entry: Any) -> str:
+    """Where a notifications entry sends, as its secure settings are bound to it: its provider (in any case) and
+    each destination setting's value as written, a secure one aside. Values keep their case (unlike deploy entries'
+    host names): a URL's path, a query, an address's local part tell receivers apart, so a token set for
+    ``https://hooks.example.com/Team-A`` is no token for ``.../team-a`` (fourth review)."""
+    if not isinstance(entry, dict):
+        return ""
+    settings = entry.get("settings")
+    written = []
+    for name, value in settings.items() if isinstance(settings, dict) else ():
+        if str(name).lower() in NOTIFICATION_DESTINATIONS and not _is_secure(value) and value not in (None, "", []):
+            written.append(f"{str(name).lower()}={_destination_text(value)}")
+    where = ";".join(sorted(written))
+    if len(where) > MAX_DESTINATION_CHARS:
+        where = "sha256=" + hashlib.sha256(where.encode()).hexdigest()
+    return f"@{str(entry.get('provider') or '').strip().lower()}:{where}"
+
+
+def _destination_text(value: Any) -> str:
+    if isinstance(value, list):
+        return ",".join(_destination_text(item) for item in value)
+    if isinstance(value, dict):
+        return json.dumps(value, sort_keys=True)
+    return str(value).strip()
+
+
+def hidden_notification_destinations(entry: Any) -> list[str]:
+    """A notifications entry's destination settings that are secure beside other secure settings: a secure
+    destination is no part of what the entry's secrets are bound to (``notification_destination``), so it would
+    take them to a receiver of whoever may set it. Empty when there are none."""
+    settings = entry.get("settings") if isinstance(entry, dict) else None
+    if not isinstance(settings, dict):
+        return []
+    hidden = [str(name) for name, value in settings.items() if str(name).lower() in NOTIFICATION_DESTINATIONS]
+    hidden = [name for name in hidden if _is_secure(settings[name])]
+    secure = sum(1 for _ in _walk(settings, "notifications", ""))
+    return hidden if hidden and secure > len(hidden) else []
 
 
 def deploy_destination(entry: dict[str, Any]) -> str:
@@ -181,6 +246,12 @@ def _check_secure_destinations(node: Any, field: str) -> None:
         return
     if not isinstance(node, dict):
         return
+    if "provider" in node and (hidden_notification := hidden_notification_destinations(node)):
+        raise invalid(
+            field,
+            f"A notification's {', '.join(hidden_notification)} is secure beside other secure settings: write "
+            "where it sends in plain text, for its secrets go only to the receiver they were set for.",
+        )
     entries = node.get("providerSettings")
     if "provider" in node and isinstance(entries, list):
         named = [entry for entry in entries if isinstance(entry, dict) and isinstance(entry.get("name"), str)]
@@ -200,13 +271,19 @@ def _is_secure(value: Any) -> bool:
     return isinstance(value, dict) and (value.get("isEncrypted") is True or set(value) == {"secure"})
 
 
-def _walk(node: Any, within: str, field: str, bound: str = "") -> Iterator[tuple[dict[str, Any], str, str]]:
+def _walk(
+    node: Any, within: str, field: str, bound: str = "", legacy: bool = False
+) -> Iterator[tuple[dict[str, Any], str, str]]:
+    """The secrets under ``node``; ``legacy``: notification secrets' fields as they were bound before they were
+    bound to where their entry sends."""
     if isinstance(node, list):
         for child in node:
-            yield from _walk(child, within, field, bound)
+            yield from _walk(child, within, field, bound, legacy)
         return
     if not isinstance(node, dict):
         return
+    if within == _ENTRIES:  # a notifications entry: its secrets are bound to where it sends
+        within, bound = "notifications", "" if legacy else notification_destination(node)
     if node.get("isEncrypted") is True and "value" in node:
         yield node, "value", field
     elif set(node) == {"secure"}:
@@ -215,17 +292,20 @@ def _walk(node: Any, within: str, field: str, bound: str = "") -> Iterator[tuple
     for key, child in node.items():
         if named and key == "value":
             kind = "variable" if within in _VARIABLE_LISTS else "setting"
-            yield from _walk(child, within, f"{kind}/{node['name']}{bound if kind == 'setting' else ''}")
+            where = bound if within in _SETTING_LISTS else ""  # a deploy entry's settings: bound to its destination
+            yield from _walk(child, within, f"{kind}/{node['name']}{where}", "", legacy)
         elif key in _SETTING_LISTS:
-            yield from _walk(child, key, "", deploy_destination(node) if within == "deployments" else "")
+            yield from _walk(child, key, "", deploy_destination(node) if within == "deployments" else "", legacy)
         elif key in _VARIABLE_LISTS:
-            yield from _walk(child, key, "")
+            yield from _walk(child, key, "", "", legacy)
         elif key == "deployments":
-            yield from _walk(child, "deployments", "")
-        elif within == "notifications" or key == "notifications":
-            yield from _walk(child, "notifications", f"notification/{key}")
+            yield from _walk(child, "deployments", "", "", legacy)
+        elif within == "notifications":
+            yield from _walk(child, "notifications", notification_field(key, bound), bound, legacy)
+        elif key == "notifications":
+            yield from _walk(child, _ENTRIES, notification_field(key, ""), "", legacy)
         else:
-            yield from _walk(child, within, field)
+            yield from _walk(child, within, field, "", legacy)
 
 
 def without_secrets(document: Any) -> Any:

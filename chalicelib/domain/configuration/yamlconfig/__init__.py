@@ -72,6 +72,7 @@ __all__ = [
     "is_per_branch",
     "merge_repository_file",
     "read_settings_yaml",
+    "written_configurations",
     "written_secrets",
     "read_repository_file",
     "to_yaml",
@@ -266,6 +267,33 @@ def written_secrets(text: str) -> list[tuple[str, Any]]:
                 walk(item, f"{path}[{index}]")
 
     walk(load(text), "")
+    return found
+
+
+def written_configurations(text: str) -> list[Json]:
+    """Every configuration of appveyor.yml text, each read on its own: the list's (or the one), without its for:
+    items, and each for: item's settings (one that selects jobs as a build keeps it, under JOB_ITEMS). Their
+    secrets are where a build of some branch may read them, each at the field secrets.secret_fields names."""
+    document = load(text)
+    found: list[Json] = []
+    for index, item in enumerate(document if isinstance(document, list) else [document]):
+        path = f"[{index}]" if isinstance(document, list) else ""
+        with _under(path):
+            settings = _settings(item)
+            configuration, _ = _read({key: value for key, value in settings.items() if key != "for"})
+        found.append(configuration)
+        for for_item in read_for(settings.get("for"), f"{path}.for" if path else "for"):
+            if for_item.jobs is None:
+                kept, _ = cleared(for_item.settings)
+                with _under(for_item.path):
+                    found.append(_fields(_settings(kept))[0])
+                continue
+            overrides, filters, ignored = job_parts(for_item)
+            kept, emptied = cleared(overrides)
+            with _under(for_item.path):
+                fields, _ = _fields(_settings(kept))
+                filter_fields, _ = _fields(_settings(filters))
+            found.append({JOB_ITEMS: [job_item(for_item, {**fields, **emptied}, filter_fields, ignored)]})
     return found
 
 

@@ -17,6 +17,7 @@ from chalicelib.domain.configuration.yamlconfig.syntax import (
     load,
 )
 from chalicelib.errors import Invalid
+from chalicelib.notify import providers as notifiers
 
 _NOTIFICATION_FLAGS = {
     "on_build_success": "onBuildSuccess",
@@ -25,7 +26,7 @@ _NOTIFICATION_FLAGS = {
 }
 # The providers Conveyor sends (any case), and for the chat ones every setting they take: a misspelt key would
 # otherwise be a message never sent. MicrosoftTeams is Conveyor's own: AppVeyor has no Teams provider.
-SENT_PROVIDERS = ("Email", "Webhook", "Slack", "MicrosoftTeams")
+SENT_PROVIDERS = notifiers.names()  # notify/providers.py: Email, Webhook, Slack, MicrosoftTeams
 CHAT_SETTINGS = {
     "slack": ("incoming_webhook", "auth_token", "channel", "template"),
     "microsoftteams": ("incoming_webhook", "template"),
