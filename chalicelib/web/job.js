@@ -98,7 +98,7 @@ export class JobPane {
     this.status.classList.toggle("allowed-failure", Boolean(job.allowFailure) && job.status === "failed");
     const where = runsOn(job);
     this.executor.textContent = where ? `runs on: ${where}` : "";
-    this.waiting.textContent = job.message || "";  // what it waits for, or why it could not run
+    this.waiting.textContent = job.message || "";  // what it waits for, or why it failed
     this.waiting.classList.toggle("refused", job.status === "failed");
     this.duration.textContent = duration(job.started, job.finished);
     this.label("messages", job.messagesCount);

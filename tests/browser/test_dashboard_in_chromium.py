@@ -641,6 +641,22 @@ def test_a_job_that_could_not_run_says_why_as_its_logs_first_line(
     screenshots(driver, "build-job-could-not-run")
 
 
+def test_a_job_that_failed_says_why_above_its_log(
+    driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
+) -> None:
+    slug = api.add_project(git_server, git_server.root, "build_script:\n  - echo built\n  - exit 3\n")
+    build = built(stack, api, slug)
+    reason = build["jobs"][0]["message"]
+    assert "exited with code 3 in build_script" in reason
+    sign_in(driver, stack, user)
+
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
+
+    text_of(driver, "pre.log", "built")
+    assert element(driver, ".job .waiting.refused").text == reason
+    screenshots(driver, "build-job-failed")
+
+
 def test_a_finished_builds_log_opens_at_its_first_line(
     driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
 ) -> None:
