@@ -20,6 +20,7 @@ from chalicelib.store.accounts import get_account_by_name
 from tests.builds import BuildProject, appveyor_yml
 from tests.functional.test_chat_notifications import wait_for
 from tests.functional.test_project_secrets import put_yaml, read_settings, read_yaml
+from tests.functional.test_secret_binding import legacy_token
 from tests.gitserver import GitServer
 from tests.peers import WebhookReceiver
 from tests.support import Account, add_project, assert_refused, unique
@@ -206,3 +207,22 @@ def _store(project: BuildProject, notifications: list[dict[str, Any]]) -> None:
     assert stored is not None
     configuration = {**stored.configuration, "notifications": notifications}
     project_store.save_settings(stored, replace(stored, configuration=configuration))
+
+
+def test_a_legacy_notification_token_is_sent_from_the_entry_it_is_stored_in_before_and_after_the_migration(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    # a cvy1: token (bound to the account alone) is accepted at the field it is stored at: its own entry's header
+    project = BuildProject(account, git_server, {"README.md": "no appveyor.yml: the project's settings build"})
+    old = legacy_token(project.project["accountId"], "old-hook-secret")
+    with WebhookReceiver() as receiver:
+        _store(project, [webhook(f"{receiver.url}/hook", **{"X-Hook-Secret": {"secure": old}})])
+        before = project.run()
+        wait_for(receiver, 1)
+        migrate()
+        after = project.run()
+        received = wait_for(receiver, 2)
+    assert (before["status"], after["status"]) == ("success", "success")
+    assert [request.headers["x-hook-secret"] for request in received] == ["old-hook-secret", "old-hook-secret"]
+    token = stored_notifications(account, project.project)[0]["settings"]["headers"]["X-Hook-Secret"]["secure"]
+    assert token.startswith(secrets.TOKEN_PREFIX)  # bound to its entry by the migration

@@ -192,15 +192,16 @@ def test_the_webhook_secret_and_environment_tokens_are_shown_only_to_who_may_cha
 
 def test_legacy_tokens_keep_working_in_their_own_project_and_nowhere_else(account: Account, build_project) -> None:  # type: ignore[no-untyped-def]
     old = legacy_token(account_id_of(account), VICTIM_SECRET)
-    project = build_project(printing("DEPLOY_KEY", "IN_YML", secure={"IN_YML": old}))
+    project = build_project(printing("DEPLOY_KEY", "IN_YML", secure={"DEPLOY_KEY": old, "IN_YML": old}))
     store_variables_as_before(project.project, [{"name": "DEPLOY_KEY", "value": {"isEncrypted": True, "value": old}}])
-    other = build_project(printing("IN_YML", secure={"IN_YML": old}))
+    other = build_project(printing("DEPLOY_KEY", secure={"DEPLOY_KEY": old}))
 
     own, elsewhere = project.run(), other.run()
 
     own_log, other_log = only_log(project, own), only_log(other, elsewhere)
-    assert f"D-E-P-L-O-Y-_-K-E-Y-=-{SPREAD}" in own_log and f"I-N-_-Y-M-L-=-{SPREAD}" in own_log
-    assert SPREAD not in other_log and "Secure variable IN_YML is not set" in other_log
+    assert f"D-E-P-L-O-Y-_-K-E-Y-=-{SPREAD}" in own_log  # in its project's appveyor.yml under its own name too
+    assert f"I-N-_-Y-M-L-=-{SPREAD}" not in own_log and "Secure variable IN_YML is not set" in own_log  # not another
+    assert SPREAD not in other_log and "Secure variable DEPLOY_KEY is not set" in other_log
     # the settings still show it, and sending it back keeps it
     variables = account.api.get(project.path + "/settings/environment-variables").json
     assert variables[0]["value"]["value"] == old

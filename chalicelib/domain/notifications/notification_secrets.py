@@ -87,8 +87,8 @@ def _renewed(owner: secrets.Owner, token: Any, field: str, before: str, renewed:
             return None  # bound already
         except Invalid:
             pass
-    try:
-        plain = secrets.decrypt(owner, before, token)
+    try:  # a cvy1: token is accepted at the field it is stored at (``field``, as its entry is written) alone
+        plain = secrets.decrypt(owner, field if token.startswith(secrets.LEGACY_TOKEN_PREFIX) else before, token)
     except Invalid:
         return None  # another owner's or field's: it stays, and the entry is not sent, saying why
     renewed[(token, field)] = secrets.encrypt(owner, field, plain)

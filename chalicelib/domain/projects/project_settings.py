@@ -34,6 +34,7 @@ from chalicelib.domain.notifications.chat_notices import seal_secrets, webhook_r
 from chalicelib.domain.projects.project_lookup import find_project, find_project_by_id
 from chalicelib.domain.shared.secrets import (
     MAX_SECRET_BYTES,
+    WEBHOOK_SECRET_FIELD,
     is_token,
     project_owner,
     protect,
@@ -127,7 +128,7 @@ def _webhook_secret(project: Project, sent: str | None) -> str | None:
         raise invalid("webhookSecret", f"webhookSecret must be at most {MAX_SECRET_BYTES} bytes long.")
     kept = [project.webhook_secret] if project.webhook_secret else []
     try:
-        return protect(project_owner(project), "webhookSecret", sent, kept)
+        return protect(project_owner(project), WEBHOOK_SECRET_FIELD, sent, kept)
     except Invalid as error:
         raise invalid("webhookSecret", f"{error.message} Send the plain value to set it.") from error
 

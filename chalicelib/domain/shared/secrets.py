@@ -20,7 +20,10 @@ settings naming its receiver as written (``notification/auth_token@webhook:url=h
 notify/providers.py names them), so that a token set for one receiver, moved into another entry, decrypts nowhere.
 
 Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
-where they are stored, and only there: an owner accepts the legacy tokens found in its own stored settings.
+where they are stored, and only there: an owner accepts a legacy token found in its own stored settings for the
+field it is stored at, as it accepts a bound token for its own field alone. Copied into the repository's
+appveyor.yml under another field (a variable's token as a notification's header, aimed at a pusher's server), it
+decrypts nowhere (fourth review).
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ import binascii
 import copy
 import hashlib
 import json
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -45,6 +48,8 @@ from chalicelib.store import keys
 
 TOKEN_PREFIX = "cvy2:"
 LEGACY_TOKEN_PREFIX = "cvy1:"  # bound to the account only: accepted where stored, never made any more
+WEBHOOK_SECRET_FIELD = "webhookSecret"  # the field a project's webhook secret's token is bound to
+ACCESS_KEY_FIELD = "accessKey"  # the field an environment's access key's token is bound to
 MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
 MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
 _VARIABLE_LISTS = frozenset({"environmentVariables", "variables", "onEnvironmentVariables"})
@@ -71,13 +76,16 @@ class Owner:
     account_id: int
     kind: str  # "project", "environment"
     object_id: int
-    legacy: frozenset[str] = frozenset()  # cvy1 tokens found in the object's own stored settings
+    legacy: frozenset[tuple[str, str]] = frozenset()  # (field, cvy1 token) of the object's own stored settings
     binding: str = ""  # an environment's: where its deployments deliver (``@FTP``, ``@Agent:<key hash>``)
 
     @classmethod
-    def of(cls, kind: str, account_id: int, object_id: int, *stored: Any) -> Owner:
-        """The owner of the secrets in ``stored`` (its settings, its tokens as stored)."""
-        legacy = {token for token in _tokens(stored) if token.startswith(LEGACY_TOKEN_PREFIX)}
+    def of(cls, kind: str, account_id: int, object_id: int, settings: Any, tokens: Mapping[str, Any]) -> Owner:
+        """The owner of the secrets in its stored ``settings`` and its other stored ``tokens`` (by field): each
+        legacy token among them is accepted for the field it is stored at, and no other."""
+        stored = [(field, holder[key]) for holder, key, field in secret_fields(settings)]
+        stored += list(tokens.items())
+        legacy = {(field, token) for field, token in stored if _is_legacy(token)}
         return cls(account_id, kind, object_id, frozenset(legacy))
 
     def context(self, field: str) -> dict[str, str]:
@@ -94,15 +102,15 @@ class Owner:
 
 def project_owner(project: Project) -> Owner:
     """Who a project's secrets belong to: its variables, settings, notifications and webhook secret."""
-    return Owner.of("project", project.account_id, project.project_id, project.configuration, project.webhook_secret)
+    stored = {WEBHOOK_SECRET_FIELD: project.webhook_secret}
+    return Owner.of("project", project.account_id, project.project_id, project.configuration, stored)
 
 
 def environment_owner(environment: Environment) -> Owner:
     """Who an environment's secrets belong to: its settings, variables, notifications and access key; its settings'
     and variables' bound to where it delivers them."""
-    owner = Owner.of(
-        "environment", environment.account_id, environment.environment_id, environment.settings, environment.access_key
-    )
+    stored = {ACCESS_KEY_FIELD: environment.access_key}
+    owner = Owner.of("environment", environment.account_id, environment.environment_id, environment.settings, stored)
     where = delivery_binding(environment.provider, environment.access_key_hash, environment.settings)
     return replace(owner, binding=where)
 
@@ -128,7 +136,7 @@ def decrypt(owner: Owner, field: str, token: str) -> str:
     """The plain value behind a token of ``owner``'s ``field``; Invalid for anything else."""
     if token.startswith(TOKEN_PREFIX):
         context = owner.context(field)
-    elif token.startswith(LEGACY_TOKEN_PREFIX) and token in owner.legacy:
+    elif token.startswith(LEGACY_TOKEN_PREFIX) and (field, token) in owner.legacy:  # where it is stored, only
         context = {"conveyor-account": str(owner.account_id)}
     else:
         raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.")
@@ -324,12 +332,8 @@ def _words(field: str) -> str:
     return field.replace("/", " ", 1)
 
 
-def _tokens(documents: Iterable[Any]) -> Iterator[str]:
-    for document in documents:
-        if isinstance(document, str):
-            yield document
-        else:
-            yield from (holder[key] for holder, key, _ in secret_fields(document) if isinstance(holder[key], str))
+def _is_legacy(token: Any) -> bool:
+    return isinstance(token, str) and token.startswith(LEGACY_TOKEN_PREFIX)
 
 
 def protect_document(owner: Owner, document: Any, stored: Any, field: str = "settings") -> None:

@@ -24,7 +24,7 @@ from chalicelib.domain.configuration import filters, job_overrides
 from chalicelib.domain.configuration.matrix import job_specs
 from chalicelib.domain.execution import progress
 from chalicelib.domain.forges.hook_events import HookEvent, delivery_id, read_event
-from chalicelib.domain.shared.secrets import decrypt, project_owner
+from chalicelib.domain.shared.secrets import WEBHOOK_SECRET_FIELD, decrypt, project_owner
 from chalicelib.errors import Invalid, NotFound, Unauthorized
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
@@ -88,7 +88,7 @@ def authenticate(project: Project, delivery: Delivery) -> None:
     as X-Gitlab-Token, the others sign the body with it (X-Hub-Signature-256, Bitbucket's X-Hub-Signature)."""
     if not project.webhook_secret:
         return
-    secret = decrypt(project_owner(project), "webhookSecret", project.webhook_secret)
+    secret = decrypt(project_owner(project), WEBHOOK_SECRET_FIELD, project.webhook_secret)
     if delivery.provider == "gitlab":
         sent = delivery.headers.get("x-gitlab-token", "")
         if not hmac.compare_digest(sent.encode(), secret.encode()):
