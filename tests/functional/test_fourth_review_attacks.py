@@ -61,6 +61,22 @@ def _wait_for_path(receiver: WebhookReceiver, path: str) -> None:
         time.sleep(0.1)
 
 
+def _push_a_header_aimed_at_mine(project: BuildProject, token: str, plain: str) -> dict[str, Any]:
+    """Push an appveyor.yml whose first Webhook entry sends ``token`` as its secure header to the pusher's own
+    /mine, then a plain entry to /last; the build, once /last was reached and /mine was not, ``plain`` nowhere."""
+    with WebhookReceiver() as receiver:
+        hooks = (*_hook_entry(f"{receiver.url}/mine", token), *last_entry(receiver), "    on_build_success: true")
+        project.repository.commit({"appveyor.yml": appveyor_yml(*BUILD_LINES, "notifications:", *hooks)})
+
+        build = project.run()
+
+        assert build["status"] == "success", build
+        _wait_for_path(receiver, "/last")
+    assert [(request.path, request.headers.get("x-hook-secret")) for request in receiver.requests] == [("/last", None)]
+    assert all(plain not in request.body.decode() for request in receiver.requests)
+    return build
+
+
 def test_a_pusher_cannot_send_an_old_variable_token_through_a_notification_header(
     account: Account, git_server: GitServer, pump: SqsPump
 ) -> None:
@@ -69,16 +85,9 @@ def test_a_pusher_cannot_send_an_old_variable_token_through_a_notification_heade
     old = legacy_token(account_id_of(account), "old-database-password")
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD_LINES)})
     store_variables_as_before(project.project, [{"name": "DB_PASSWORD", "value": {"isEncrypted": True, "value": old}}])
-    with WebhookReceiver() as receiver:
-        hooks = (*_hook_entry(f"{receiver.url}/mine", old), *last_entry(receiver), "    on_build_success: true")
-        project.repository.commit({"appveyor.yml": appveyor_yml(*BUILD_LINES, "notifications:", *hooks)})
 
-        build = project.run()
+    build = _push_a_header_aimed_at_mine(project, old, "old-database-password")
 
-        assert build["status"] == "success", build
-        _wait_for_path(receiver, "/last")
-    assert [(request.path, request.headers.get("x-hook-secret")) for request in receiver.requests] == [("/last", None)]
-    assert all("old-database-password" not in request.body.decode() for request in receiver.requests)
     [message] = messages_of(project, build)
     assert message.startswith("Notification 1 (Webhook) was not sent: its secure X-Hook-Secret is not a secret")
 
@@ -91,12 +100,8 @@ def test_a_pusher_cannot_send_an_old_webhook_secret_token_through_a_notification
     assert stored is not None
     old = legacy_token(stored.account_id, "old-webhook-secret")
     project_store.save_settings(stored, replace(stored, webhook_secret=old))
-    with WebhookReceiver() as receiver:
-        hooks = (*_hook_entry(f"{receiver.url}/mine", old), *last_entry(receiver), "    on_build_success: true")
-        project.repository.commit({"appveyor.yml": appveyor_yml(*BUILD_LINES, "notifications:", *hooks)})
 
-        build = project.run()
+    build = _push_a_header_aimed_at_mine(project, old, "old-webhook-secret")
 
-        assert build["status"] == "success", build
-        _wait_for_path(receiver, "/last")
-    assert [(request.path, request.headers.get("x-hook-secret")) for request in receiver.requests] == [("/last", None)]
+    [message] = messages_of(project, build)
+    assert message.startswith("Notification 1 (Webhook) was not sent: its secure X-Hook-Secret is not a secret")
