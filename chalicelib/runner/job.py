@@ -24,16 +24,9 @@ from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
+from chalicelib.runner.job_spec import JobConfiguration, JobSpec
 from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.runner.protocol import (
-    MAX_LOG_TAIL_BYTES,
-    JobClient,
-    JobConfiguration,
-    JobSpec,
-    ProtocolError,
-    Ticket,
-    TokenRevoked,
-)
+from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
@@ -214,7 +207,7 @@ def heartbeat(run: Run) -> None:
 
 # The phases, in AppVeyor's order.
 
-_Scripts = Literal[  # the job's settings (runner/protocol.JobConfiguration) the phases below run
+_Scripts = Literal[  # the job's settings (runner/job_spec.JobConfiguration) the phases below run
     "installScripts",
     "beforeBuildScripts",
     "afterBuildScripts",

@@ -8,7 +8,8 @@ from pathlib import Path
 from chalicelib.runner.artifacts import Artifact
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.container import JobContainer
-from chalicelib.runner.protocol import JobClient, JobConfiguration, JobSpec
+from chalicelib.runner.job_spec import JobConfiguration, JobSpec
+from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.session import Session
 
 

@@ -27,7 +27,7 @@ from chalicelib.domain.forges.repository_credentials import clone_source
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
-from chalicelib.runner.protocol import RUNNER_SETTINGS, JobConfiguration, JobSpec
+from chalicelib.runner.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store

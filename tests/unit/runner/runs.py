@@ -7,8 +7,9 @@ import os
 import time
 from pathlib import Path
 
+from chalicelib.runner.job_spec import JobSpec
 from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.runner.protocol import JobClient, JobSpec, Ticket
+from chalicelib.runner.protocol import JobClient, Ticket
 from chalicelib.runner.run import Run
 
 
