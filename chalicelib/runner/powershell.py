@@ -140,10 +140,9 @@ __conveyor_pwsh() {
 """.lstrip()
 
 
-def setup() -> str:
-    """What the Bash session is given before its first PowerShell script: the bridge (not exported) and the
-    function that runs a script in PowerShell."""
-    return f"__conveyor_pwsh_bridge={shlex.quote(BRIDGE)}\n{BASH_FUNCTION}"
+# What the Bash session is given before its first PowerShell script: the bridge (not exported) and the function that
+# runs a script in PowerShell.
+SETUP = f"__conveyor_pwsh_bridge={shlex.quote(BRIDGE)}\n{BASH_FUNCTION}"
 
 
 def command(script: str, language: str, where: str) -> str:

@@ -77,7 +77,7 @@ def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
         return shell.Outcome(0)
     where = "this job's image" if run.container is not None else "this runner"
     command = powershell.command(text, language, where)
-    return run.session.run(command, run.variables, run.should_stop, setup=powershell.setup())
+    return run.session.run(command, run.variables, run.should_stop, setup=powershell.SETUP)
 
 
 def _shell_ended(run: Run, phase: str, code: int | None, may_fail: bool) -> JobEnded:

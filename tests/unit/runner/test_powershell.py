@@ -18,7 +18,7 @@ def test_a_powershell_script_without_pwsh_fails_saying_what_to_use_instead(tmp_p
             powershell.command("Write-Output 'hi'", "ps", "this runner"),
             nothing_installed,
             lambda: None,
-            setup=powershell.setup(),
+            setup=powershell.SETUP,
         )
         after = session.run("echo $((1 + 1))", nothing_installed, lambda: None)
     finally:
