@@ -622,20 +622,28 @@ def test_re_running_a_cancelled_jobs_shows_its_new_log_not_the_old_one(
     status_becomes(driver, "#build-status", "cancelled", seconds=30)
 
 
+def open_failed_job(driver: WebDriver, where: tuple[LocalStack, Api, str, GitServer], yml: str, logged: str) -> str:
+    """Build a one-job project of ``yml``, which fails, and open its build signed in; the job's message, once its
+    log shows ``logged`` and the page shows the message in red above the log."""
+    stack, api, user, git_server = where
+    slug = api.add_project(git_server, git_server.root, yml)
+    build = built(stack, api, slug)
+    reason = str(build["jobs"][0]["message"])
+    sign_in(driver, stack, user)
+    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
+    text_of(driver, "pre.log", logged)
+    assert element(driver, ".job .waiting.refused").text == reason
+    return reason
+
+
 def test_a_job_that_could_not_run_says_why_as_its_logs_first_line(
     driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
 ) -> None:
-    slug = api.add_project(git_server, git_server.root, "image: macos-sonoma\nbuild_script:\n  - echo never\n")
-    build = built(stack, api, slug)
-    reason = build["jobs"][0]["message"]
+    yml = "image: macos-sonoma\nbuild_script:\n  - echo never\n"
+    reason = open_failed_job(driver, (stack, api, user, git_server), yml, logged="macos-sonoma")
+
     assert "'macos-sonoma'" in reason
-    sign_in(driver, stack, user)
-
-    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
-
-    text_of(driver, "pre.log", "macos-sonoma")
     assert driver.find_element(By.CSS_SELECTOR, "pre.log").text.splitlines()[0] == reason
-    assert element(driver, ".job .waiting.refused").text == reason
     assert not driver.find_elements(By.ID, "build-jobs")  # one job: the page opens on its console
     assert element(driver, '[data-tab="console"]').get_attribute("aria-selected") == "true"
     screenshots(driver, "build-job-could-not-run")
@@ -644,16 +652,10 @@ def test_a_job_that_could_not_run_says_why_as_its_logs_first_line(
 def test_a_job_that_failed_says_why_above_its_log(
     driver: WebDriver, stack: LocalStack, api: Api, user: str, git_server: GitServer
 ) -> None:
-    slug = api.add_project(git_server, git_server.root, "build_script:\n  - echo built\n  - exit 3\n")
-    build = built(stack, api, slug)
-    reason = build["jobs"][0]["message"]
+    yml = "build_script:\n  - echo built\n  - exit 3\n"
+    reason = open_failed_job(driver, (stack, api, user, git_server), yml, logged="built")
+
     assert "exited with code 3 in build_script" in reason
-    sign_in(driver, stack, user)
-
-    driver.get(f"{stack.base_url}/#/projects/local/{slug}/build/{build['version']}")
-
-    text_of(driver, "pre.log", "built")
-    assert element(driver, ".job .waiting.refused").text == reason
     screenshots(driver, "build-job-failed")
 
 

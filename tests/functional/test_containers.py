@@ -29,7 +29,7 @@ from tests.functional.test_repository_credentials import (  # noqa: F401 (privat
     private_server,
     run_build,
 )
-from tests.functional.test_sandbox import host_processes_with, marker, output_lines, wait_for
+from tests.functional.test_sandbox import PLANT_IN_FOLDERS, host_processes_with, marker, output_lines, wait_for
 from tests.gitserver import GitServer
 from tests.support import Account
 
@@ -173,24 +173,16 @@ def test_processes_a_job_leaves_behind_in_its_container_die_with_it(make_project
 
 
 # Plants a file as root (sudo) in every folder of the container a build may write to, or looks for it there.
-ROOT_PLANTER = """\
+ROOT_PLANTER = (
+    """\
 import os, subprocess, sys
 marker, mode = sys.argv[1], sys.argv[2]
 found = subprocess.run(["find", "/", "-xdev", "-type", "d", "-perm", "-0002"], capture_output=True, text=True).stdout
 folders = set(found.split()) | {"/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/usr/local/bin", "/etc", "/root",
                                 "/home/appveyor", "/home/appveyor/projects", "/opt"}
-for folder in sorted(folders):
-    path = os.path.join(folder, "planted-" + marker)
-    if mode == "plant":
-        try:
-            with open(path, "w") as planted:
-                planted.write("left by an earlier build")
-            print("PLANTED", folder)
-        except OSError as error:
-            print("CANNOT-PLANT", folder, error.strerror)
-    else:
-        print("LEFT" if os.path.exists(path) else "CLEAN", folder)
 """
+    + PLANT_IN_FOLDERS
+)
 
 
 def test_files_a_job_writes_anywhere_as_root_are_gone_for_the_next_job_and_never_reach_this_machine(  # type: ignore[no-untyped-def]

@@ -28,16 +28,9 @@ needs_sandbox = pytest.mark.skipif(
 AS_ROOT = os.geteuid() == 0
 SHARED_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
 
-# Plants a file in (MODE=plant), or looks for it in (MODE=check), every folder the build's user may write to:
-# the usual ones, and any other world-writable folder of the machine an attacker would find.
-PLANTER = """\
-import os, subprocess
-marker, mode = os.environ["MARKER"], os.environ["MODE"]
-found = subprocess.run(
-    ["find", "/", "/dev", "/run", "-xdev", "-type", "d", "-perm", "-0002"],
-    capture_output=True, text=True, check=False,
-).stdout.split()
-for folder in sorted(set(found) | {"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}):
+# Plants a file (mode "plant") in, or looks for it in (mode "check"), each folder of ``folders``.
+PLANT_IN_FOLDERS = """\
+for folder in sorted(folders):
     path = os.path.join(folder, "planted-" + marker)
     if mode == "plant":
         try:
@@ -49,6 +42,18 @@ for folder in sorted(set(found) | {"/tmp", "/var/tmp", "/dev/shm", "/run/lock"})
     else:
         print("LEFT" if os.path.exists(path) else "CLEAN", folder)
 """
+PLANTER = (
+    """\
+import os, subprocess
+marker, mode = os.environ["MARKER"], os.environ["MODE"]
+found = subprocess.run(
+    ["find", "/", "/dev", "/run", "-xdev", "-type", "d", "-perm", "-0002"],
+    capture_output=True, text=True, check=False,
+).stdout.split()
+folders = set(found) | {"/tmp", "/var/tmp", "/dev/shm", "/run/lock"}
+"""
+    + PLANT_IN_FOLDERS
+)  # in every folder the build's user may write to (MODE, MARKER): the usual ones, and any other world-writable one
 
 # Who the scripts run as, what they can see of the machine and what they can change of the service's code.
 INSPECTOR = """\
