@@ -3,6 +3,7 @@ emulator), the API served on loopback, the SQS pump running the app's handlers, 
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from typing import Any
 
@@ -27,18 +28,30 @@ def api_url(aws_endpoint: str) -> Iterator[str]:
     server.shutdown()
 
 
-@pytest.fixture(scope="module")
-def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
-    """The app's queue handlers, run as the local stack runs them; runners heartbeat twice a second."""
+@contextlib.contextmanager
+def running_pump(api_url: str, **settings: str) -> Iterator[SqsPump]:
+    """The app's queue handlers, run as the local stack runs them, with ``settings`` (environment variables) set;
+    runners heartbeat twice a second."""
     from app import app
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
-        patch.setenv("CONVEYOR_RUNNER_API_URL", api_url)
+        for name, value in {
+            "CONVEYOR_HEARTBEAT_SECONDS": "0.5",
+            "CONVEYOR_RUNNER_API_URL": api_url,
+            **settings,
+        }.items():
+            patch.setenv(name, value)
         running = SqsPump(app, max_concurrency=4, wait_seconds=1)
         running.start()
         yield running
         running.stop()
+
+
+@pytest.fixture(scope="module")
+def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
+    """The app's queue handlers, run as the local stack runs them; runners heartbeat twice a second."""
+    with running_pump(api_url) as running:
+        yield running
 
 
 @pytest.fixture

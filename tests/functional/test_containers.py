@@ -20,7 +20,8 @@ import pytest
 
 from chalicelib.executors import containers
 from chalicelib.local.pump import SqsPump
-from tests.builds import BuildProject, appveyor_yml
+from tests.builds import appveyor_yml
+from tests.functional.conftest import running_pump
 from tests.functional.test_repository_credentials import (  # noqa: F401 (private_server: a fixture)
     TOKEN,
     USER,
@@ -41,24 +42,8 @@ CONTRACT = Path(__file__).resolve().parents[2] / "images" / "ubuntu" / "contract
 @pytest.fixture(scope="module")
 def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
     """The app's queue handlers with the local executor's containers on, as ``make run`` has them."""
-    from app import app
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("CONVEYOR_HEARTBEAT_SECONDS", "0.5")
-        patch.setenv("CONVEYOR_RUNNER_API_URL", api_url)
-        patch.setenv("CONVEYOR_CONTAINERS", "auto")
-        running = SqsPump(app, max_concurrency=4, wait_seconds=1)
-        running.start()
+    with running_pump(api_url, CONVEYOR_CONTAINERS="auto") as running:
         yield running
-        running.stop()
-
-
-@pytest.fixture
-def make_project(account: Account, git_server: GitServer, pump: SqsPump):  # type: ignore[no-untyped-def]
-    def make(files: dict[str, str]) -> BuildProject:
-        return BuildProject(account, git_server, files)
-
-    return make
 
 
 def test_a_package_one_job_installs_with_sudo_and_its_writes_to_usr_are_gone_for_the_next_job(  # type: ignore[no-untyped-def]
