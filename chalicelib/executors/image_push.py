@@ -20,9 +20,9 @@ from pathlib import Path
 
 import boto3
 
+from chalicelib.executors.containers import ID_SHIFT, IMAGE_STAMP
 from chalicelib.executors.images import UBUNTU_IMAGES, own_image
 
-UID_SHIFT = 100000  # images/ubuntu/build.sh's CONVEYOR_IMAGE_UID_SHIFT: the local tree's owners, shifted
 IMAGE_CHANGES = ("USER root", 'CMD ["/bin/bash"]', "WORKDIR /home/appveyor")
 
 
@@ -42,7 +42,7 @@ def unshift(shift: int) -> Callable[[tarfile.TarInfo], tarfile.TarInfo]:
     return owner
 
 
-def write_layer(root: Path, archive: Path, shift: int = UID_SHIFT) -> None:
+def write_layer(root: Path, archive: Path, shift: int = ID_SHIFT) -> None:
     """The root filesystem at ``root`` as one tar layer, owners as the image has them."""
     with tarfile.open(archive, "w") as tar:
         for entry in sorted(os.listdir(root)):
@@ -62,7 +62,7 @@ def push(repository: str, root: Path, say: Callable[[str], None] = print) -> lis
         raise PushFailed(
             f"'{repository}' is not an ECR repository URI (<account>.dkr.ecr.<region>.amazonaws.com/NAME)."
         )
-    if not (root / "etc" / "conveyor-image").is_file():
+    if not (root / IMAGE_STAMP).is_file():
         raise PushFailed(f"{root} holds no image: build it first (make image, as root).")
     names = tags(repository)
     with tempfile.TemporaryDirectory(dir=root.parent) as scratch:

@@ -14,7 +14,8 @@ import pytest
 from moto import mock_aws
 
 from chalicelib.cli import main
-from chalicelib.executors.image_push import UID_SHIFT, unshift
+from chalicelib.executors.containers import ID_SHIFT
+from chalicelib.executors.image_push import unshift
 
 REPOSITORY = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/conveyor-prod-images"
 NAMES = ["ubuntu", "ubuntu1604", "ubuntu1804", "ubuntu2004", "ubuntu2204"]
@@ -33,12 +34,12 @@ with open(os.environ["PODMAN_CALLS"], "a") as calls:
 
 def test_the_layers_owners_are_the_images_own_not_the_local_executors_shifted_ones() -> None:
     shifted = tarfile.TarInfo("home/appveyor/.bashrc")
-    shifted.uid, shifted.gid, shifted.uname = UID_SHIFT + 1000, UID_SHIFT + 1000, "someone-here"
+    shifted.uid, shifted.gid, shifted.uname = ID_SHIFT + 1000, ID_SHIFT + 1000, "someone-here"
     root = tarfile.TarInfo("usr/bin/sudo")
-    root.uid = root.gid = UID_SHIFT
+    root.uid = root.gid = ID_SHIFT
 
-    assert (unshift(UID_SHIFT)(shifted).uid, shifted.gid, shifted.uname) == (1000, 1000, "")
-    assert (unshift(UID_SHIFT)(root).uid, root.gid) == (0, 0)
+    assert (unshift(ID_SHIFT)(shifted).uid, shifted.gid, shifted.uname) == (1000, 1000, "")
+    assert (unshift(ID_SHIFT)(root).uid, root.gid) == (0, 0)
 
 
 @mock_aws
