@@ -7,7 +7,7 @@ import pytest
 
 from chalicelib.executors import containers
 from tests.builds import appveyor_yml
-from tests.functional.test_containers import make_project, pump  # noqa: F401 (fixtures)
+from tests.functional.test_containers import pump  # noqa: F401 (a fixture: the pump with containers on)
 from tests.functional.test_sandbox import output_lines
 
 REFUSAL = containers.refusal()
