@@ -6,6 +6,7 @@ is not sent, its build saying why. Tokens stored before that binding are sent ag
 from __future__ import annotations
 
 import copy
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -17,7 +18,7 @@ from chalicelib.local.pump import SqsPump
 from chalicelib.store import environments as environment_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.accounts import get_account_by_name
-from tests.builds import BuildProject, appveyor_yml
+from tests.builds import POLL_SECONDS, WAIT_SECONDS, BuildProject, appveyor_yml
 from tests.functional.test_chat_notifications import wait_for
 from tests.functional.test_project_secrets import put_yaml, read_settings, read_yaml
 from tests.functional.test_secret_binding import legacy_token
@@ -44,7 +45,11 @@ def stored_notifications(account: Account, project: dict[str, Any]) -> list[dict
 
 
 def messages_of(project: BuildProject, build: dict[str, Any]) -> list[str]:
-    return [message["message"] for message in project.build(build["version"])["messages"]]
+    """The build's messages once there are any: notifications are sent (or refused) after the build finished."""
+    deadline = time.monotonic() + WAIT_SECONDS
+    while not (messages := project.build(build["version"])["messages"]) and time.monotonic() < deadline:
+        time.sleep(POLL_SECONDS)
+    return [message["message"] for message in messages]
 
 
 def test_a_token_copied_into_appveyor_yml_is_sent_to_its_receiver_and_not_from_an_entry_pointed_elsewhere(
