@@ -1,0 +1,53 @@
+"""conveyor exec's command (chalicelib/local/exec/command.py): its -e variables, its exit status, its refusals."""
+
+from __future__ import annotations
+
+import argparse
+import io
+from pathlib import Path
+
+import pytest
+
+from chalicelib.local.exec.command import ExecError, _given, _passed, run_exec
+from chalicelib.local.exec.console import Console
+from chalicelib.local.exec.jobs import ExecJob
+from chalicelib.local.exec.plan import Checkout, plan
+
+TWO_JOBS = "environment:\n  matrix:\n    - A: 1\n    - A: 2\nmatrix:\n  allow_failures:\n    - A: 2\n"
+
+
+def ended(results: list[str | None]) -> list[tuple[object, ExecJob]]:
+    checkout = Checkout(name="app", branch="main", ref="refs/heads/main", commit={"commitId": "0" * 40})
+    jobs = plan(TWO_JOBS + "image: [Ubuntu, macos]\n", checkout, {}).jobs
+    pairs = []
+    for planned, result in zip(jobs, results, strict=True):
+        job = ExecJob(
+            spec={"jobId": planned.job.job_id, "jobName": planned.name}, console=Console(io.StringIO()), prefix=""
+        )  # type: ignore[typeddict-item]
+        job.result = result
+        pairs.append((planned, job))
+    return pairs
+
+
+def test_the_exit_status_counts_only_jobs_that_ran_and_failures_not_allowed() -> None:
+    # jobs: Ubuntu A=1, Ubuntu A=2 (allowed to fail), macos A=1, macos A=2 (both skipped here)
+    assert _passed(ended(["success", "failed", None, None]))  # type: ignore[arg-type]
+    assert not _passed(ended(["failed", "success", None, None]))  # type: ignore[arg-type]
+    assert not _passed(ended(["cancelled", "success", None, None]))  # type: ignore[arg-type]
+
+
+def test_minus_e_takes_name_equals_value_the_value_as_it_is() -> None:
+    assert _given(["A=1", "B_2=x=y", "EMPTY="]) == {"A": "1", "B_2": "x=y", "EMPTY": ""}
+    for wrong in ("A", "=1", "1A=1", "A-B=1"):
+        with pytest.raises(ExecError, match="NAME=VALUE"):
+            _given([wrong])
+
+
+def test_outside_a_checkout_or_without_appveyor_yml_it_says_so_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = argparse.Namespace(config=None, job=None, list=True, variables=[], branch=None, cache=False, parallel=1)
+    (tmp_path / "plain").mkdir()
+
+    assert run_exec(args, tmp_path / "plain") == 2
+    assert "not in a git checkout" in capsys.readouterr().out
