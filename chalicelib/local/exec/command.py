@@ -53,6 +53,8 @@ def run_exec(args: argparse.Namespace, folder: Path | None = None) -> int:
     console = out.Console()
     try:
         return _run(args, Path(folder or Path.cwd()), console)
+    except KeyboardInterrupt:  # before any job started: nothing to stop
+        return INTERRUPTED
     except (ExecError, NotACheckout, UnsafeFolder, Invalid, OSError) as error:
         console.say(f"conveyor exec: {getattr(error, 'message', None) or error}")
         return 2
