@@ -105,6 +105,8 @@ class LocalService:
             status, body = refused.status, {"message": str(refused)}
         except Invalid as error:
             status, body = 400, {"message": error.message}
+        except ValueError as error:  # a body that is not the JSON asked for
+            status, body = 400, {"message": f"The body could not be read: {error}"}
         data = json.dumps(body).encode()
         start_response(f"{status} {'OK' if status < 300 else 'Refused'}", [
             ("Content-Type", "application/json"), ("Content-Length", str(len(data)))])  # fmt: skip

@@ -143,7 +143,7 @@ def _entries(checkout: Repo, root: Path, new_objects: MemoryObjectStore) -> list
         folders[:] = kept_folders
         for name in files:
             path = os.fsencode(prefix + name)
-            if path in gitlinks or (path not in tracked and ignored.is_ignored(prefix + name)):
+            if name == ".git" or path in gitlinks or (path not in tracked and ignored.is_ignored(prefix + name)):
                 continue
             full = os.path.join(folder, name)
             info = os.lstat(full)

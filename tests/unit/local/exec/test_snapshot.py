@@ -101,3 +101,15 @@ def test_a_detached_head_needs_a_branch_and_a_folder_outside_git_is_refused(tmp_
     assert take(folder, branch="main").branch == "main"
     with pytest.raises(NotACheckout, match="not a git checkout"):
         take(tmp_path / "plain")
+
+
+def test_a_worktrees_git_file_is_not_part_of_the_tree(tmp_path: Path) -> None:
+    main = committed(tmp_path / "main", {"a.txt": "a\n"})
+    worktree = Path(porcelain.worktree_add(str(main), str(tmp_path / "wt"), branch="topic"))
+    (worktree / "b.txt").write_text("b\n")
+
+    snapshot = take(worktree)
+
+    assert (worktree / ".git").is_file()
+    assert files_of(snapshot) == {"a.txt": b"a\n", "b.txt": b"b\n"}
+    assert snapshot.branch == "topic"
