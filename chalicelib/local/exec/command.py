@@ -44,7 +44,7 @@ class ExecError(Exception):
 
 def run_exec(args: argparse.Namespace, folder: Path | None = None) -> int:
     """Run the checkout's jobs; the exit status."""
-    if _image().joinpath(containers.IMAGE_STAMP).is_file():
+    if not args.list and _image().joinpath(containers.IMAGE_STAMP).is_file():
         # podman's first container (runtime()'s probe) runs while exec loads, reads the tree and plans the jobs
         threading.Thread(target=containers.runtime, name="container-probe", daemon=True).start()
     from chalicelib.local.exec.folders import UnsafeFolder
@@ -82,13 +82,13 @@ def _run(args: argparse.Namespace, folder: Path, console: out.Console) -> int:
             console.say(f"{job.number}. {job.title}" + (f"  ({job.skipped})" if job.skipped else ""))
         return 0
     several = len(chosen) > 1
-    state = StateFolders(root)
     changes = "with its uncommitted changes" if snapshot.dirty else "clean"
     console.say(f"Building {root.name} {built.version}, branch {snapshot.branch}: the working tree ({changes}).")
     for note in built.notes:
         console.say(f"Note: {note}")
     if any(job.skipped is None for job in chosen):
         _check_runtime(console)
+    state = StateFolders(root)
     stopping = threading.Event()
     with LocalService(snapshot.repository, state, cache=args.cache) as service:
         jobs = [

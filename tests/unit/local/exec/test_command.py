@@ -51,3 +51,18 @@ def test_outside_a_checkout_or_without_appveyor_yml_it_says_so_and_exits_2(
 
     assert run_exec(args, tmp_path / "plain") == 2
     assert "not in a git checkout" in capsys.readouterr().out
+
+
+def test_without_the_image_the_command_says_so_and_runs_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dulwich import porcelain
+
+    porcelain.init(str(tmp_path / "app"))
+    (tmp_path / "app" / "appveyor.yml").write_text("build_script: [echo]\n")
+    monkeypatch.setenv("CONVEYOR_LOCAL_IMAGE", str(tmp_path / "no-image"))
+    args = argparse.Namespace(config=None, job=None, list=False, variables=[], branch=None, cache=False, parallel=1)
+
+    assert run_exec(args, tmp_path / "app") == 2
+    assert "conveyor exec: jobs cannot run in containers here:" in capsys.readouterr().out
+    assert not (tmp_path / "app" / ".conveyor" / "exec" / "artifacts").exists()
