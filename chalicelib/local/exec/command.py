@@ -44,15 +44,17 @@ class ExecError(Exception):
 
 def run_exec(args: argparse.Namespace, folder: Path | None = None) -> int:
     """Run the checkout's jobs; the exit status."""
+    probe = None
     if not args.list and _image().joinpath(containers.IMAGE_STAMP).is_file():
         # podman's first container (runtime()'s probe) runs while exec loads, reads the tree and plans the jobs
-        threading.Thread(target=containers.runtime, name="container-probe", daemon=True).start()
+        probe = threading.Thread(target=containers.runtime, name="container-probe", daemon=True)
+        probe.start()
     from chalicelib.local.exec.folders import UnsafeFolder
     from chalicelib.local.exec.snapshot import NotACheckout
 
     console = out.Console()
     try:
-        return _run(args, Path(folder or Path.cwd()), console)
+        return _run(args, Path(folder or Path.cwd()), console, probe)
     except KeyboardInterrupt:  # before any job started: nothing to stop
         return INTERRUPTED
     except (ExecError, NotACheckout, UnsafeFolder, Invalid, OSError) as error:
@@ -60,7 +62,7 @@ def run_exec(args: argparse.Namespace, folder: Path | None = None) -> int:
         return 2
 
 
-def _run(args: argparse.Namespace, folder: Path, console: out.Console) -> int:
+def _run(args: argparse.Namespace, folder: Path, console: out.Console, probe: threading.Thread | None) -> int:
     from chalicelib.local.exec.folders import StateFolders
     from chalicelib.local.exec.jobs import ExecJob
     from chalicelib.local.exec.plan import Checkout, job_spec, plan
@@ -87,6 +89,8 @@ def _run(args: argparse.Namespace, folder: Path, console: out.Console) -> int:
     for note in built.notes:
         console.say(f"Note: {note}")
     if any(job.skipped is None for job in chosen):
+        if probe is not None:
+            probe.join()  # its answer is kept: runtime() below reads it rather than starting a second probe
         _check_runtime(console)
     state = StateFolders(root)
     stopping = threading.Event()
