@@ -11,7 +11,7 @@ is unset, saying so once, unless ``-e NAME=VALUE`` gives it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -96,7 +96,8 @@ def plan(text: str, checkout: Checkout, given: dict[str, str], cache: bool = Fal
     jobs = [_with_refusal(planned, refused.get(planned.job.job_id)) for planned in jobs]
     version = build_version(version_format, BUILD_NUMBER, checkout.branch)
     notes = _notes(configuration, jobs, checkout, cache)
-    unset = {name for planned in jobs for name in _secure_names(_named(configuration, planned.job))} - set(given)
+    running = [planned for planned in jobs if planned.skipped is None]
+    unset = {name for planned in running for name in _secure_names(_named(configuration, planned.job))} - set(given)
     notes += [
         f"Secure variable {name} is not set: secure values are decrypted by the service only. Give it with "
         f"-e {name}=VALUE to set it here."
@@ -122,20 +123,19 @@ def slug(name: str) -> str:
 
 
 def _with_refusal(planned: PlannedJob, refusal: str | None) -> PlannedJob:
-    return planned if refusal is None else PlannedJob(**{**planned.__dict__, "refused": refusal})
+    return planned if refusal is None else replace(planned, refused=refusal)
 
 
 def _skipped(image: str | None) -> str | None:
-    """Why a job of ``image`` does not run here: exec runs the images the local executor runs, in its one image."""
-    try:
-        images.route(image, (), codebuild=False, local=True)
+    """Why a job of ``image`` does not run here: exec runs what the local executor runs in Conveyor's local image (no
+    image, ``Ubuntu``, ``Ubuntu1604`` ... ``Ubuntu2204``), and no other."""
+    name = (image or "").strip()
+    if images._WINDOWS.match(name):  # the service's own test of a Windows image name
+        return f"skipped: '{name}' is a Windows image; conveyor exec runs Linux jobs only (in Conveyor's local image)."
+    if not name or any(name.casefold() == known.casefold() for known in images.UBUNTU_IMAGES):
         return None
-    except images.NoExecutor:
-        pass
-    if images._WINDOWS.match((image or "").strip()):
-        return f"skipped: '{image}' is a Windows image; conveyor exec runs Linux jobs only (in Conveyor's local image)."
     return (
-        f"skipped: conveyor exec does not provide the image '{image}' (it runs no image, Ubuntu and Ubuntu1604 ... "
+        f"skipped: conveyor exec does not provide the image '{name}' (it runs no image, Ubuntu and Ubuntu1604 ... "
         "Ubuntu2204 in Conveyor's local image); the service runs it on a build agent or AWS CodeBuild."
     )
 
