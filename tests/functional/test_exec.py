@@ -136,7 +136,7 @@ def test_a_failing_job_makes_the_exit_status_non_zero_unless_allow_failures_allo
 
 
 @needs_containers
-def test_a_test_and_an_artifact_the_job_reports_are_in_the_summary_and_the_artifact_in_the_checkout(
+def test_tests_a_file_of_results_and_an_artifact_the_job_reports_are_in_the_summary_the_artifact_in_the_checkout(
     tmp_path: Path,
 ) -> None:
     files = {
@@ -148,7 +148,9 @@ def test_a_test_and_an_artifact_the_job_reports_are_in_the_summary_and_the_artif
             "  - appveyor AddTest adds-up -Framework pytest -FileName t.py -Outcome Passed -Duration 12",
             "  - appveyor AddTest divides -Framework pytest -FileName t.py -Outcome Failed",
             "  - appveyor AddMessage 'made by exec' -Category Warning",
-        )
+            '  - curl -sf -F file=@results.xml "${APPVEYOR_API_URL}api/testresults/junit/$APPVEYOR_JOB_ID"',
+        ),
+        "results.xml": '<testsuite><testcase classname="suite" name="from-a-file"/></testsuite>\n',
     }
     folder = checkout(tmp_path, files)
 
@@ -156,7 +158,7 @@ def test_a_test_and_an_artifact_the_job_reports_are_in_the_summary_and_the_artif
 
     assert done.returncode == 0, done.stdout + done.stderr
     rows = [line.split() for line in done.stdout.splitlines() if line.startswith("job 1 ")]
-    assert rows == [["job", "1", "success", rows[0][3], "s", "1", "1", "1"]], done.stdout  # passed, failed, artifacts
+    assert rows == [["job", "1", "success", rows[0][3], "s", "2", "1", "1"]], done.stdout  # passed, failed, artifacts
     assert "Test Failed: divides" in done.stdout and "Message (warning): made by exec" in done.stdout, done.stdout
     assert (folder / ".conveyor" / "exec" / "artifacts" / "1" / "app.bin").read_text() == "built\n"
     assert porcelain.status(str(folder)).untracked == [], "exec's own folder is ignored by git"

@@ -127,8 +127,6 @@ class LocalService:
             job.add_tests(tests, update=False)
             passed = sum(test["outcome"] == "Passed" for test in tests)
             failed = sum(test["outcome"] == "Failed" for test in tests)
-            job.console.say(f"Test results ({results.group(1)}): {len(tests)} tests, {passed} passed, {failed} failed",
-                            job.prefix)  # fmt: skip
             return 200, {"testsCount": len(tests), "passedTestsCount": passed, "failedTestsCount": failed}
         matched = _JOB_PATH.fullmatch(path)
         if matched is None:
