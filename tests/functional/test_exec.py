@@ -259,3 +259,17 @@ def _containers(prefix: str) -> list[str]:
         capture_output=True, text=True, check=True, timeout=60,
     )  # fmt: skip
     return [name for name in listed.stdout.split() if name.startswith(prefix)]
+
+
+@needs_containers
+def test_the_cache_is_kept_in_the_checkout_only_when_asked_and_restored_by_the_next_run(tmp_path: Path) -> None:
+    files = {"appveyor.yml": yml("cache:", "  - deps", "install:", "  - test -d deps && echo RESTORED || mkdir deps")}
+    folder = checkout(tmp_path, files)
+
+    without = conveyor_exec(folder)
+    first, second = conveyor_exec(folder, "--cache"), conveyor_exec(folder, "--cache")
+
+    assert "Note: cache: off under conveyor exec" in without.stdout, without.stdout
+    assert "RESTORED" not in first.stdout.splitlines(), first.stdout
+    assert "RESTORED" in second.stdout.splitlines(), second.stdout
+    assert list((folder / ".conveyor" / "exec" / "cache").glob("*/*.tgz"))
