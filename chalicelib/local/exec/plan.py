@@ -155,6 +155,11 @@ def _notes(configuration: Json, jobs: list[PlannedJob], checkout: Checkout, cach
         )
     if configuration.get("cacheEntries") and not cache:
         notes.append("cache: off under conveyor exec (--cache keeps it in .conveyor/exec/cache/ of this checkout).")
+    if any(job_configuration(configuration, planned.job.spec).get("cloneScripts") for planned in jobs):
+        notes.append(
+            "clone_script: not run by conveyor exec: each job builds the working tree, fetched as a build fetches "
+            "its commit."
+        )
     if configuration.get("idToken"):
         notes.append("id_token: conveyor exec issues no ID tokens (only the service can sign them).")
     return notes
@@ -189,6 +194,7 @@ def job_spec(
     runner_settings = {key: configuration[key] for key in RUNNER_SETTINGS if key in configuration}
     if not cache:
         runner_settings["cacheEntries"] = []
+    runner_settings["cloneScripts"] = []  # the job builds the working tree: its fetch replaces clone_script
     depth = configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
     return {
         "jobId": planned.job.job_id,

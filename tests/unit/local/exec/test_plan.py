@@ -129,3 +129,10 @@ def test_a_filter_that_would_skip_a_push_is_said_and_the_jobs_run() -> None:
 def test_a_file_the_service_refuses_is_refused() -> None:
     with pytest.raises(Invalid, match="unknown appveyor.yml setting"):
         planned("no_such_setting: 1\n")
+
+
+def test_clone_script_gives_way_to_the_working_tree_saying_so() -> None:
+    built = planned("clone_script:\n  - git clone https://example.com/app.git .\n")
+
+    assert job_spec(built.jobs[0], built, CHECKOUT, "", {})["configuration"]["cloneScripts"] == []
+    assert any(note.startswith("clone_script: not run by conveyor exec") for note in built.notes)
