@@ -73,7 +73,9 @@ def _run(args: argparse.Namespace, folder: Path, console: out.Console, probe: th
     root = _root(folder)
     text = _configuration_text(root, args.config)
     snapshot = take(root, args.branch)
-    checkout = Checkout(name=root.name, branch=snapshot.branch, ref=snapshot.ref, commit=_commit_fields(snapshot))
+    checkout = Checkout(
+        root.name, snapshot.branch, snapshot.ref, _commit_fields(snapshot), repository=snapshot.origin or root.name
+    )
     built = plan(text, checkout, given, cache=args.cache)
     chosen = [job for job in built.jobs if args.job is None or args.job in job.name]
     if not chosen:

@@ -41,6 +41,7 @@ class Checkout:
     branch: str
     ref: str
     commit: Json  # as a build keeps it: commitId, message, messageExtended, author..., committed
+    repository: str = ""  # as a git project names it: its remote's URL (the folder's name when it has none)
 
 
 @dataclass(frozen=True)
@@ -178,8 +179,9 @@ def job_spec(
     configuration = job_configuration(built.configuration, planned.job.spec)
     project = Project(
         account_id=0, account_name="local", project_id=0, slug=slug(checkout.name), name=checkout.name,
-        repository_type="git", repository_scm="git", repository_name=checkout.name, webhook_id="",
-        version_format=DEFAULT_VERSION_FORMAT, configuration=built.configuration, created=planned.job.created,
+        repository_type="git", repository_scm="git", repository_name=checkout.repository or checkout.name,
+        webhook_id="", version_format=DEFAULT_VERSION_FORMAT, configuration=built.configuration,
+        created=planned.job.created,
     )  # fmt: skip
     build = Build(
         account_id=0, project_id=0, build_id=0, build_number=BUILD_NUMBER, version=built.version,

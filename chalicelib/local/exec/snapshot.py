@@ -69,6 +69,7 @@ class Snapshot:
     head: Commit | None  # the checkout's HEAD commit (None in a repository with no commit yet)
     dirty: bool  # the working tree differs from HEAD (uncommitted or untracked files)
     commit: Commit
+    origin: str | None = None  # the URL of the checkout's remote "origin", if it has one
 
 
 def take(root: Path, branch: str | None = None) -> Snapshot:
@@ -98,7 +99,14 @@ def take(root: Path, branch: str | None = None) -> Snapshot:
     shallow = checkout.get_shallow()
     if shallow:  # the checkout's own history stops there: the fetch must not look past it
         served.update_shallow(set(shallow), None)
-    return Snapshot(served, commit.id.decode(), ref, branch, head, dirty, commit)
+    return Snapshot(served, commit.id.decode(), ref, branch, head, dirty, commit, _origin(checkout))
+
+
+def _origin(checkout: Repo) -> str | None:
+    try:
+        return checkout.get_config().get((b"remote", b"origin"), b"url").decode(errors="replace")
+    except KeyError:
+        return None
 
 
 def current_branch(checkout: Repo) -> str | None:

@@ -136,3 +136,13 @@ def test_clone_script_gives_way_to_the_working_tree_saying_so() -> None:
 
     assert job_spec(built.jobs[0], built, CHECKOUT, "", {})["configuration"]["cloneScripts"] == []
     assert any(note.startswith("clone_script: not run by conveyor exec") for note in built.notes)
+
+
+def test_the_repository_is_named_by_its_remote_as_a_git_project_is_without_its_credentials() -> None:
+    remote = Checkout(**{**CHECKOUT.__dict__, "repository": "https://ann:hunter2@git.example.com/team/app.git"})
+    built = planned("build_script: [echo]\n")
+
+    variables = job_spec(built.jobs[0], built, remote, "", {})["variables"]
+
+    assert variables["APPVEYOR_REPO_NAME"] == "https://git.example.com/team/app.git"
+    assert variables["APPVEYOR_REPO_PROVIDER"] == "git"

@@ -113,3 +113,10 @@ def test_a_worktrees_git_file_is_not_part_of_the_tree(tmp_path: Path) -> None:
     assert (worktree / ".git").is_file()
     assert files_of(snapshot) == {"a.txt": b"a\n", "b.txt": b"b\n"}
     assert snapshot.branch == "topic"
+
+
+def test_the_remote_origin_is_noted(tmp_path: Path) -> None:
+    folder = committed(tmp_path, {"a.txt": "a\n"})
+    porcelain.remote_add(str(folder), "origin", "https://git.example.com/team/app.git")
+
+    assert take(folder).origin == "https://git.example.com/team/app.git"
