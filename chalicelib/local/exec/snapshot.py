@@ -140,7 +140,8 @@ def _entries(checkout: Repo, root: Path, new_objects: MemoryObjectStore) -> list
         relative = os.path.relpath(folder, root)
         prefix: str = "" if relative == "." else relative.replace(os.sep, "/") + "/"
         kept_folders = []
-        for name in folders:
+        files += [name for name in folders if os.path.islink(os.path.join(folder, name))]  # kept as links
+        for name in [name for name in folders if not os.path.islink(os.path.join(folder, name))]:
             folder_path = os.fsencode(prefix + name)
             if name == ".git" or prefix + name == STATE_FOLDER or folder_path in gitlinks:
                 continue  # a submodule's folder is added below, as its gitlink

@@ -120,3 +120,16 @@ def test_the_remote_origin_is_noted(tmp_path: Path) -> None:
     porcelain.remote_add(str(folder), "origin", "https://git.example.com/team/app.git")
 
     assert take(folder).origin == "https://git.example.com/team/app.git"
+
+
+def test_a_link_is_kept_as_a_link_even_to_a_folder_and_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "private.key").write_text("not the checkout's\n")
+    folder = committed(tmp_path / "repo", {"a.txt": "a\n"})
+    (folder / "elsewhere").symlink_to(outside)
+    (folder / "to-a").symlink_to("a.txt")
+
+    found = files_of(take(folder))
+
+    assert found == {"a.txt": b"a\n", "elsewhere": str(outside).encode(), "to-a": b"a.txt"}
