@@ -63,16 +63,33 @@ def run_exec(args: argparse.Namespace, folder: Path | None = None) -> int:
 
 
 def _run(args: argparse.Namespace, folder: Path, console: out.Console, probe: threading.Thread | None) -> int:
-    from chalicelib.local.exec.folders import StateFolders
-    from chalicelib.local.exec.jobs import ExecJob
-    from chalicelib.local.exec.plan import Checkout, job_spec, plan
-    from chalicelib.local.exec.service import LocalService
     from chalicelib.local.exec.snapshot import take
 
     given = _given(args.variables)
     root = _root(folder)
     text = _configuration_text(root, args.config)
     snapshot = take(root, args.branch)
+    try:
+        return _build(args, root, text, snapshot, given, console, probe)
+    finally:
+        snapshot.close()
+
+
+def _build(
+    args: argparse.Namespace,
+    root: Path,
+    text: str,
+    snapshot: Snapshot,
+    given: dict[str, str],
+    console: out.Console,
+    probe: threading.Thread | None,
+) -> int:
+    """Plan the jobs of the snapshot's branch and run them (or, with --list, print them)."""
+    from chalicelib.local.exec.folders import StateFolders
+    from chalicelib.local.exec.jobs import ExecJob
+    from chalicelib.local.exec.plan import Checkout, job_spec, plan
+    from chalicelib.local.exec.service import LocalService
+
     checkout = Checkout(
         root.name, snapshot.branch, snapshot.ref, _commit_fields(snapshot), repository=snapshot.origin or root.name
     )

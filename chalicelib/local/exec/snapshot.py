@@ -70,6 +70,12 @@ class Snapshot:
     dirty: bool  # the working tree differs from HEAD (uncommitted or untracked files)
     commit: Commit
     origin: str | None = None  # the URL of the checkout's remote "origin", if it has one
+    checkout: Repo | None = None  # whose objects are served: open until close()
+
+    def close(self) -> None:
+        """Close the checkout's repository (its pack files) once nothing is fetched any more."""
+        if self.checkout is not None:
+            self.checkout.close()
 
 
 def take(root: Path, branch: str | None = None) -> Snapshot:
@@ -78,7 +84,14 @@ def take(root: Path, branch: str | None = None) -> Snapshot:
         checkout = Repo(str(root))
     except Exception as error:  # dulwich raises NotGitRepository, or OSError for an unreadable folder
         raise NotACheckout(f"{root} is not a git checkout: run conveyor exec in a git repository's folder.") from error
-    branch = branch or current_branch(checkout)
+    try:
+        return _snapshot(checkout, root, branch or current_branch(checkout))
+    except BaseException:
+        checkout.close()
+        raise
+
+
+def _snapshot(checkout: Repo, root: Path, branch: str | None) -> Snapshot:
     if not branch:
         raise NotACheckout("HEAD is detached: name the branch the build is of with --branch NAME.")
     new_objects = MemoryObjectStore()
@@ -99,7 +112,7 @@ def take(root: Path, branch: str | None = None) -> Snapshot:
     shallow = checkout.get_shallow()
     if shallow:  # the checkout's own history stops there: the fetch must not look past it
         served.update_shallow(set(shallow), None)
-    return Snapshot(served, commit.id.decode(), ref, branch, head, dirty, commit, _origin(checkout))
+    return Snapshot(served, commit.id.decode(), ref, branch, head, dirty, commit, _origin(checkout), checkout)
 
 
 def _origin(checkout: Repo) -> str | None:
