@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.core.status import JobState, Status, build_status
 from chalicelib.errors import Invalid
 from chalicelib.executors import containers
 from chalicelib.local.exec import console as out
@@ -196,8 +197,12 @@ def _row(planned: PlannedJob, job: ExecJob) -> out.Row:
 
 
 def _passed(work: list[tuple[PlannedJob, ExecJob]]) -> bool:
-    ran = [(planned, job) for planned, job in work if not planned.skipped]
-    return bool(ran) and all(job.result == "success" or planned.allow_failure for planned, job in ran)
+    """Whether the build of the jobs that ran succeeded, by the service's rule (core/status.py build_status): a job
+    ``allow_failures`` allows to fail does not fail it, unless every job may fail and one did."""
+    ran = [
+        JobState(Status(job.result or "failed"), planned.allow_failure) for planned, job in work if not planned.skipped
+    ]
+    return bool(ran) and build_status(ran) is Status.SUCCESS
 
 
 def _given(variables: list[str]) -> dict[str, str]:

@@ -36,6 +36,22 @@ def test_the_exit_status_counts_only_jobs_that_ran_and_failures_not_allowed() ->
     assert not _passed(ended(["cancelled", "success", None, None]))  # type: ignore[arg-type]
 
 
+def test_when_every_job_may_fail_one_failing_fails_the_build_as_on_the_service() -> None:
+    every_job_may_fail = TWO_JOBS + "    - A: 1\n"  # both rows of allow_failures
+    checkout = Checkout(name="app", branch="main", ref="refs/heads/main", commit={"commitId": "0" * 40})
+    jobs = plan(every_job_may_fail, checkout, {}).jobs
+    assert all(job.allow_failure for job in jobs), jobs
+    pairs = []
+    for planned, result in zip(jobs, ["success", "failed"], strict=True):
+        job = ExecJob(
+            spec={"jobId": planned.job.job_id, "jobName": planned.name}, console=Console(io.StringIO()), prefix=""
+        )  # type: ignore[typeddict-item]
+        job.result = result
+        pairs.append((planned, job))
+
+    assert not _passed(pairs)  # type: ignore[arg-type]
+
+
 def test_minus_e_takes_name_equals_value_the_value_as_it_is() -> None:
     assert _given(["A=1", "B_2=x=y", "EMPTY="]) == {"A": "1", "B_2": "x=y", "EMPTY": ""}
     for wrong in ("A", "=1", "1A=1", "A-B=1"):
