@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -82,3 +84,32 @@ def test_without_the_image_the_command_says_so_and_runs_nothing(
     assert run_exec(args, tmp_path / "app") == 2
     assert "conveyor exec: jobs cannot run in containers here:" in capsys.readouterr().out
     assert not (tmp_path / "app" / ".conveyor" / "exec" / "artifacts").exists()
+
+
+def test_a_missing_local_image_is_built_first_with_make_image_saying_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dulwich import porcelain
+
+    from chalicelib.executors import containers
+
+    if os.geteuid() != 0 or shutil.which("make") is None:
+        pytest.skip("the image is built only as root, with make")
+    conveyor = tmp_path / "conveyor"  # a Conveyor folder whose make image only leaves the image's stamp
+    conveyor.mkdir()
+    (conveyor / "Makefile").write_text(
+        "image:\n\tmkdir -p .images/ubuntu/etc && touch .images/ubuntu/etc/conveyor-image\n"
+    )
+    monkeypatch.setattr(containers, "PROJECT_DIR", conveyor)
+    monkeypatch.setattr(containers, "IMAGE_ROOT", conveyor / ".images" / "ubuntu")
+    monkeypatch.delenv("CONVEYOR_LOCAL_IMAGE", raising=False)
+    porcelain.init(str(tmp_path / "app"))
+    (tmp_path / "app" / "appveyor.yml").write_text("build_script: [echo]\n")
+    args = argparse.Namespace(config=None, job=None, list=False, variables=[], branch=None, cache=False, parallel=1)
+
+    status = run_exec(args, tmp_path / "app")
+
+    printed = capsys.readouterr().out
+    assert f"The local image is not built: building it now with `make image` in {conveyor}" in printed
+    assert (conveyor / ".images" / "ubuntu" / "etc" / "conveyor-image").is_file()
+    assert status == 2 and "jobs cannot run in containers here" in printed  # a stamp alone is no image
