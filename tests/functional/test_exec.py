@@ -203,7 +203,8 @@ def test_a_windows_job_is_skipped_saying_why_and_the_others_run(tmp_path: Path) 
 
 
 @needs_containers
-def test_ctrl_c_stops_the_running_job_and_leaves_no_container_behind(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_ctrl_c_stops_the_running_job_and_leaves_no_container_behind(tmp_path: Path, stop: signal.Signals) -> None:
     folder = checkout(tmp_path, {"appveyor.yml": yml("build_script:", "  - echo started-sleeping", "  - sleep 300")})
     process = subprocess.Popen(
         [sys.executable, "-m", "chalicelib.cli", "exec"],
@@ -216,7 +217,7 @@ def test_ctrl_c_stops_the_running_job_and_leaves_no_container_behind(tmp_path: P
         if line.strip() == "started-sleeping":
             break
     names = _containers("conveyor-job-exec1-")
-    process.send_signal(signal.SIGINT)
+    process.send_signal(stop)
     started = time.monotonic()
     rest, _ = process.communicate(timeout=60)
 

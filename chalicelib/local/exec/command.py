@@ -5,7 +5,7 @@ functions (local/exec/plan.py), and each job runs on the local container executo
 container of Conveyor's local image, its runner beside it in the sandbox, the runner talking to an in-process job
 protocol (local/exec/service.py) with a token of its own. The exit status is 0 only when every job that ran passed
 (a failure ``matrix: allow_failures`` allows does not count, as on the service); 130 after Ctrl-C, which cancels the
-running jobs (their containers are removed as any job's are) and starts no other.
+running jobs (their containers are removed as any job's are) and starts no other; so does SIGTERM.
 """
 
 from __future__ import annotations
@@ -53,6 +53,10 @@ def run_exec(args: argparse.Namespace, folder: Path | None = None) -> int:
     from chalicelib.local.exec.folders import UnsafeFolder
     from chalicelib.local.exec.snapshot import NotACheckout
 
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():  # a kill stops the jobs as Ctrl-C does
+        handlers = {number: signal.getsignal(number) for number in (signal.SIGINT, signal.SIGTERM)}
+        signal.signal(signal.SIGTERM, signal.default_int_handler)
     console = out.Console()
     try:
         return _run(args, Path(folder or Path.cwd()), console, probe)
@@ -61,6 +65,10 @@ def run_exec(args: argparse.Namespace, folder: Path | None = None) -> int:
     except (ExecError, NotACheckout, UnsafeFolder, Invalid, OSError) as error:
         console.say(f"conveyor exec: {getattr(error, 'message', None) or error}")
         return 2
+    finally:
+        for number, handler in handlers.items():  # as they were (a second Ctrl-C's is exec's own)
+            if handler is not None:
+                signal.signal(number, handler)
 
 
 def _run(args: argparse.Namespace, folder: Path, console: out.Console, probe: threading.Thread | None) -> int:
