@@ -17,10 +17,12 @@ from pynamodb.exceptions import PynamoDBException
 
 from chalicelib.agent import Agent, AgentError, BuildJobAgent
 from chalicelib.errors import ConveyorError
-from chalicelib.local.stack import PROJECT_DIR
 from chalicelib.runner.sandbox import SandboxUnavailable
 
 AGENT_KEY_VARIABLE = "CONVEYOR_AGENT_KEY"
+# the stack's folder (chalicelib.local.stack's), known without loading the stack: a command that needs no stack
+# (conveyor exec, an agent) starts without moto and Chalice's command line
+PROJECT_DIR = Path(__file__).resolve().parents[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -64,7 +66,14 @@ def main(argv: list[str] | None = None) -> int:
     agent.add_argument("--folder", default="deployments", help="where artifacts go (default: ./deployments)")
     agent.add_argument("--name", help="this machine's name in deployments (default: the host name)")
     agent.add_argument("--once", action="store_true", help="run at most one job, then exit")
+    add_exec_arguments(
+        commands.add_parser("exec", help="run this checkout's appveyor.yml here, each job as a build runs it")
+    )
     args = parser.parse_args(argv)
+    if args.command == "exec":
+        from chalicelib.local.exec.command import run_exec
+
+        return run_exec(args)
 
     try:
         run(args)
@@ -75,6 +84,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"conveyor: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def add_exec_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of ``conveyor exec`` (docs/exec.md)."""
+    parser.add_argument("--config", help="the configuration file (default: appveyor.yml, else .appveyor.yml)")
+    parser.add_argument("--job", help="run only the jobs whose name contains this text (see --list)")
+    parser.add_argument("--list", action="store_true", help="print the jobs and exit")
+    parser.add_argument(
+        "-e", dest="variables", action="append", default=[], metavar="NAME=VALUE", help="set a variable (repeatable)"
+    )
+    parser.add_argument("--branch", help="the branch the build is of (default: the one checked out)")
+    parser.add_argument("--cache", action="store_true", help="use appveyor.yml's cache: (in .conveyor/exec/cache/)")
+    parser.add_argument("--parallel", type=int, default=1, metavar="N", help="run N jobs at once (default: 1)")
 
 
 def run(args: argparse.Namespace) -> None:

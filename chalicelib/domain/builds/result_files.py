@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from email.message import Message
+from email.parser import BytesParser
+from email.policy import HTTP
 from pathlib import PureWindowsPath
 from typing import Any
 from xml.etree.ElementTree import Element, ParseError
@@ -21,6 +24,7 @@ from chalicelib.errors import Invalid
 
 FORMATS = {"junit": "JUnit", "xunit": "xUnit", "nunit": "NUnit", "nunit3": "NUnit3", "mstest": "MSTest"}
 MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_UPLOAD_BYTES = MAX_FILE_BYTES + 64 * 1024  # the file, and a multipart body's headers around it
 MAX_TESTS = 10_000  # in one file (a job keeps at most runner_calls.MAX_REPORTS_PER_JOB in all)
 MAX_NAME = 1024
 MAX_TEXT = 8 * 1024  # error message, stack trace, stdout, stderr: four of them fit a report's 64 KB
@@ -54,6 +58,27 @@ def parse(format_name: str, data: bytes) -> list[dict[str, Any]]:
     if len(tests) > MAX_TESTS:
         raise Invalid(f"A test results file holds at most {MAX_TESTS:,} tests; this one has {len(tests):,}.")
     return [{**test, "testFramework": framework} for test in tests]
+
+
+def uploaded_file(data: bytes, content_type: str) -> bytes:
+    """The file of an upload: the body as it is, or the multipart body's part named ``file`` (curl -F file=@...,
+    WebClient's UploadFile); Invalid (a 400) when there is none, or it is too big."""
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise Invalid(f"A test results file is at most {MAX_FILE_BYTES:,} bytes; this body is {len(data):,}.")
+    if not content_type.lower().startswith("multipart/"):
+        return data
+    message: Message = BytesParser(policy=HTTP).parsebytes(
+        b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + data
+    )
+    if not message.is_multipart():
+        raise Invalid("The multipart body could not be read: send the file as the body, or as the field 'file'.")
+    parts = [part for part in message.get_payload() if isinstance(part, Message)]
+    named = [part for part in parts if part.get_param("name", header="content-disposition") == "file"]
+    chosen = named or [part for part in parts if part.get_filename()]
+    if not chosen:
+        raise Invalid("The multipart body has no field 'file' holding the test results file.")
+    payload = chosen[0].get_payload(decode=True)
+    return payload if isinstance(payload, bytes) else b""
 
 
 def _test(
