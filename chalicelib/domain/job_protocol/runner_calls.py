@@ -79,7 +79,8 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
     """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits
     (``read``: the job's build and project as read with it, if they were)."""
     build, project = build_and_project(job, read)
-    # the log's first line names the team's machine a job runs on: an agent may take an image the service runs
+    # the log's first lines (after "Build started") name the team's machine a job runs on: an agent may take an image
+    # the service runs
     warnings = [f"Running on build agent {job.agent}."] if job.executor == Executor.AGENT and job.agent else []
     environment = job_environment(project, build, job, warnings.append)
     warnings += job_warnings(build.configuration, job.spec)
