@@ -45,9 +45,8 @@ def job_environment(project: Project, build: Build, job: Job, warn: Callable[[st
         warn(request_variables.WITHHELD_NOTICE)
         warn_named = _unsaid
 
-    def unset(
-        text: str,
-    ) -> None:  # a secure value that does not decrypt: said in the job's log and the build's messages
+    def unset(text: str) -> None:
+        """A secure variable left unset: said in the job's log and among the build's messages."""
         warn(text)
         note = {"category": "warning", "message": text[:4096], "created": timestamp(datetime.now(UTC))}
         build_store.add_message(build.project_id, build.build_id, note, MAX_BUILD_MESSAGES)
