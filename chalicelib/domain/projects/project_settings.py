@@ -172,8 +172,8 @@ def _check_no_foreign_ciphertext(text: str) -> None:
             raise invalid(
                 "configuration",
                 f"{path}: this secure value is not one Conveyor can decrypt (a value encrypted by AppVeyor, say, with "
-                f"its account's key). {HOW_TO_ENCRYPT} Or, in a settings YAML of one configuration, write the plain "
-                "value after secure: (it is stored encrypted).",
+                f"its account's key). {HOW_TO_ENCRYPT} Or set it as one of the project's environment variables "
+                "(PUT .../settings/environment-variables takes the plain value and stores it encrypted).",
             )
 
 
