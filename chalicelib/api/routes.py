@@ -249,6 +249,8 @@ API_ROUTES: tuple[ApiRoute, ...] = (
     ApiRoute("GET", "/environments/{deploymentEnvironmentId}/deployments", "deployments.get_environment_deployments"),
     # sessions.py: who the key or the session cookie acts for
     ApiRoute("GET", "/caller", "sessions.get_caller"),
+    # encrypted_values.py: a value for secure: in the account's appveyor.yml files (AppVeyor's; any member)
+    ApiRoute("POST", "/account/encrypt", "encrypted_values.encrypt_value"),
     # build_agents.py: the account's build agents
     ApiRoute("GET", "/build-agents", "build_agents.list_build_agents"),
     ApiRoute("POST", "/build-agents", "build_agents.register_build_agent", Permission.UPDATE_ACCOUNT_DETAILS),

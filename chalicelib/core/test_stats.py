@@ -41,6 +41,7 @@ class Run:
     job_id: str
     attempt: int
     error: str | None = None  # its error message, cut short
+    sent_from_outside: bool = False  # a key sent it into the job, from outside the build (never the build's word)
 
 
 @dataclass
@@ -142,6 +143,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "jobId": run.job_id,
         "attempt": run.attempt,
         "errorMessage": run.error,
+        "sentFromOutside": run.sent_from_outside,
     }
 
 

@@ -46,15 +46,15 @@ def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
     except TokenRevoked:
         log.warning("job %s: its token no longer works; nothing to run", ticket.job_id)
         return LEASE_LOST
-    spec["warnings"] = [*ticket.warnings, *spec["warnings"]]
     credentials = _take_clone_credentials(client, spec)
     container = job_container.JobContainer.from_ticket(ticket.container)
+    preface = ticket.warnings  # where the job runs (its executor's words): the log's first lines
     if container is not None:
-        return _run(client, spec, credentials, container.work, container)
+        return _run(client, spec, credentials, container.work, container, preface=preface)
     if work is not None:
-        return _run(client, spec, credentials, work)
+        return _run(client, spec, credentials, work, preface=preface)
     with tempfile.TemporaryDirectory(prefix="conveyor-job-") as scratch:
-        return _run(client, spec, credentials, Path(scratch))
+        return _run(client, spec, credentials, Path(scratch), preface=preface)
 
 
 def _take_clone_credentials(client: JobClient, spec: JobSpec) -> Credentials | None:
@@ -89,6 +89,7 @@ def _run(
     credentials: Credentials | None,
     work: Path,
     container: job_container.JobContainer | None = None,
+    preface: tuple[str, ...] = (),
 ) -> str:
     if container is None:
         folder, home = work / "build", work / "home"
@@ -118,8 +119,8 @@ def _run(
         beat.start()
         succeeded, message = False, None
         try:
-            for warning in spec["warnings"]:
-                run.say(warning)
+            for line in preface:
+                run.say(line)
             succeeded = _phases(run)
         except JobFailed as failure:
             message = str(failure)
@@ -255,6 +256,8 @@ def _phases(run: Run) -> bool:
     try:
         try:
             run.say(f"Build started: {run.spec['title']}, job {run.spec['jobId']} {run.spec['jobName']}")
+            for warning in run.spec["warnings"]:  # what the service has to say of this job and its settings
+                run.say(warning)
             run_phase(run, "init", config["initScripts"])
             _clone(run)
             if cache_entries:

@@ -41,8 +41,10 @@ class BuildAgentModel(Model):
 class JobReportModel(Model):
     """What a running job reported through the Build Worker API: a message, a compilation message or a test.
 
-    ``report`` orders a job's reports and names tests: ``message#<ns>``, ``compilation#<ns>`` or
-    ``test#<sha256 of the name>`` (a test is updated by name). Removed with the job's build.
+    ``report`` orders a job's reports and names tests: ``message#<ns>``, ``compilation#<ns>``,
+    ``test#<sha256 of the name>`` (a test is updated by name), ``test#<sha256 of the name>#outside`` (the test as a
+    key sent it from outside the build; before issue 43 it replaced the build's item, marked ``sentFromOutside``) or
+    ``failedTest#<sha256 of the name>`` (the build reported the test failed). Removed with the job's build.
     """
 
     class Meta:

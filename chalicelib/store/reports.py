@@ -9,13 +9,16 @@ from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from chalicelib.core.reports import COMPILATION, MESSAGE, TEST, Report
+from chalicelib.core.reports import COMPILATION, FAILED_MARK, MESSAGE, SENT_FROM_OUTSIDE, TEST, Report
 from chalicelib.store.delivery_models import JobReportModel
 
 
 def _report_key(kind: str, body: dict[str, Any]) -> str:
-    if kind == TEST:  # one item per test name, so an update replaces it
-        return f"{TEST}#{hashlib.sha256(str(body['testName']).encode()).hexdigest()}"
+    if kind in (TEST, FAILED_MARK):  # one item per test name, so an update replaces it
+        named = f"{kind}#{hashlib.sha256(str(body['testName']).encode()).hexdigest()}"
+        # a test sent from outside the build has an item of its own: it never replaces what the build reported
+        # (an item of the build's own key that carries the mark was stored before, when it could)
+        return f"{named}#outside" if body.get(SENT_FROM_OUTSIDE) else named
     return f"{kind}#{time.time_ns():020d}{secrets.token_hex(4)}"
 
 
@@ -39,14 +42,15 @@ def add_reports(
 
 
 def get_tests(job_id: str, names: list[str]) -> dict[str, Report]:
-    """Tests reported before, by name (to update them); names never reported are left out."""
+    """Tests the build reported before, by name (to update them); names it never reported are left out."""
     keys = {_report_key(TEST, {"testName": name}): name for name in names}
     found = JobReportModel.batch_get([(job_id, key) for key in keys])
     return {keys[model.report]: Report(TEST, dict(model.body), model.created) for model in found}
 
 
 def list_reports(job_id: str, kind: str) -> list[Report]:
-    """A job's reports of one kind: messages in the order they came, tests by their name's hash."""
+    """A job's reports of one kind: messages in the order they came, tests by their name's hash (a test the build
+    reported and one sent from outside the build under the same name are two)."""
     return [
         Report(kind, dict(model.body), model.created)
         for model in JobReportModel.query(job_id, JobReportModel.report.startswith(f"{kind}#"))
@@ -55,7 +59,7 @@ def list_reports(job_id: str, kind: str) -> list[Report]:
 
 def reports_by_kind(job_id: str) -> dict[str, list[Report]]:
     """Every report of a job in one query, by kind (each kind in list_reports' order)."""
-    found: dict[str, list[Report]] = {MESSAGE: [], COMPILATION: [], TEST: []}
+    found: dict[str, list[Report]] = {MESSAGE: [], COMPILATION: [], TEST: [], FAILED_MARK: []}
     for model in JobReportModel.query(job_id):
         kind = model.report.partition("#")[0]
         found.setdefault(kind, []).append(Report(kind, dict(model.body), model.created))

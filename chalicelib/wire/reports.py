@@ -3,14 +3,15 @@
 GET /api/buildjobs/{jobId}/messages lists build messages and compilation messages together; ``type`` tells them
 apart ("Message" or "Compilation"), and a compilation message carries where it points as well. GET
 /api/buildjobs/{jobId}/tests lists tests with the Build Worker API's own field names (the last four PascalCase,
-as AppVeyor's are).
+as AppVeyor's are), and Conveyor's ``sentFromOutside``: a test a key sent into the job from outside the build is
+listed beside the build's own test of that name, never in its place.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.core.reports import COMPILATION, Report
+from chalicelib.core.reports import COMPILATION, Report, sent_from_outside
 from chalicelib.shapes.time import timestamp
 
 MESSAGE_TYPES = {"message": "Message", "compilation": "Compilation"}
@@ -50,6 +51,7 @@ def reported_test_json(report: Report) -> dict[str, Any]:
     shape["outcome"] = shape["outcome"] or "None"
     shape["durationMilliseconds"] = _number(body.get("durationMilliseconds"))
     shape["created"] = timestamp(report.created)
+    shape["sentFromOutside"] = sent_from_outside(report)  # Conveyor's: a key sent it, not the build
     return shape
 
 

@@ -45,6 +45,7 @@ def test_run_json(run: dict[str, Any]) -> dict[str, Any]:
         "attempt": run.get("attempt"),
         "finished": timestamp(datetime.fromtimestamp(int(run.get("at") or 0), UTC)),
         "errorMessage": run.get("errorMessage"),
+        "sentFromOutside": bool(run.get("sentFromOutside")),  # runs stored before issue 43 lack it (false)
     }
 
 

@@ -195,7 +195,9 @@ def test_tests_list_each_test_as_last_reported(every_verb: tuple[BuildProject, d
         "StdOut",
         "StdErr",
         "created",
+        "sentFromOutside",
     }
+    assert divides["sentFromOutside"] is False  # the build's own
 
 
 def test_reports_and_the_job_protocols_refusals_match_their_documented_shapes(

@@ -203,6 +203,8 @@ PUT    /projects/{accountName}/{projectSlug}/tests/quarantine       200   403  4
 DELETE /projects/{accountName}/{projectSlug}/tests/quarantine       200   403  403     200          404   401
 DELETE /projects/{accountName}/{projectSlug}/tests/quarantine/{testId} 200 403 403   200          404   401
 POST   /runner/jobs/{jobId}/quarantine                              401   401  401     401          401   401
+# a value encrypted for secure: (issue 43): any member, bound to the project named, which the caller must see
+POST   /account/encrypt                                             200   200  200     200          404   401
 """
 
 # "<endpoint> as <caller>" -> why the service's answer differs from the designed one in MATRIX, and where.
@@ -991,4 +993,10 @@ REQUESTS[f"DELETE {PROJECT}/tests/quarantine"] = Request(
 )
 REQUESTS[f"DELETE {PROJECT}/tests/quarantine/{{testId}}"] = Request(
     params=_seeded_test, target=_quarantined_test, probe=_reads(PROJECT + "/tests/quarantine")
+)
+
+
+# Issue 43: a value encrypted for the shared project; nothing is stored, so nothing can change.
+REQUESTS["POST /account/encrypt"] = Request(
+    body=lambda world, params: {"plainValue": "matrix-secret", "projectSlug": params["projectSlug"]},
 )

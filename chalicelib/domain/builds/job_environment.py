@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +19,12 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.repository_names import public_repository_name
 from chalicelib.domain.configuration.job_overrides import job_configuration
+from chalicelib.domain.forges.commit_statuses import MAX_BUILD_MESSAGES
 from chalicelib.domain.projects import request_variables
 from chalicelib.domain.shared import secrets
 from chalicelib.errors import Invalid
+from chalicelib.shapes.time import timestamp
+from chalicelib.store import builds as build_store
 
 
 @dataclass
@@ -40,7 +44,15 @@ def job_environment(project: Project, build: Build, job: Job, warn: Callable[[st
     if withheld and build.pull_request is None:  # said once, not for each secure variable
         warn(request_variables.WITHHELD_NOTICE)
         warn_named = _unsaid
-    _add_named(env, secrets.project_owner(project), named, decrypt_secrets=not withheld, warn=warn_named)
+
+    def unset(text: str) -> None:
+        """A secure variable left unset: said in the job's log and among the build's messages."""
+        warn(text)
+        note = {"category": "warning", "message": text[:4096], "created": timestamp(datetime.now(UTC))}
+        build_store.add_message(build.project_id, build.build_id, note, MAX_BUILD_MESSAGES)
+
+    owner = secrets.project_owner(project)
+    _add_named(env, owner, named, decrypt_secrets=not withheld, warn=warn_named, unset=unset)
     env.variables.update(_requested(build.request_variables, warn))
     return env
 
@@ -66,6 +78,7 @@ def _add_named(
     named: Iterable[dict[str, Any]],
     decrypt_secrets: bool,
     warn: Callable[[str], None],
+    unset: Callable[[str], None],
 ) -> None:
     for variable in named:
         name, value = variable.get("name"), variable.get("value") or {}
@@ -81,13 +94,23 @@ def _add_named(
             try:
                 text = secrets.decrypt(owner, f"variable/{name}", text)
             except Invalid as error:
-                warn(
-                    f"Secure variable {name} is not set: {error.message} A secure value works only where it was "
-                    f"set: set {name} in this project's settings and use the token shown there."
-                )
+                unset(_why_unset(str(name), str(text), error))
                 continue
             env.secrets.append(text)
         env.variables[name] = str(text)
+
+
+def _why_unset(name: str, value: str, error: Invalid) -> str:
+    """Why a secure variable is left unset: a value Conveyor cannot decrypt never becomes the variable's value."""
+    if not secrets.is_token(value):  # AppVeyor's encrypted value (or any other service's), or a plain text
+        what = "encrypted by AppVeyor, say" if secrets.foreign_ciphertext(value) else "not encrypted for Conveyor"
+        return f"Secure variable {name} is not set: its value is not one Conveyor can decrypt ({what}). " + (
+            secrets.HOW_TO_ENCRYPT + f" Or set {name} in this project's settings and use the token shown there."
+        )
+    return (
+        f"Secure variable {name} is not set: {error.message} A secure value works only where it was set: set {name} "
+        "in this project's settings and use the token shown there (or encrypt it with POST /api/account/encrypt)."
+    )
 
 
 def appveyor_variables(project: Project, build: Build, job: Job, build_folder: Path | None) -> dict[str, str]:

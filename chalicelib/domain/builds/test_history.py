@@ -19,7 +19,7 @@ from typing import Any
 from chalicelib.core import test_stats
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
-from chalicelib.core.reports import SENT_FROM_OUTSIDE, Report
+from chalicelib.core.reports import Report, counted_tests, sent_from_outside
 from chalicelib.domain.projects.project_lookup import find_project
 from chalicelib.domain.projects.request_variables import withholds_secrets
 from chalicelib.domain.team.access import Right
@@ -41,8 +41,9 @@ def test_id_of(framework: str | None, file_name: str | None, name: str) -> str:
 
 
 def record_job_tests(job: Job, build: Build, tests: list[Report], finished: datetime) -> None:
-    """Add the runs of a job's attempt that is ending to its tests' history; tests that flaked enter the
-    project's quarantine when it is on. A finish sent again for the same attempt adds nothing more."""
+    """Add the runs of a job's attempt that is ending to its tests' history (``tests``: one per name, as
+    core/reports.counted_tests gives them); tests that flaked enter the project's quarantine when it is on. A finish
+    sent again for the same attempt adds nothing more."""
     runs: dict[str, tuple[test_stats.Run, Report]] = {}
     at = int(finished.timestamp())
     for report in tests:
@@ -64,6 +65,7 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
             job_id=job.job_id,
             attempt=max(1, job.attempts),
             error=(str(body["ErrorMessage"])[:500] if body.get("ErrorMessage") else None),
+            sent_from_outside=sent_from_outside(report),
         )
         runs[test_id] = (run, report)
     if not runs:
@@ -73,7 +75,7 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
     # make a test flaky, nor put it in quarantine, nor change its summary
     # Tests a key sent into the job (domain/job_protocol/test_uploads.py) are kept too, and leave the states
     # alone likewise.
-    own = {test_id: run for test_id, run in runs.items() if not run[1].body.get(SENT_FROM_OUTSIDE)}
+    own = {test_id: run for test_id, run in runs.items() if not run[0].sent_from_outside}
     flaked = [] if withholds_secrets(build) or not own else _update_states(job.project_id, own)
     store.add_test_runs(
         job.project_id,
@@ -140,8 +142,14 @@ def _quarantine(project_id: int, flaked: dict[str, test_stats.Run], runs: dict[s
 
 def quarantined_failures(job: Job) -> list[str]:
     """The names of the job's failed tests when every one of them is in its project's quarantine (and it is
-    on); an empty list when none failed, quarantine is off, or a failed test is not in it."""
-    tests = reports.list_reports(job.job_id, reports.TEST)
+    on); an empty list when none failed, quarantine is off, or a failed test is not in it.
+
+    Only what the build reported itself counts: a test it ever reported failed in this attempt failed, whatever was
+    reported since; a test only a key sent from outside the build failed lets nothing pass (issue 43), for whoever
+    may run builds could otherwise send a quarantined test's failure (and the real one's pass) into a failed job."""
+    marks = reports.list_reports(job.job_id, reports.FAILED_MARK)
+    counted = counted_tests(reports.list_reports(job.job_id, reports.TEST), marks)
+    tests = [t for t in counted if not sent_from_outside(t)]
     failed = {
         test_id_of(t.body.get("testFramework"), t.body.get("fileName"), str(t.body.get("testName"))): str(
             t.body.get("testName")

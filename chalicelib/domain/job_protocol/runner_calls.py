@@ -15,6 +15,7 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts, MoveFields
 from chalicelib.core.projects import Project
+from chalicelib.core.reports import SENT_FROM_OUTSIDE, counted_tests, failure_marks, sent_from_outside
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.builds import id_tokens
 from chalicelib.domain.builds.build_lookup import build_and_project
@@ -78,7 +79,8 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
     """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits
     (``read``: the job's build and project as read with it, if they were)."""
     build, project = build_and_project(job, read)
-    # the log's first line names the team's machine a job runs on: an agent may take an image the service runs
+    # the log's first lines (after "Build started") name the team's machine a job runs on: an agent may take an image
+    # the service runs
     warnings = [f"Running on build agent {job.agent}."] if job.executor == Executor.AGENT and job.agent else []
     environment = job_environment(project, build, job, warnings.append)
     warnings += job_warnings(build.configuration, job.spec)
@@ -168,10 +170,13 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
     _check_count(tests)
     if not all(isinstance(test, dict) and test.get("testName") for test in tests):
         raise Invalid("Every test needs its name (testName).")
-    fresh = [_bounded(test) for test in tests]
+    # the mark of a test sent from outside is the service's to set, never the build's
+    fresh = [{k: v for k, v in _bounded(test).items() if k != SENT_FROM_OUTSIDE} for test in tests]
     first_reported: dict[str, datetime] = {}
     if update:
         before = reports.get_tests(job.job_id, [str(test["testName"]) for test in fresh])
+        # what a key sent from outside (an item stored before issue 43) is no part of the build's own test
+        before = {name: report for name, report in before.items() if not sent_from_outside(report)}
         merged = []
         for test in fresh:
             earlier = before.get(str(test["testName"]))
@@ -180,15 +185,16 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
         first_reported = {name: report.created for name, report in before.items()}
     sized = [(reports.TEST, _sized(test)) for test in fresh]
     _take_quota(job, len(sized))
-    reports.add_reports(job.job_id, sized, first_reported)
+    reports.add_reports(job.job_id, sized + failure_marks(sized), first_reported)
 
 
 def add_parsed_tests(job: Job, tests: list[dict[str, Any]]) -> None:
     """Store the tests of a result file (domain/builds/result_files.py): each checked for size before any is stored, and
-    the job's quota taken for all of them at once."""
+    the job's quota taken for all of them at once. Tests marked as sent from outside the build get items of their
+    own (store/reports.py): they never replace what the build reported."""
     sized = [(reports.TEST, _sized(_bounded(test))) for test in tests]
     _take_quota(job, len(sized))
-    reports.add_reports(job.job_id, sized)
+    reports.add_reports(job.job_id, sized + failure_marks(sized))
 
 
 def update_version(job: Job, version: str) -> None:
@@ -250,7 +256,7 @@ def finish(job: Job, said: Finish, build: Build | None = None) -> None:
         stopped = MoveFields(message="Cancelled by a user.", counts=counts, artifacts=stored, holder=holder)
         progress.end_job(job, Event.STOPPED, stopped, build)
         return
-    tests = found[reports.TEST] if found is not None else []
+    tests = counted_tests(found[reports.TEST], found[reports.FAILED_MARK]) if found is not None else []
     if tests and job.deployment_id is None:  # before the move: whoever sees the job ended sees its tests' history
         _record_tests(job, build, tests)
     ended = MoveFields(message=message, counts=counts, artifacts=stored, holder=holder)
@@ -288,7 +294,8 @@ def job_counts(job_id: str, artifacts: int) -> JobCounts:
 
 
 def _counts(found: dict[str, list[Any]], artifacts: int) -> JobCounts:
-    messages, compilation, tests = found[reports.MESSAGE], found[reports.COMPILATION], found[reports.TEST]
+    messages, compilation = found[reports.MESSAGE], found[reports.COMPILATION]
+    tests = counted_tests(found[reports.TEST], found[reports.FAILED_MARK])  # each once, as the build reported it
     return JobCounts(
         messages=len(messages),
         compilation_messages=len(compilation),

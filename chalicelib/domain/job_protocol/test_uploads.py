@@ -47,9 +47,11 @@ def job_for_caller(caller: Caller, job_id: str) -> Job:
 def store_results(job: Job, format_name: str, data: bytes, from_build: bool) -> dict[str, Any]:
     """Parse the file whole, then store its tests as the job's (a test of a name reported before is replaced).
 
-    Tests sent with a key rather than by the build (``from_build``) are marked: they show in the job as any, but
-    make no test flaky (domain/builds/test_history.py), for whoever may run builds could otherwise send a failure of a
-    test that passed on the same commit, and with quarantine on, hide its real failures."""
+    Tests sent with a key rather than by the build (``from_build``) are marked and kept apart: they show in the job
+    beside the build's own, but never replace them (store/reports.py), count only where the build reported no test
+    of that name, excuse no failure in the quarantine and make no test flaky (domain/builds/test_history.py), for
+    whoever may run builds could otherwise rewrite what the build reported and, with quarantine on, hide its real
+    failures (issue 43)."""
     tests = result_files.parse(format_name, data)
     if not from_build:
         tests = [{SENT_FROM_OUTSIDE: True, **test} for test in tests]

@@ -33,8 +33,12 @@ from chalicelib.domain.forges.repository_credentials import NO_CREDENTIALS, Cred
 from chalicelib.domain.notifications.chat_notices import seal_secrets, webhook_refusal
 from chalicelib.domain.projects.project_lookup import find_project, find_project_by_id
 from chalicelib.domain.shared.secrets import (
+    HOW_TO_ENCRYPT,
     MAX_SECRET_BYTES,
     WEBHOOK_SECRET_FIELD,
+    decrypt,
+    foreign_ciphertext,
+    is_encrypted_value,
     is_token,
     project_owner,
     protect,
@@ -144,6 +148,7 @@ def update_settings_yaml(caller: Caller, account_name: str, slug: str, text: str
     for its branch, as a repository's appveyor.yml is read; the settings show its default branch's configuration."""
     project = find_project(caller, account_name, slug, Right.UPDATE)
     per_branch = is_per_branch(text)
+    _check_no_foreign_ciphertext(text)
     if per_branch:
         _check_tokens_only(text)
     configuration, version_format = read_settings_yaml(text, project.repository_branch or "")
@@ -159,6 +164,19 @@ def update_settings_yaml(caller: Caller, account_name: str, slug: str, text: str
     store.save_settings(project, after)
 
 
+def _check_no_foreign_ciphertext(text: str) -> None:
+    """A ``secure:`` value encrypted by another service (AppVeyor's) is refused, naming where it is: Conveyor cannot
+    decrypt it, and taken for a plain value it would become the variable's value (a build would print it)."""
+    for path, value in written_secrets(text):
+        if foreign_ciphertext(value):
+            raise invalid(
+                "configuration",
+                f"{path}: this secure value is not one Conveyor can decrypt (a value encrypted by AppVeyor, say, with "
+                f"its account's key). {HOW_TO_ENCRYPT} Or set it as one of the project's environment variables "
+                "(PUT .../settings/environment-variables takes the plain value and stores it encrypted).",
+            )
+
+
 def _check_tokens_only(text: str) -> None:
     """A settings YAML kept as written holds its secrets as this service's tokens, never in plain text (as a
     repository's appveyor.yml does): a plain one would be stored as it is."""
@@ -168,7 +186,7 @@ def _check_tokens_only(text: str) -> None:
                 "configuration",
                 f"{path}: settings with for: items or a list of configurations are kept as written, so their "
                 "secrets must be this service's tokens (secure: cvy2:..., as project settings show them), not "
-                "plain text; or set the value as one of the project's environment variables.",
+                f"plain text; or set the value as one of the project's environment variables. {HOW_TO_ENCRYPT}",
             )
 
 
@@ -180,6 +198,9 @@ def _check_stored_tokens(project: Project, text: str) -> None:
     for configuration in written_configurations(text):
         for holder, key, field in secret_fields(configuration):
             token = holder[key]
+            if is_encrypted_value(token):  # made for the account or this project (not for a field): kept as written
+                _check_encrypted_value(project, token, field)
+                continue
             if not isinstance(token, str) or token not in kept or (field and field not in kept[token]):
                 raise invalid(
                     "configuration",
@@ -189,8 +210,18 @@ def _check_stored_tokens(project: Project, text: str) -> None:
                     "as a variable of its own.",
                 )
     for path, token in written_secrets(text):  # those no configuration reads (a job item's filters, say)
-        if token not in kept:
+        if is_encrypted_value(token):
+            _check_encrypted_value(project, token, path)
+        elif token not in kept:
             raise invalid("configuration", f"{path}: the token is not one the project's settings hold now.")
+
+
+def _check_encrypted_value(project: Project, token: str, where: str) -> None:
+    """A value of POST /api/account/encrypt decrypts for this project (its account's, or this project's own)."""
+    try:
+        decrypt(project_owner(project), where, token)
+    except Invalid as error:
+        raise invalid("configuration", f"{where.replace('/', ' ', 1)}: {error.message} {HOW_TO_ENCRYPT}") from error
 
 
 def _stored_tokens(project: Project) -> dict[str, set[str]]:

@@ -19,6 +19,13 @@ A notifications entry's secure settings are bound, besides, to where the entry s
 settings naming its receiver as written (``notification/auth_token@webhook:url=https://hooks.example.com``;
 notify/providers.py names them), so that a token set for one receiver, moved into another entry, decrypts nowhere.
 
+A value encrypted with ``POST /api/account/encrypt`` (AppVeyor's endpoint: what tools put after ``secure:`` in a
+repository's appveyor.yml) is bound to the caller's account (``cvya:``) or, with ``projectSlug``, to one project of it
+(``cvyp:``), but to no field: it decrypts in any field of any project of that account (of that project), as AppVeyor's
+do in any project of the account. Sent back in settings, it is stored as the field's own token. A ``secure:`` value
+of another service (AppVeyor's, encrypted with its account's key) decrypts nowhere here, and is never taken for a
+plain value (``foreign_ciphertext``).
+
 Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
 where they are stored, and only there: an owner accepts a legacy token found in its own stored settings for the
 field it is stored at, as it accepts a bound token for its own field alone. Copied into the repository's
@@ -48,6 +55,14 @@ from chalicelib.store import keys
 
 TOKEN_PREFIX = "cvy2:"
 LEGACY_TOKEN_PREFIX = "cvy1:"  # bound to the account only: accepted where stored, never made any more
+ACCOUNT_VALUE_PREFIX = "cvya:"  # POST /api/account/encrypt's: any project of the account, any field
+PROJECT_VALUE_PREFIX = "cvyp:"  # ... with projectSlug: that project only, any field
+ENCRYPTED_VALUE_PREFIXES = (ACCOUNT_VALUE_PREFIX, PROJECT_VALUE_PREFIX)
+ENCRYPTED_VALUE_FIELD = "encryptedValue"  # the field such a value is bound to: no stored secret's field is named so
+HOW_TO_ENCRYPT = (
+    'Encrypt the plain value for Conveyor: POST /api/account/encrypt with {"plainValue": "..."} (and "projectSlug" '
+    "to bind it to one project) answers the text to put after secure:."
+)
 WEBHOOK_SECRET_FIELD = "webhookSecret"  # the field a project's webhook secret's token is bound to
 ACCESS_KEY_FIELD = "accessKey"  # the field an environment's access key's token is bound to
 MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
@@ -66,7 +81,36 @@ _ENTRIES = "notification entries"  # _walk's place: the entries of a notificatio
 
 def is_token(value: str) -> bool:
     """Whether a value is a secret's token (of any owner), not a plain value."""
-    return value.startswith((TOKEN_PREFIX, LEGACY_TOKEN_PREFIX))
+    return value.startswith((TOKEN_PREFIX, LEGACY_TOKEN_PREFIX, *ENCRYPTED_VALUE_PREFIXES))
+
+
+def is_encrypted_value(value: Any) -> bool:
+    """Whether a value was made by POST /api/account/encrypt (bound to an account or a project, not a field)."""
+    return isinstance(value, str) and value.startswith(ENCRYPTED_VALUE_PREFIXES)
+
+
+def foreign_ciphertext(value: Any) -> bool:
+    """Whether a ``secure:`` value looks encrypted by another service, which Conveyor cannot decrypt: AppVeyor's are
+    the base64 of whole 16-byte blocks (AES). Such a value is never taken for a plain one, nor made a variable's."""
+    if not isinstance(value, str) or is_token(value) or len(value) < 24:
+        return False
+    try:
+        blob = base64.b64decode(value, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    return len(blob) % 16 == 0
+
+
+def encrypted_value(account_id: int, project_id: int | None, plain: str) -> str:
+    """The text to put after ``secure:`` for ``plain`` in the account's projects (``project_id``: that one only)."""
+    prefix = ACCOUNT_VALUE_PREFIX if project_id is None else PROJECT_VALUE_PREFIX
+    blob = keys.encrypt(plain.encode(), _value_context(account_id, project_id))
+    return prefix + base64.b64encode(blob).decode()
+
+
+def _value_context(account_id: int, project_id: int | None) -> dict[str, str]:
+    owner = f"account/{account_id}" if project_id is None else f"project/{project_id}"
+    return {"conveyor-account": str(account_id), "conveyor-owner": owner, "conveyor-field": ENCRYPTED_VALUE_FIELD}
 
 
 @dataclass(frozen=True)
@@ -138,13 +182,17 @@ def decrypt(owner: Owner, field: str, token: str) -> str:
         context = owner.context(field)
     elif token.startswith(LEGACY_TOKEN_PREFIX) and (field, token) in owner.legacy:  # where it is stored, only
         context = {"conveyor-account": str(owner.account_id)}
+    elif is_encrypted_value(token) and owner.kind == "project":  # made for the account's (or this) project
+        bound = owner.object_id if token.startswith(PROJECT_VALUE_PREFIX) else None
+        context = _value_context(owner.account_id, bound)
     else:
         raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.")
     try:
-        blob = base64.b64decode(token[len(TOKEN_PREFIX) :], validate=True)
+        blob = base64.b64decode(token[token.index(":") + 1 :], validate=True)
         plain = keys.decrypt(blob, context)
     except (binascii.Error, ValueError, keys.Undecryptable) as error:
-        raise Invalid(f"A secure value is not a secret of {owner.describe(field)}.") from error
+        made = " (it was encrypted for another account or project)" if is_encrypted_value(token) else ""
+        raise Invalid(f"A secure value is not a secret of {owner.describe(field)}{made}.") from error
     return plain.decode()
 
 
@@ -154,6 +202,8 @@ def protect(owner: Owner, field: str, value: str, kept: Collection[str]) -> str:
     plain secret and is encrypted."""
     if value in kept:
         return value
+    if is_encrypted_value(value):  # made for the account or project: stored as this field's own token
+        return encrypt(owner, field, decrypt(owner, field, value))
     if is_token(value):
         decrypt(owner, field, value)  # another owner's or field's: refused as such
         raise Invalid(

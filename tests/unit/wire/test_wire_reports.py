@@ -58,7 +58,12 @@ def test_a_test_has_every_field_of_the_build_worker_api_and_its_time() -> None:
         "StdOut": None,
         "StdErr": None,
         "created": "2026-11-24T17:00:00.1234560+00:00",
+        "sentFromOutside": False,
     }
+
+
+def test_a_test_a_key_sent_from_outside_the_build_is_marked() -> None:
+    assert reported_test_json(report(TEST, testName="t", sentFromOutside=True))["sentFromOutside"] is True
 
 
 def test_a_test_without_an_outcome_shows_none() -> None:

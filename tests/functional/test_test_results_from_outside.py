@@ -1,0 +1,139 @@
+"""Tests a key sends into a running job from outside the build (issue 43): kept beside the build's own, marked, and
+never counted in the build's place; the build's own failures stand once reported; items stored before still read."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import UTC, datetime
+from typing import Any
+
+from chalicelib.core.reports import SENT_FROM_OUTSIDE
+from chalicelib.store.delivery_models import JobReportModel
+from tests.functional.test_test_history import Attempts, attempts, junit, make_flaky  # noqa: F401 (fixture)
+from tests.runners import dispatch
+from tests.support import Caller, Reply
+
+
+def claimed(runs: Attempts) -> tuple[str, Caller]:
+    """A new build's job, claimed as dispatch claims it, and its runner (the job's token)."""
+    job_id = runs.start()
+    token = dispatch(job_id, runs.api_url).token
+    return job_id, Caller(runs.account.client, None, authorization=f"Bearer {token}")
+
+
+def finish(runner: Caller, job_id: str, result: str = "failed") -> None:
+    reply = runner.post(
+        f"/runner/jobs/{job_id}/finish", {"result": result, "message": None, "logChunks": 0, "artifacts": []}
+    )
+    assert reply.status == 204, reply.body
+
+
+def listed(runs: Attempts, job_id: str) -> list[tuple[str, str, bool]]:
+    reply = runs.account.api.get(f"/buildjobs/{job_id}/tests")
+    assert reply.status == 200, reply.body
+    return sorted((test["testName"], test["outcome"], test["sentFromOutside"]) for test in reply.json)
+
+
+def counts(runs: Attempts) -> tuple[int, int, int]:
+    job = runs.job()
+    return job["testsCount"], job["passedTestsCount"], job["failedTestsCount"]
+
+
+def asked(runner: Caller, job_id: str) -> Reply:
+    return runner.post(f"/runner/jobs/{job_id}/quarantine", {})
+
+
+def test_a_test_the_build_reported_failed_stays_failed_when_it_reports_it_passed_later(attempts: Attempts) -> None:  # noqa: F811
+    """The build's own failure counts for the quarantine, the job's counts and the history, whatever the attempt
+    reported of that test since: a quarantined test's failure does not then let the job pass."""
+    make_flaky(attempts)
+    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
+    job_id, runner = claimed(attempts)
+    sent = runner.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="failed", divides="passed"))
+    assert sent.status == 200, sent.body
+    passed = [{"testName": "suite.adds", "outcome": "Passed"}, {"testName": "suite.divides", "outcome": "Failed"}]
+    assert runner.call("PUT", f"/runner/jobs/{job_id}/tests", body={"tests": passed}).status == 204
+
+    assert asked(runner, job_id).json == {"quarantined": []}
+    finish(runner, job_id)
+
+    assert counts(attempts) == (2, 0, 2)
+    adds = attempts.tests()["suite.adds"]
+    assert adds["recentOutcomes"].endswith("F") and adds["lastFailure"]["jobId"] == job_id
+    assert adds["lastFailure"]["errorMessage"] == "it broke"
+
+
+def test_an_outside_failure_of_a_quarantined_test_lets_nothing_pass(attempts: Attempts) -> None:  # noqa: F811
+    """Only the key says the quarantined test failed: the build's own tests have no failure the quarantine could
+    excuse, so the test_script's failure stands."""
+    make_flaky(attempts)
+    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
+    job_id, runner = claimed(attempts)
+    assert (
+        runner.post(f"/runner/jobs/{job_id}/tests", {"tests": [{"testName": "suite.adds", "outcome": "Passed"}]}).status
+        == 204
+    )
+    sent = attempts.account.api.call("POST", f"/testresults/junit/{job_id}", raw=junit(divides="failed"))
+    assert sent.status == 200, sent.body
+
+    assert asked(runner, job_id).json == {"quarantined": []}
+    finish(runner, job_id)
+
+    assert listed(attempts, job_id) == [("suite.adds", "Passed", False), ("suite.divides", "Failed", True)]
+    history = attempts.account.api.get(
+        f"{attempts.project.path}/tests/{attempts.tests()['suite.divides']['testId']}/history"
+    ).json["runs"]
+    assert (history[0]["jobId"], history[0]["sentFromOutside"]) == (job_id, True)
+    assert not any(run["sentFromOutside"] for run in history[1:])
+
+
+def test_a_build_cannot_mark_its_own_test_as_sent_from_outside(attempts: Attempts) -> None:  # noqa: F811
+    """The mark is the service's: a build that sends it has its test counted as its own, failure and all."""
+    make_flaky(attempts)
+    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
+    job_id, runner = claimed(attempts)
+    tests = [
+        {"testName": "suite.adds", "outcome": "Failed", SENT_FROM_OUTSIDE: True},
+        {"testName": "suite.divides", "outcome": "Failed"},
+    ]
+    assert runner.post(f"/runner/jobs/{job_id}/tests", {"tests": tests}).status == 204
+
+    assert asked(runner, job_id).json == {"quarantined": []}
+    assert listed(attempts, job_id) == [("suite.adds", "Failed", False), ("suite.divides", "Failed", False)]
+
+
+def _stored_before_issue_43(job_id: str, body: dict[str, Any]) -> None:
+    """A test sent from outside as it was stored before issue 43: at the build's own item, marked."""
+    name = hashlib.sha256(str(body["testName"]).encode()).hexdigest()
+    JobReportModel(job_id, f"test#{name}", body={SENT_FROM_OUTSIDE: True, **body}, created=datetime.now(UTC)).save()
+
+
+def test_a_test_sent_from_outside_before_issue_43_still_reads_as_sent_from_outside(attempts: Attempts) -> None:  # noqa: F811
+    """Old items: listed and counted as before, marked; they excuse nothing in the quarantine; and the build's later
+    update of that test is its own (it does not take the old item's fields or mark)."""
+    make_flaky(attempts)
+    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
+    job_id, runner = claimed(attempts)
+    assert (
+        runner.post(f"/runner/jobs/{job_id}/tests", {"tests": [{"testName": "suite.adds", "outcome": "Failed"}]}).status
+        == 204
+    )
+    _stored_before_issue_43(job_id, {"testName": "suite.divides", "outcome": "Failed", "ErrorMessage": "old"})
+    _stored_before_issue_43(job_id, {"testName": "suite.other", "outcome": "Passed"})
+
+    assert listed(attempts, job_id) == [
+        ("suite.adds", "Failed", False),
+        ("suite.divides", "Failed", True),
+        ("suite.other", "Passed", True),
+    ]
+    assert asked(runner, job_id).json == {"quarantined": []}  # adds failed, and only its own failures count
+    update = {"tests": [{"testName": "suite.other", "outcome": "Failed"}]}
+    assert runner.call("PUT", f"/runner/jobs/{job_id}/tests", body=update).status == 204
+    finish(runner, job_id)
+
+    assert listed(attempts, job_id) == [
+        ("suite.adds", "Failed", False),
+        ("suite.divides", "Failed", True),
+        ("suite.other", "Failed", False),
+    ]
+    assert counts(attempts) == (3, 0, 3)
