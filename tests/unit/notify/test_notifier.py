@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -16,8 +17,11 @@ from chalicelib.notify.notifier import Entry, Notice, Sender
 from chalicelib.notify.notifiers import email, slack, teams, webhook
 from chalicelib.notify.providers import NOTIFIERS, Notifier
 
+NOW = datetime(2026, 3, 4, tzinfo=UTC)
+PROJECT = Project(1, "acme", 2, "app", "App", "gitHub", "git", "acme/app", "hook", "1.0.{build}", {}, NOW)
+BUILD = Build(1, 2, 3, 12, "1.0.12", "main", "refs/heads/main", {"commitId": "a" * 40}, {}, [], "success", NOW)
 SETTINGS: dict[str, dict[str, Any]] = {  # an entry of each provider that sends one notice
-    "Email": {"to": "ada@example.com", "subject": "{{projectName}} built", "message": "passed"},
+    "Email": {"to": "ada@example.com"},  # the default subject and body
     "Webhook": {"url": "https://hooks.example.com/build", "body": "{{projectName}}"},
     "Slack": {"incoming_webhook": "https://hooks.slack.com/services/T000/B000/s3cr3t"},
     "MicrosoftTeams": {"incoming_webhook": "https://example.webhook.office.com/webhookb2/s3cr3t"},
@@ -28,8 +32,8 @@ def test_every_module_of_the_notifiers_is_declared_once() -> None:
     in_package = {info.name for info in pkgutil.iter_modules(notifiers.__path__)}
 
     assert sorted(notifier.module for notifier in NOTIFIERS) == sorted(in_package)
-    assert {email.__name__, slack.__name__, teams.__name__, webhook.__name__} == {
-        f"chalicelib.notify.notifiers.{name}" for name in in_package
+    assert {email, slack, teams, webhook} <= {
+        importlib.import_module(f"{notifiers.__name__}.{name}") for name in in_package
     }
 
 
@@ -43,10 +47,8 @@ def test_every_declared_notifier_is_a_sender_found_by_its_name_in_any_case(notif
 
 @pytest.mark.parametrize("notifier", NOTIFIERS, ids=lambda notifier: notifier.name)
 def test_an_entry_of_each_notifier_is_sent_through_its_module(notifier: Notifier) -> None:
-    project = Project.__new__(Project)
-    build = Build.__new__(Build)
     event = {"eventData": {"projectName": "app", "passed": True}}
-    entry = Entry(SETTINGS[notifier.name], event, {"projectName": "app", "passed": True}, project, build)
+    entry = Entry(SETTINGS[notifier.name], event, {"projectName": "app", "passed": True}, PROJECT, BUILD)
 
     sent = notices_of(notifier, entry)
 
