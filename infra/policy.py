@@ -33,7 +33,7 @@ BUCKET_ACTIONS = ["s3:ListBucket"]  # listing prefixes; it also makes a missing 
 SECRET_ACTIONS = ["kms:Decrypt", "kms:Encrypt"]  # chalicelib/domain/shared/secrets.py
 SIGN_ACTIONS = ["kms:GetPublicKey", "kms:Sign"]  # chalicelib/store/signing.py: jobs' ID tokens, the JWKS
 LOG_ACTIONS = ["logs:CreateLogStream", "logs:PutLogEvents"]  # the log groups are the template's
-EMAIL_ACTIONS = ["ses:SendEmail"]  # chalicelib/notify/email.py, from the stage's verified sender identity
+EMAIL_ACTIONS = ["ses:SendEmail"]  # chalicelib/notify/notifiers/email.py, from the stage's verified sender identity
 INVOKE_ACTIONS = ["lambda:InvokeFunction"]  # chalicelib/executors/aws_lambda.py: a job's ticket to the runner
 # chalicelib/executors/codebuild.py: a job's build, its state, its cancel. No iam:PassRole: no build overrides the
 # project's service role.

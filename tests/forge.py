@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.gitserver import GitServer
 
-# where each forge's API is on its server, as chalicelib/notify/commit_status.py reaches it
+# where each forge's API is on its server, as chalicelib/scm/forges/ reach it
 API_PREFIXES = ("/api/v3/", "/api/v4/", "/api/2.0/", "/rest/api/latest/", "/api/v1/")
 
 

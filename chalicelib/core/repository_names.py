@@ -29,3 +29,9 @@ def without_credentials(name: str) -> tuple[str, str | None, str | None]:
 def public_repository_name(project: Project) -> str:
     """The repository name as responses show it: without credentials a project stored before they were refused."""
     return without_credentials(project.repository_name)[0]
+
+
+def repository_title(name: str) -> str:
+    """A project's name from its repository: the last path segment, without ``.git``."""
+    last = name.rstrip("/").split("/")[-1]
+    return last[:-4] if last.endswith(".git") else last

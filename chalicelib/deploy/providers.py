@@ -26,6 +26,8 @@ class Provider:
     hosts: tuple[str, ...] = ()  # settings naming a server the service connects to: checked by the outbound guard
     destinations: tuple[str, ...] = ()  # other settings naming where its secrets go (a repository, bucket, role)
     secrets: tuple[str, ...] = ()  # the settings meant to be secure (isEncrypted; docs/api.md says so)
+    # delivered by `conveyor agent` on machines holding the environment's access key: a deployment waits for them
+    agents: bool = False
 
     @property
     def destination_settings(self) -> tuple[str, ...]:
@@ -34,7 +36,7 @@ class Provider:
 
 
 PROVIDERS = (
-    Provider(AGENT),
+    Provider(AGENT, agents=True),
     Provider(
         "AzureBlob",
         "azure_blob",
@@ -64,6 +66,11 @@ def names() -> tuple[str, ...]:
 def delivered() -> dict[str, str]:
     """The providers the service delivers with itself: each name's module under chalicelib.deploy."""
     return {provider.name: provider.module for provider in PROVIDERS if provider.module is not None}
+
+
+def by_agents(name: str) -> bool:
+    """Whether an environment of the provider is delivered by its agents (the environment's access key is theirs)."""
+    return any(provider.agents for provider in PROVIDERS if provider.name == name)
 
 
 def inline_names() -> list[str]:

@@ -181,7 +181,7 @@ def test_a_forge_that_never_answers_is_given_up_on_and_the_build_says_so(
     account: Account, pump: SqsPump, base_url: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr("chalicelib.domain.forges.commit_statuses.RETRY_DELAYS", ())
-    monkeypatch.setattr("chalicelib.notify.commit_status.TIMEOUT_SECONDS", 1.0)
+    monkeypatch.setattr("chalicelib.scm.forge.TIMEOUT_SECONDS", 1.0)
     forge = FORGES[0]
     with stand_in(forge, tmp_path, monkeypatch) as server:
         server.answer = 0

@@ -17,7 +17,7 @@ from app import send_notifications
 from chalicelib.config import settings
 from chalicelib.domain.notifications.notifications import notify_build
 from chalicelib.local.pump import SqsPump, sqs_event
-from chalicelib.notify.email import EmailFailed, send_email
+from chalicelib.notify.notifiers.email import EmailFailed, send_email
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
 from chalicelib.store.notifications import claim_build_notifications
@@ -96,7 +96,7 @@ def receivers() -> Iterator[tuple[WebhookReceiver, WebhookReceiver]]:
 @pytest.fixture
 def silent_url(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A URL whose server takes connections and never answers; webhooks wait one second for an answer."""
-    monkeypatch.setattr("chalicelib.domain.notifications.notifications.TIMEOUT_SECONDS", 1.0)
+    monkeypatch.setattr("chalicelib.notify.delivery.TIMEOUT_SECONDS", 1.0)
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)  # connections wait in the backlog, unanswered

@@ -30,6 +30,7 @@ from chalicelib.domain.shared.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.team.access import PROJECT_NOT_FOUND, Right, project_denies
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
+from chalicelib.scm import forges
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs, build_states, counters, job_moves, reports
 from chalicelib.store import builds as store
@@ -145,7 +146,8 @@ def _resolve(
         raise Invalid(f"Builds of {project.repository_scm} repositories are not supported: Conveyor runs git only.")
     pull_ref = merge_ref = None
     if pull_request_id is not None:
-        pull_ref, merge_ref = _pull_refs(project.repository_type, pull_request_id)
+        # its merge with the target branch, where the forge keeps one, is built rather than its head, as AppVeyor does
+        pull_ref, merge_ref = forges.of(project.repository_type).pull_refs(pull_request_id)
     elif ref is not None and not ref.startswith("refs/heads/"):
         pull_ref = ref
     source = clone_source(project)
@@ -172,19 +174,6 @@ def _resolve(
         raise NotFound(str(error)) from error
     except git.SourceError as error:
         raise Invalid(str(error)) from error
-
-
-def _pull_refs(provider: str, pull_request_id: int) -> tuple[str, str | None]:
-    """A pull request's head ref, and the ref of its merge with the target branch where the forge keeps one
-    (GitHub's and Gitea's refs/pull/N/merge, GitLab's refs/merge-requests/N/merge): built first, as AppVeyor does."""
-    if provider == "gitLab":
-        return f"refs/merge-requests/{pull_request_id}/head", f"refs/merge-requests/{pull_request_id}/merge"
-    if provider == "stash":  # Bitbucket Server's
-        return f"refs/pull-requests/{pull_request_id}/from", f"refs/pull-requests/{pull_request_id}/merge"
-    if provider == "bitBucket":
-        raise Invalid("Bitbucket Cloud keeps no pull request refs: build the pull request's branch instead.")
-    merge = f"refs/pull/{pull_request_id}/merge" if provider in ("gitHub", "gitea", "git") else None
-    return f"refs/pull/{pull_request_id}/head", merge
 
 
 def resolve_revision(

@@ -16,7 +16,7 @@ from chalicelib.config import settings
 from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Job, JobCounts, MoveFields
 from chalicelib.core.status import Event, Status
-from chalicelib.domain.deployments.deployments import AGENT
+from chalicelib.deploy.providers import by_agents
 from chalicelib.domain.deployments.environments import environment_values, find_environment_by_access_key
 from chalicelib.domain.execution import progress
 from chalicelib.errors import Conflict, Invalid, NotFound, Unauthorized
@@ -45,7 +45,7 @@ def agent_environment(authorization: str | None) -> Environment:
     """The Agent environment whose access key the request carries (``Authorization: Bearer <key>``)."""
     scheme, _, key = (authorization or "").partition(" ")
     environment = find_environment_by_access_key(key.strip()) if scheme.lower() == "bearer" and key else None
-    if environment is None or environment.provider != AGENT:
+    if environment is None or not by_agents(environment.provider):
         raise Unauthorized()
     return environment
 

@@ -15,7 +15,7 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
-from chalicelib.deploy.providers import AGENT
+from chalicelib.deploy.providers import by_agents
 from chalicelib.domain.execution import progress
 from chalicelib.domain.projects.project_lookup import find_project
 from chalicelib.domain.shared import outbox
@@ -75,7 +75,7 @@ class Target:
     @classmethod
     def of(cls, environment: Environment) -> Target:
         """The environment as a deployment's target; Invalid when its settings are not usable."""
-        deadline = agents_timeout(environment) if environment.provider == AGENT else None
+        deadline = agents_timeout(environment) if by_agents(environment.provider) else None
         return cls(environment_at_start(environment), job_names(environment), deadline)
 
 
@@ -222,7 +222,7 @@ def environment_named(account_id: int, name: str) -> Environment | None:
 
 def job_names(environment: Environment) -> list[str]:
     """The jobs a deployment to the environment runs: one, or one per expected agent (Invalid: bad settings)."""
-    if environment.provider != AGENT:
+    if not by_agents(environment.provider):
         return [environment.name]
     return [f"Agent {number}" for number in range(1, max(agents_expected(environment), 1) + 1)]
 

@@ -26,8 +26,8 @@ from chalicelib.core.status import Status
 from chalicelib.domain.forges.repository_credentials import CREDENTIALS, status_token
 from chalicelib.domain.shared import outbox
 from chalicelib.errors import Invalid
-from chalicelib.notify import commit_status
-from chalicelib.notify.commit_status import CommitStatus, StatusFailed
+from chalicelib.scm import forges
+from chalicelib.scm.forge import CommitStatus, Forge, StatusFailed
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
@@ -50,7 +50,7 @@ _DESCRIPTIONS = {
 def reports_statuses(project: Project) -> bool:
     """Whether the project's builds post commit statuses: a forge that takes them, and a token to post with."""
     has_token = project.repository_authentication == CREDENTIALS and bool(project.repository_password)
-    return has_token and commit_status.forge_name(project.repository_type) is not None
+    return has_token and forges.with_statuses(project.repository_type) is not None
 
 
 def announce(project: Project, build: Build) -> None:
@@ -91,7 +91,8 @@ def report(message: ReportStatus) -> None:
     if build is None:
         return
     project = project_store.get_project_by_id(build.account_id, build.project_id)
-    if project is None or commit_status.forge_name(project.repository_type) is None:
+    forge = None if project is None else forges.with_statuses(project.repository_type)
+    if project is None or forge is None:
         return
     posted: str | None = None
     for _ in range(3):  # a build that moved on while its state was posted is posted again, so the last post is its own
@@ -99,9 +100,9 @@ def report(message: ReportStatus) -> None:
         if state is None or state == posted or (message.state and state != message.state and posted is None):
             return  # nothing to post, or a try again of a state the build has left: its new state's message posts it
         try:
-            _post(project, build, state)
+            _post(project, forge, build, state)
         except StatusFailed as error:
-            _failed(project, build, message, state, error)
+            _failed(forge, build, message, state, error)
             return
         posted = state
         fresh = build_store.get_build(message.project_id, message.build_id, consistent=True)
@@ -110,7 +111,7 @@ def report(message: ReportStatus) -> None:
         build = fresh
 
 
-def _post(project: Project, build: Build, state: str) -> None:
+def _post(project: Project, forge: Forge, build: Build, state: str) -> None:
     try:
         credentials = status_token(project)
     except Invalid as error:
@@ -128,7 +129,7 @@ def _post(project: Project, build: Build, state: str) -> None:
         build_number=build.build_number,
         is_tag=build.ref.startswith("refs/tags/"),
     )
-    commit_status.post(project.repository_type, public_repository_name(project), status, username, token)
+    forge.post_status(public_repository_name(project), status, username, token)
 
 
 def _commit_of(build: Build) -> str:
@@ -153,13 +154,12 @@ def _dashboard_link(project: Project, build: Build) -> str | None:
     return f"{base.rstrip('/')}/#/" + "/".join(quote(part, safe="") for part in parts)
 
 
-def _failed(project: Project, build: Build, message: ReportStatus, state: str, error: StatusFailed) -> None:
-    forge = commit_status.forge_name(project.repository_type)
-    log.warning("build %s: commit status %s not posted to %s: %s", build.build_id, state, forge, error)
+def _failed(forge: Forge, build: Build, message: ReportStatus, state: str, error: StatusFailed) -> None:
+    log.warning("build %s: commit status %s not posted to %s: %s", build.build_id, state, forge.name, error)
     if error.retry and message.attempt < len(RETRY_DELAYS):
         again = ReportStatus(message.project_id, message.build_id, message.attempt + 1, state)
         if outbox.send([again], delay_seconds=RETRY_DELAYS[message.attempt]):
             return
-    text = f"The build's status was not posted to its commit on {forge}: {error}"  # said once a build
+    text = f"The build's status was not posted to its commit on {forge.name}: {error}"  # said once a build
     note = {"category": "warning", "message": text, "created": timestamp(datetime.now(UTC))}
     build_store.add_message(build.project_id, build.build_id, note, MAX_BUILD_MESSAGES)

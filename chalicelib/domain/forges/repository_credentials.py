@@ -18,13 +18,12 @@ from chalicelib.domain.forges.repositories import clone_url
 from chalicelib.domain.shared import secrets
 from chalicelib.domain.shared.validation import MAX_TEXT_LENGTH, invalid
 from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.scm import forges
 
 CREDENTIALS = "credentials"
 SSH = "ssh"
 PASSWORD_FIELD = "repositoryPassword"  # the secrets field the password's token is bound to
 SSH_KEY_FIELD = "sshPrivateKey"  # the secrets field the deploy key's private half is bound to
-# the user name each forge takes with a token alone over HTTPS (GitHub's for app installation tokens and PATs)
-TOKEN_USERNAMES = {"gitHub": "x-access-token", "gitLab": "oauth2", "bitBucket": "x-token-auth"}
 
 
 @dataclass(frozen=True)
@@ -79,7 +78,7 @@ def with_credentials(project: Project, change: CredentialsChange, before: Projec
     if not clone_url(project.repository_type, project.repository_name).startswith(("https://", "http://")):
         raise invalid("repositoryAuthentication", "Credentials need an http(s) clone URL.")
     username = project.repository_username if change.username is None else change.username
-    username = username or TOKEN_USERNAMES.get(project.repository_type)  # a token alone, as the forge takes it
+    username = username or forges.of(project.repository_type).token_username  # a token alone, as the forge takes it
     if not username or len(username) > MAX_TEXT_LENGTH or not username.isprintable():
         raise invalid("repositoryUsername", f"repositoryUsername must be 1 to {MAX_TEXT_LENGTH} printable characters.")
     password = project.repository_password
@@ -118,7 +117,7 @@ def _valid_password(password: str) -> str:
 def _with_deploy_key(project: Project, before: Project | None) -> Project:
     """The project fetched over SSH with a deploy key of its own, made the first time (the public half is shown, to
     add to the repository's deploy keys); the server's host key is learnt again when the repository moves."""
-    if project.repository_type == "vso" or not _fetch_url(project, SSH).startswith("ssh://"):
+    if not forges.of(project.repository_type).deploy_keys or not _fetch_url(project, SSH).startswith("ssh://"):
         raise invalid(
             "repositoryAuthentication", "'ssh' needs an ssh:// repositoryName (or a gitHub, gitLab or bitBucket one)."
         )

@@ -7,8 +7,7 @@ counts as ``all``, the default. A cancelled build or deployment notifies nobody:
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 from chalicelib.core.members import Notifications
@@ -17,8 +16,6 @@ from chalicelib.core.status import Status
 NEVER = frozenset({"none", "off", "never", "false", "no"})
 MINE = "mine"
 _TRIGGERS = ("onBuildSuccess", "onBuildFailure", "onBuildStatusChanged")
-_SECTION = re.compile(r"\{\{([#^])\s*(\w+)\s*\}\}(.*?)\{\{/\s*\2\s*\}\}", re.DOTALL)
-_VARIABLE = re.compile(r"\{\{\{?\s*&?\s*(\w+)\s*\}?\}\}")
 
 
 def wants(preference: str, mine: bool) -> bool:
@@ -71,32 +68,3 @@ def entry_fires(entry: Mapping[str, Any], status: Status, changed: bool) -> bool
 def status_changed(status: Status, previous: str | None) -> bool:
     """Whether a build's result differs from its branch's previous result (a first build counts as a change)."""
     return previous is None or previous != str(status)
-
-
-def render(template: str, values: Mapping[str, Any], escape: Callable[[str], str] | None = None) -> str:
-    """A template's ``{{name}}`` replaced by ``values`` and ``{{#name}}...{{/name}}`` kept only when truthy
-    (``{{^name}}`` when falsy): the part of Mustache AppVeyor's subject and message templates use. With
-    ``escape``, each ``{{name}}`` value passes through it, and ``{{{name}}}`` or ``{{&name}}`` stays as it is
-    (Mustache's escaped and raw forms: Slack's text must escape ``&``, ``<`` and ``>``)."""
-
-    def section(match: re.Match[str]) -> str:
-        shown = bool(values.get(match.group(2)))
-        return match.group(3) if shown == (match.group(1) == "#") else ""
-
-    def variable(match: re.Match[str]) -> str:
-        value = _text(values.get(match.group(1)))
-        raw = match.group(0).startswith("{{{") or match.group(0)[2:].lstrip().startswith("&")
-        return value if escape is None or raw else escape(value)
-
-    previous = None
-    while previous != template:  # a pass resolves the outermost sections; nested ones, the next passes
-        previous, template = template, _SECTION.sub(section, template)
-    return _VARIABLE.sub(variable, template)
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)

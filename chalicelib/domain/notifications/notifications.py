@@ -10,16 +10,12 @@ the build. Delivery is so at most once: a handler that dies mid-way does not sta
 
 from __future__ import annotations
 
-import json
 import logging
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Iterator
 from datetime import UTC, datetime
-from functools import partial
 from typing import Any
 
-from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.members import Member
 from chalicelib.core.projects import Project
@@ -27,11 +23,9 @@ from chalicelib.core.roles import Role
 from chalicelib.core.status import Status
 from chalicelib.domain.configuration.yamlconfig.notifications import MAX_NAME_SHOWN, refusal
 from chalicelib.domain.forges.commit_statuses import MAX_BUILD_MESSAGES
-from chalicelib.domain.notifications import chat_notices
 from chalicelib.domain.notifications.notification_rules import (
     entry_fires,
     is_mine,
-    render,
     status_changed,
     user_wants_build,
     user_wants_deployment,
@@ -40,9 +34,10 @@ from chalicelib.domain.shared import secrets
 from chalicelib.domain.team.access import Right, has_right
 from chalicelib.domain.team.auth import caller_of
 from chalicelib.errors import Invalid
-from chalicelib.notify import messages
-from chalicelib.notify.email import EmailFailed, send_email
-from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, send_webhook, shown
+from chalicelib.notify import messages, notices_of
+from chalicelib.notify import providers as notifiers
+from chalicelib.notify.notifier import Entry, Notice, SendFailed
+from chalicelib.notify.notifiers.email import email_notice
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
 from chalicelib.store import deployments as deployment_store
@@ -61,15 +56,6 @@ DECIDED = ("success", "failed")
 PREVIOUS_WINDOW = 20
 
 
-@dataclass(frozen=True)
-class Notice:
-    """One message to send: an e-mail to one address, or one webhook or chat request."""
-
-    channel: str
-    shown: str  # the recipient as logs may show it (never a secret)
-    send: Callable[[float], None]  # given the seconds it may take
-
-
 class _Unrevealed(Exception):
     """A notification entry's secure setting cannot be used for this build."""
 
@@ -86,7 +72,7 @@ def notify_build(project: Project, build: Build, revision: int, deadline: float)
     subject, body = messages.build_subject(project, build), messages.build_body(project, build)
     audience = list(_audience(project))
     notices = [
-        _email(member.email, subject, body)
+        email_notice(member.email, subject, body)
         for member in audience
         if user_wants_build(member.notifications, status, changed, is_mine(member.email, build.commit))
     ]
@@ -109,7 +95,7 @@ def notify_deployment(project_id: int, deployment_id: int, revision: int, deadli
     subject = messages.deployment_subject(project, build, deployment)
     body = messages.deployment_body(project, build, deployment)
     notices = [
-        _email(member.email, subject, body)
+        email_notice(member.email, subject, body)
         for member in _audience(project)
         if user_wants_deployment(member.notifications, status, is_mine(member.email, build.commit))
     ]
@@ -143,12 +129,14 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
         if not isinstance(entry, dict) or not entry_fires(entry, status, changed):
             continue
         written = str(entry.get("provider", ""))[:MAX_NAME_SHOWN]
-        provider = written.strip().lower()
         refused = refusal(entry)  # a repository's entry, or one stored before such entries were refused when saved
         if refused is not None:
             _unsent(build, index, written, refused.reason, "warning")
             continue
-        if pull_request and provider != "email":
+        notifier = notifiers.named(written)
+        if notifier is None:  # refusal() let through only the providers notify/providers.py declares
+            continue
+        if pull_request and not notifier.pull_requests:
             _unsent(build, index, written, "a pull request's build sends only e-mails to the account's users")
             continue
         if hidden := secrets.hidden_notification_destinations(entry):
@@ -166,14 +154,7 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
         if event is None:
             event = messages.build_event(project, build, job_store.get_jobs(build.job_ids))
             data = {**event["eventData"], "message": event["eventData"]["commitMessage"]}
-        if provider == "email":
-            notices += _entry_emails(values, data, project, build, members if pull_request else None)
-        elif provider == "webhook":
-            notices.append(_entry_webhook(values, event))
-        elif provider == "slack":
-            notices.append(Notice("Slack", *chat_notices.slack_notice(values, data)))
-        else:
-            notices.append(Notice("Microsoft Teams", *chat_notices.teams_notice(values, data)))
+        notices += notices_of(notifier, Entry(values, event, data, project, build, members if pull_request else None))
     return notices
 
 
@@ -183,60 +164,6 @@ def _unsent(build: Build, index: int, provider: str, reason: str, category: str 
     log.info("build %s: %s", build.build_id, text)
     note = {"category": category, "message": text, "created": timestamp(datetime.now(UTC))}
     build_store.add_message(build.project_id, build.build_id, note, MAX_BUILD_MESSAGES)
-
-
-def _entry_emails(
-    values: dict[str, Any], data: dict[str, Any], project: Project, build: Build, only: set[str] | None
-) -> list[Notice]:
-    """An Email entry's e-mails, its templates rendered over the event's ``data``; with ``only``, to those of its
-    addresses only (a pull request's: members')."""
-    subject = render(str(values["subject"]), data) if values.get("subject") else messages.build_subject(project, build)
-    body = render(str(values["message"]), data) if values.get("message") else messages.build_body(project, build)
-    addresses = _addresses(values)
-    allowed = [address for address in addresses if only is None or address.lower() in only]
-    if len(allowed) < len(addresses):
-        log.info(
-            "build %s: %s addresses of a pull request's Email entry skipped: not members of the account",
-            build.build_id,
-            len(addresses) - len(allowed),
-        )
-    return [_email(address, subject, body) for address in allowed]
-
-
-def _addresses(values: dict[str, Any]) -> list[str]:
-    """The ``to`` (or ``toAddress``, ``recipients``) of an Email entry: a list, or text separated by , or ;."""
-    found: list[str] = []
-    for key in ("to", "toAddress", "recipients"):
-        given = values.get(key)
-        for item in given if isinstance(given, list) else [given]:
-            if isinstance(item, str):
-                found += [part.strip() for part in item.replace(";", ",").split(",") if part.strip()]
-    return list(dict.fromkeys(found))
-
-
-def _entry_webhook(values: dict[str, Any], event: dict[str, Any]) -> Notice:
-    url = str(values.get("url") or "")
-    given = values.get("headers")
-    headers = {str(name): str(value) for name, value in given.items()} if isinstance(given, dict) else {}
-    if values.get("authorization"):
-        headers["Authorization"] = str(values["authorization"])
-    if values.get("content_type"):  # AppVeyor's key for a body that is not JSON; a header of that name wins
-        headers = {"Content-Type": str(values["content_type"]), **headers}
-    template = values.get("body")
-    body = render(str(template), event["eventData"]) if template else json.dumps(event)
-    method = str(values.get("method") or "POST")
-    send = partial(_send_webhook, url, body.encode(), method, headers)
-    return Notice("webhook", shown(url), send)
-
-
-def _send_webhook(url: str, body: bytes, method: str, headers: dict[str, str], seconds: float) -> None:
-    send_webhook(url, body, method, headers, timeout=min(seconds, TIMEOUT_SECONDS))
-
-
-def _email(address: str, subject: str, body: str) -> Notice:
-    return Notice(
-        "e-mail", address, lambda _seconds: send_email(settings().notification_sender, address, subject, body)
-    )
 
 
 def _revealed(owner: secrets.Owner, value: Any, pull_request: bool, destination: str, key: str = "settings") -> Any:
@@ -282,6 +209,6 @@ def _deliver(notices: list[Notice], deadline: float, what: str) -> int:
 
 def _reason(error: Exception) -> str:
     """Why a send failed, in words that carry no secret (not the request, its URL or its headers)."""
-    if isinstance(error, WebhookFailed | EmailFailed):
+    if isinstance(error, SendFailed):
         return str(error)
     return type(error).__name__

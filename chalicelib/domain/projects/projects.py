@@ -9,8 +9,9 @@ from dataclasses import replace
 from datetime import UTC, datetime
 
 from chalicelib.core.projects import Project
+from chalicelib.core.repository_names import repository_title
 from chalicelib.domain.configuration.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
-from chalicelib.domain.forges.repositories import repository_title, valid_repository
+from chalicelib.domain.forges.repositories import valid_repository
 from chalicelib.domain.forges.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.projects.badges import new_badge_id
 from chalicelib.domain.projects.project_lookup import find_project

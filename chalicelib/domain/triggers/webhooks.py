@@ -11,7 +11,6 @@ signature and body, so a captured signed body sent again under a new delivery id
 from __future__ import annotations
 
 import hashlib
-import hmac
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -23,9 +22,10 @@ from chalicelib.domain.builds import builds
 from chalicelib.domain.configuration import filters, job_overrides
 from chalicelib.domain.configuration.matrix import job_specs
 from chalicelib.domain.execution import progress
-from chalicelib.domain.forges.hook_events import HookEvent, delivery_id, read_event
 from chalicelib.domain.shared.secrets import WEBHOOK_SECRET_FIELD, decrypt, project_owner
-from chalicelib.errors import Invalid, NotFound, Unauthorized
+from chalicelib.errors import Invalid, NotFound
+from chalicelib.scm import forges
+from chalicelib.scm.hook_events import HookEvent
 from chalicelib.store import builds as build_store
 from chalicelib.store import projects as project_store
 from chalicelib.store import webhooks as store
@@ -57,8 +57,8 @@ class Outcome:
 
 def receive(project: Project, delivery: Delivery, payload: Any) -> Outcome:
     """Handle a delivery to the project's hook: ``payload`` is its body parsed, once ``authenticate`` passed it."""
-    event = read_event(delivery.provider, delivery.headers, payload)
-    delivered = delivery_id(delivery.provider, delivery.headers)
+    event = forges.read_event(delivery.provider, delivery.headers, payload)
+    delivered = forges.delivery_id(delivery.provider, delivery.headers)
     if delivered and not store.claim_delivery(project.project_id, delivered):
         return Outcome(message=f"Delivery '{delivered}' was handled already; nothing more is started.")
     # The delivery id is not signed: a captured body and its signature, sent again under a new id, is a replay.
@@ -89,31 +89,15 @@ def authenticate(project: Project, delivery: Delivery) -> None:
     if not project.webhook_secret:
         return
     secret = decrypt(project_owner(project), WEBHOOK_SECRET_FIELD, project.webhook_secret)
-    if delivery.provider == "gitlab":
-        sent = delivery.headers.get("x-gitlab-token", "")
-        if not hmac.compare_digest(sent.encode(), secret.encode()):
-            raise Unauthorized("The X-Gitlab-Token header does not match the project's webhook secret.")
-        return
-    expected = "sha256=" + hmac.new(secret.encode(), delivery.body, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(_signature(delivery).encode(), expected.encode()):
-        raise Unauthorized("The webhook's signature does not match the project's webhook secret.")
-
-
-def _signature(delivery: Delivery) -> str:
-    """The body's signature as sent (X-Hub-Signature-256, Bitbucket's X-Hub-Signature, Gitea's X-Gitea-Signature
-    without the "sha256=" the others put first), in the form it is checked."""
-    if delivery.provider == "gitea" and delivery.headers.get("x-gitea-signature"):
-        return "sha256=" + delivery.headers["x-gitea-signature"].strip().lower()
-    header = "x-hub-signature" if delivery.provider == "bitbucket" else "x-hub-signature-256"
-    signature = delivery.headers.get(header) or delivery.headers.get("x-hub-signature-256", "")
-    return signature.strip().lower()
+    forges.hooked(delivery.provider).authenticate(delivery.headers, delivery.body, secret)
 
 
 def _signed_digest(project: Project, delivery: Delivery) -> str | None:
     """A digest of (project, signature, body) for a delivery ``authenticate`` checked a signature of; else None."""
-    if not project.webhook_secret or delivery.provider == "gitlab":  # GitLab sends a token, not a signature
+    signature = forges.hooked(delivery.provider).signature(delivery.headers)
+    if not project.webhook_secret or signature is None:  # a forge that sends a token, not a signature (GitLab)
         return None
-    digest = hashlib.sha256(f"{project.project_id}\n{_signature(delivery)}\n".encode())
+    digest = hashlib.sha256(f"{project.project_id}\n{signature}\n".encode())
     digest.update(delivery.body)
     return digest.hexdigest()
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from chalicelib.api.routes import ROUTES
 from chalicelib.core.webhooks import WEBHOOK_PROVIDERS
-from chalicelib.domain.forges.hook_events import read_event
+from chalicelib.scm.forges import read_event
 
 
 def test_each_forge_posts_to_its_own_webhook_url() -> None:

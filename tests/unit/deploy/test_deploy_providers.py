@@ -73,3 +73,8 @@ def test_inline_deployments_use_the_delivered_providers_and_no_other() -> None:
     assert providers.inline_names() == sorted(provider.name for provider in DELIVERED)
     assert providers.AGENT in providers.names()
     assert providers.AGENT not in providers.inline_names()
+
+
+def test_only_agent_environments_are_delivered_by_agents_and_names_match_as_written() -> None:
+    assert [provider.name for provider in PROVIDERS if providers.by_agents(provider.name)] == [providers.AGENT]
+    assert not providers.by_agents("agent") and not providers.by_agents("Webhook")

@@ -20,7 +20,7 @@ BOUND_SETTINGS = ("url", "incoming_webhook", "channel", "to", "toaddress", "reci
 
 @pytest.mark.parametrize("notifier", NOTIFIERS, ids=lambda notifier: notifier.name)
 def test_a_notifier_has_its_module_and_its_destinations_in_the_docs(notifier: Notifier) -> None:
-    importlib.import_module(f"chalicelib.notify.{notifier.module}")
+    importlib.import_module(f"chalicelib.notify.notifiers.{notifier.module}")
     section = API_DOCS.read_text().split("## Notifications", 1)[1].split("\n## ", 1)[0]
 
     assert f"`{notifier.name}`" in section

@@ -1,24 +1,32 @@
-"""Slack and Teams entries of ``notifications:``: logs name where they go, never the webhook's secret path. No IO
-(nothing is sent: the send functions are not called)."""
+"""Slack and Teams entries as a project's settings keep them: their credentials sealed, their webhooks' hosts
+checked. No IO."""
 
 from __future__ import annotations
 
-from chalicelib.domain.notifications.chat_notices import slack_notice, teams_notice
+from typing import Any
 
-WEBHOOK = "https://hooks.slack.com/services/T000/B000/s3cr3t"
-
-
-def test_a_slack_webhook_is_named_by_its_host_and_a_channel_post_by_its_channel() -> None:
-    shown, _ = slack_notice({"incoming_webhook": WEBHOOK}, {"projectName": "app"})
-    by_token, _ = slack_notice({"auth_token": "xoxb-1", "channel": "#builds"}, {"projectName": "app"})
-
-    assert shown == "https://hooks.slack.com"
-    assert by_token == "Slack channel #builds"
+from chalicelib.domain.notifications.chat_notices import seal_secrets, webhook_refusal
 
 
-def test_a_teams_entry_is_named_by_the_host_of_its_webhook() -> None:
-    data = {"projectName": "app", "buildVersion": "1.0.3", "passed": False}
+def test_plain_chat_credentials_and_an_unsent_providers_token_are_made_secure_values() -> None:
+    configuration: dict[str, Any] = {
+        "notifications": [
+            {"provider": "Slack", "settings": {"incoming_webhook": "https://hooks.slack.com/x", "channel": "#ci"}},
+            {"provider": "GitHubPullRequest", "settings": {"auth_token": "ghp_secret"}},
+            {"provider": "Webhook", "settings": {"url": "https://hooks.example.com/"}},
+        ]
+    }
 
-    shown, _ = teams_notice({"incoming_webhook": "https://example.webhook.office.com/webhookb2/s3cr3t"}, data)
+    seal_secrets(configuration)
 
-    assert shown == "https://example.webhook.office.com"
+    slack, github, hook = (entry["settings"] for entry in configuration["notifications"])
+    assert slack == {"incoming_webhook": {"secure": "https://hooks.slack.com/x"}, "channel": "#ci"}
+    assert github == {"auth_token": {"secure": "ghp_secret"}}
+    assert hook == {"url": "https://hooks.example.com/"}  # a webhook's own url is where it sends, not a secret
+
+
+def test_a_teams_webhook_on_a_private_address_is_refused_and_another_providers_is_not_asked() -> None:
+    private = {"provider": "MicrosoftTeams", "settings": {"incoming_webhook": "http://169.254.169.254/hook"}}
+
+    assert webhook_refusal(private) is not None
+    assert webhook_refusal({"provider": "Webhook", "settings": {"url": "http://169.254.169.254/hook"}}) is None

@@ -9,13 +9,13 @@ from chalicelib.core.status import Status
 from chalicelib.domain.notifications.notification_rules import (
     entry_fires,
     is_mine,
-    render,
     status_changed,
     user_wants_build,
     user_wants_deployment,
     wants,
 )
-from chalicelib.notify import slack
+from chalicelib.notify.notifiers import slack
+from chalicelib.notify.templates import render
 
 S, F, C = Status.SUCCESS, Status.FAILED, Status.CANCELLED
 

@@ -10,8 +10,8 @@ import pytest
 from chalicelib.core.messages import Announce, ReportStatus, body_of, notification_message
 from chalicelib.domain.forges.repositories import clone_url, valid_repository
 from chalicelib.errors import Invalid
-from chalicelib.notify import commit_status
-from chalicelib.notify.commit_status import CommitStatus
+from chalicelib.scm import forges
+from chalicelib.scm.forge import CommitStatus, StatusFailed
 
 
 def status(state: str, description: str = "Conveyor build failed") -> CommitStatus:
@@ -31,37 +31,37 @@ def status(state: str, description: str = "Conveyor build failed") -> CommitStat
 def test_a_failed_and_a_cancelled_build_are_said_in_each_forges_words(
     provider: str, failed: str, cancelled: str
 ) -> None:
-    _, failed_body = commit_status._request(provider, "https://forge.example/api", "OCTO/app", status("failed"))
-    _, cancelled_body = commit_status._request(provider, "https://forge.example/api", "OCTO/app", status("cancelled"))
+    _, failed_body = forges.of(provider).status_request("https://forge.example/api", "OCTO/app", status("failed"))
+    _, cancelled_body = forges.of(provider).status_request("https://forge.example/api", "OCTO/app", status("cancelled"))
 
     assert (failed_body["state"], cancelled_body["state"]) == (failed, cancelled)
 
 
 def test_a_description_longer_than_github_takes_is_cut_to_140_characters() -> None:
-    _, body = commit_status._request("gitHub", "https://api.github.com", "octo/app", status("failed", "x" * 300))
+    _, body = forges.of("gitHub").status_request("https://api.github.com", "octo/app", status("failed", "x" * 300))
 
     assert body["description"] == "x" * 140
     assert "target_url" not in body  # no base URL: no link rather than a broken one
 
 
 def test_a_gitlab_project_in_a_subgroup_is_named_by_its_encoded_path() -> None:
-    url, body = commit_status._request("gitLab", "https://gitlab.com/api/v4", "group/sub/app", status("running"))
+    url, body = forges.of("gitLab").status_request("https://gitlab.com/api/v4", "group/sub/app", status("running"))
 
     assert url == f"https://gitlab.com/api/v4/projects/group%2Fsub%2Fapp/statuses/{'a' * 40}"
     assert (body["state"], body["name"], body["ref"]) == ("running", "continuous-integration/conveyor/pr", "feature")
 
 
 def test_the_public_forges_apis_and_a_servers_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert commit_status.api_url("gitHub") == "https://api.github.com"
-    assert commit_status.api_url("bitBucket") == "https://api.bitbucket.org/2.0"
-    assert commit_status.api_url("gitLab") == "https://gitlab.com/api/v4"
-    assert commit_status.api_url("gitea") is None
+    assert forges.of("gitHub").api_url() == "https://api.github.com"
+    assert forges.of("bitBucket").api_url() == "https://api.bitbucket.org/2.0"
+    assert forges.of("gitLab").api_url() == "https://gitlab.com/api/v4"
+    assert forges.of("gitea").api_url() is None
     monkeypatch.setenv("CONVEYOR_GITHUB_URL", "https://github.example.com/")
     monkeypatch.setenv("CONVEYOR_STASH_URL", "https://stash.example.com")
-    assert commit_status.api_url("gitHub") == "https://github.example.com/api/v3"
-    assert commit_status.api_url("stash") == "https://stash.example.com/rest/api/latest"
+    assert forges.of("gitHub").api_url() == "https://github.example.com/api/v3"
+    assert forges.of("stash").api_url() == "https://stash.example.com/rest/api/latest"
     monkeypatch.setenv("CONVEYOR_GITHUB_API_URL", "https://ghe-api.example.com/")
-    assert commit_status.api_url("gitHub") == "https://ghe-api.example.com"
+    assert forges.of("gitHub").api_url() == "https://ghe-api.example.com"
 
 
 @pytest.mark.parametrize(
@@ -73,8 +73,8 @@ def test_the_public_forges_apis_and_a_servers_own(monkeypatch: pytest.MonkeyPatc
     ],
 )
 def test_a_token_goes_as_a_bearer_token_and_a_password_with_its_user(username: str | None, expected: str) -> None:
-    assert commit_status._authorization("bitBucket", username, "t0ken") == {"Authorization": expected}
-    assert commit_status._authorization("gitLab", username, "t0ken") == {"Authorization": "Bearer t0ken"}
+    assert forges.of("bitBucket").authorization(username, "t0ken") == {"Authorization": expected}
+    assert forges.of("gitLab").authorization(username, "t0ken") == {"Authorization": "Bearer t0ken"}
 
 
 @pytest.mark.parametrize("provider", ["stash", "gitea"])
@@ -106,8 +106,8 @@ def test_a_token_no_header_can_carry_fails_the_post_without_a_try_again(monkeypa
         listener.listen(1)
         monkeypatch.setenv("CONVEYOR_GITHUB_API_URL", f"http://127.0.0.1:{listener.getsockname()[1]}")
         monkeypatch.setenv("CONVEYOR_STAGE", "local")
-        with pytest.raises(commit_status.StatusFailed) as failed:
-            commit_status.post("gitHub", "octo/app", status("failed"), None, "t\u00f6ken-\u20ac-0123456789")
+        with pytest.raises(StatusFailed) as failed:
+            forges.of("gitHub").post_status("octo/app", status("failed"), None, "t\u00f6ken-\u20ac-0123456789")
 
     assert failed.value.retry is False
     assert "cannot be sent" in str(failed.value) and "\u20ac" not in str(failed.value)

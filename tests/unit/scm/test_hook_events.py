@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.domain.forges.hook_events import HookEvent, delivery_id, read_event
 from chalicelib.errors import Invalid
+from chalicelib.scm.forges import delivery_id, read_event
+from chalicelib.scm.hook_events import HookEvent
 
 SHA = "a" * 40
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chalicelib.notify.teams import MAX_TEXT_CHARS, card
+from chalicelib.notify.notifiers.teams import MAX_TEXT_CHARS, card
 
 
 def test_a_passed_build_is_green_and_a_failed_one_red_with_a_button_to_the_build() -> None:

@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
-from chalicelib.notify.webhook import TIMEOUT_SECONDS, WebhookFailed, post_json
+from chalicelib.config import forge_api_url
+from chalicelib.notify.delivery import TIMEOUT_SECONDS, WebhookFailed, capped, host_of, post_json
+from chalicelib.notify.notifier import Entry, Notice, Send
+from chalicelib.notify.templates import render
 
 DEFAULT_API_URL = "https://slack.com/api"  # CONVEYOR_SLACK_API_URL replaces it (tests, a proxy)
 MAX_TEXT_CHARS = 4000  # Slack cuts longer messages into several; a template gone wrong stays one message
@@ -52,3 +57,23 @@ def post_to_channel(api_url: str, token: str, channel: str, text: str, timeout: 
         error = result.get("error") if isinstance(result, dict) else None
         code = error if isinstance(error, str) and _ERROR_CODE.fullmatch(error) else "an unknown error"
         raise WebhookFailed(f"Slack's chat.postMessage refused the message: {code}.")
+
+
+def notices(entry: Entry) -> list[Notice]:
+    """A Slack entry's message."""
+    return [Notice("Slack", *notice(entry.values, entry.data))]
+
+
+def notice(values: Mapping[str, Any], data: Mapping[str, Any]) -> tuple[str, Send]:
+    """How a Slack entry (its secure settings revealed) is shown in logs, and how it is sent."""
+    text = render(str(values.get("template") or DEFAULT_TEMPLATE), data, escape=escape)
+    webhook, token, channel = (str(values.get(key) or "") for key in ("incoming_webhook", "auth_token", "channel"))
+    if webhook:
+        return host_of(webhook), lambda seconds: post_to_webhook(webhook, text, capped(seconds))
+    # refusal() let through no entry without incoming_webhook that lacks auth_token or channel
+    api_url = forge_api_url("slack") or DEFAULT_API_URL  # CONVEYOR_SLACK_API_URL, if set
+
+    def send(seconds: float) -> None:
+        post_to_channel(api_url, token, channel, text, capped(seconds))
+
+    return f"Slack channel {channel}", send

@@ -9,9 +9,12 @@ Teams provider: this one is Conveyor's own.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from chalicelib.notify.webhook import TIMEOUT_SECONDS, post_json
+from chalicelib.notify.delivery import TIMEOUT_SECONDS, capped, host_of, post_json
+from chalicelib.notify.notifier import Entry, Notice, Send
+from chalicelib.notify.templates import render
 
 CARD_VERSION = "1.4"  # what every Teams client renders
 MAX_TEXT_CHARS = 4000  # a card is at most 28 KB; a template gone wrong still fits
@@ -45,3 +48,18 @@ def card(title: str, text: str, passed: bool, link: str) -> dict[str, Any]:
 def post_card(url: str, message: dict[str, Any], timeout: float = TIMEOUT_SECONDS) -> None:
     """Post a ``card`` to the channel's webhook; WebhookFailed unless Teams answers 2xx."""
     post_json(url, message, timeout=timeout)
+
+
+def notices(entry: Entry) -> list[Notice]:
+    """A MicrosoftTeams entry's card."""
+    return [Notice("Microsoft Teams", *notice(entry.values, entry.data))]
+
+
+def notice(values: Mapping[str, Any], data: Mapping[str, Any]) -> tuple[str, Send]:
+    """How a MicrosoftTeams entry (its secure settings revealed) is shown in logs, and how it is sent."""
+    webhook = str(values.get("incoming_webhook") or "")  # refusal() let through no entry without one
+    text = render(str(values.get("template") or DEFAULT_TEMPLATE), data)
+    outcome = "completed" if data.get("passed") else "failed"
+    title = f"Build {data.get('projectName', '')} {data.get('buildVersion', '')} {outcome}"
+    message = card(title, text, bool(data.get("passed")), str(data.get("buildUrl") or ""))
+    return host_of(webhook), lambda seconds: post_card(webhook, message, capped(seconds))

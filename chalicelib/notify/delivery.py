@@ -1,5 +1,6 @@
-"""Webhook notifications: one request to a receiver's URL, with a short timeout; and the JSON POST the chat
-channels (slack.py, teams.py) share, which names only the host of its URL."""
+"""What the notifiers that make HTTP requests share: one request to a receiver's URL, with a short timeout (a
+webhook's); and the JSON POST the chat channels (notifiers/slack.py, notifiers/teams.py) send, which names only the
+host of its URL."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import json
 from urllib.parse import urlsplit
 
 from chalicelib import outbound
+from chalicelib.notify.notifier import SendFailed
 from chalicelib.outbound import shown
 
 TIMEOUT_SECONDS = 10.0
 MAX_ANSWER_BYTES = 65_536  # of a chat API's answer: enough for its {"ok": ..., "error": ...}
 
 
-class WebhookFailed(Exception):
+class WebhookFailed(SendFailed):
     """The receiver could not be reached or did not answer 2xx; the message names no secret."""
 
 
@@ -58,3 +60,8 @@ def post_json(
     except outbound.Failed as error:
         raise WebhookFailed(str(error)) from None
     return answer
+
+
+def capped(seconds: float) -> float:
+    """The seconds a request may take: what the handler has left, at most TIMEOUT_SECONDS."""
+    return min(seconds, TIMEOUT_SECONDS)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.notify.webhook import WebhookFailed, host_of, post_json, send_webhook
+from chalicelib.notify.delivery import WebhookFailed, host_of, post_json, send_webhook
 
 
 def test_a_webhook_url_is_shown_by_its_host_alone() -> None:
