@@ -274,3 +274,21 @@ def test_the_cache_is_kept_in_the_checkout_only_when_asked_and_restored_by_the_n
     assert "RESTORED" not in first.stdout.splitlines(), first.stdout
     assert "RESTORED" in second.stdout.splitlines(), second.stdout
     assert list((folder / ".conveyor" / "exec" / "cache").glob("*/*.tgz"))
+
+
+@needs_containers
+def test_a_checkout_committing_a_link_in_execs_folder_is_refused_and_the_host_file_untouched(tmp_path: Path) -> None:
+    host_file = tmp_path / "shadow"
+    host_file.write_text("root:$6$hash:19000::::::\n")
+    folder = checkout(tmp_path / "checkout", {"appveyor.yml": yml("build_script:", "  - echo ran")})
+    (folder / ".conveyor" / "exec").mkdir(parents=True)
+    (folder / ".conveyor" / "exec" / ".gitignore").symlink_to(host_file)
+    porcelain.add(str(folder), [str(folder / ".conveyor" / "exec" / ".gitignore")])
+    porcelain.commit(str(folder), message=b"A pull request", author=b"M <m@e>", committer=b"M <m@e>")
+
+    done = conveyor_exec(folder)
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "git tracks .conveyor/exec/.gitignore" in done.stdout, done.stdout
+    assert "ran" not in done.stdout.splitlines(), done.stdout
+    assert host_file.read_text() == "root:$6$hash:19000::::::\n"

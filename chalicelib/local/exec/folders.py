@@ -2,8 +2,10 @@
 emptied when it starts) and, with ``--cache``, ``.conveyor/exec/cache/<job>/``. ``.conveyor/exec/`` ignores itself
 (a ``.gitignore`` of ``*``), so git leaves it out in any repository, and so does the snapshot a job builds.
 
-A checkout may come from anyone (a pull request being tried): a ``.conveyor`` it holds that is a link, or a file,
-is refused rather than followed, so an artifact's name never writes outside these folders.
+A checkout may come from anyone (a pull request being tried), and exec runs as root: a ``.conveyor`` or
+``.conveyor/exec`` that is a link or a file, a ``.conveyor/exec`` git tracks anything in, or one holding a link, is
+refused rather than followed; and each file exec writes or serves there is opened without following a link (one
+left there is replaced), so nothing it writes or hands a job is ever a file of the host's outside these folders.
 """
 
 from __future__ import annotations
@@ -11,8 +13,12 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
+
+from dulwich.errors import NotGitRepository
+from dulwich.repo import Repo
 
 from chalicelib.errors import Invalid
 from chalicelib.local.exec.jobs import ExecJob
@@ -31,7 +37,8 @@ class StateFolders:
 
     def __init__(self, checkout: Path) -> None:
         self.root = _real_folders(checkout, EXEC_FOLDER)
-        (self.root / ".gitignore").write_text("# conveyor exec's artifacts and cache: never committed\n*\n")
+        _refuse_foreign_files(checkout, self.root)
+        write_new(self.root / ".gitignore", b"# conveyor exec's artifacts and cache: never committed\n*\n")
         self.artifacts = _real_folders(self.root, ("artifacts",))
         self._cache = self.root / "cache"
 
@@ -75,10 +82,7 @@ def job_folder_name(job_id: str, name: str) -> str:
 
 def receive(body: Any, size: int, target: Path) -> None:
     """Write an upload's ``size`` bytes to ``target``, never through a link left there."""
-    if target.is_symlink():
-        target.unlink()
-    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(descriptor, "wb") as file:
+    with _created(target) as file:
         left = size
         while left > 0:
             block = body.read(min(_BLOCK, left))
@@ -86,6 +90,52 @@ def receive(body: Any, size: int, target: Path) -> None:
                 break
             file.write(block)
             left -= len(block)
+
+
+def write_new(target: Path, data: bytes) -> None:
+    """Write ``data`` to ``target`` as a new file: whatever was there (a link too) is removed, never written through."""
+    with _created(target) as file:
+        file.write(data)
+
+
+def open_regular(path: Path) -> BinaryIO | None:
+    """``path`` opened for reading when it is a file itself; None when it is missing, a link or anything else."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # NONBLOCK: a pipe never hangs it
+    except OSError:  # missing, or a link (ELOOP)
+        return None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        return None
+    return os.fdopen(descriptor, "rb")
+
+
+def _created(target: Path) -> BinaryIO:
+    target.unlink(missing_ok=True)  # a link is removed itself, not what it names
+    descriptor = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    return os.fdopen(descriptor, "wb")
+
+
+def _refuse_foreign_files(checkout: Path, root: Path) -> None:
+    """Refuse a ``.conveyor/exec`` the checkout brought: one git tracks a file in, or one holding a link."""
+    prefix = "/".join(EXEC_FOLDER).encode() + b"/"
+    try:
+        with Repo(str(checkout)) as repository:
+            tracked = [path for path in repository.open_index() if path.startswith(prefix)]
+    except NotGitRepository:
+        tracked = []
+    if tracked:
+        raise UnsafeFolder(
+            f"git tracks {tracked[0].decode(errors='replace')} in this checkout: .conveyor/exec/ is conveyor exec's "
+            "own folder, and exec does not run a checkout that brings files there (git rm -r --cached .conveyor/exec)."
+        )
+    for folder, names, files in os.walk(root):
+        for name in [*names, *files]:
+            if os.path.islink(os.path.join(folder, name)):
+                raise UnsafeFolder(
+                    f"{os.path.join(folder, name)} is a link: conveyor exec writes only its own files in {root}, "
+                    "never through a link; remove it."
+                )
 
 
 def _real_folders(base: Path, names: tuple[str, ...]) -> Path:

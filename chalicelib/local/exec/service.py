@@ -14,13 +14,14 @@ loopback; the runner, in its sandbox beside it, forwards what they report throug
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from socketserver import ThreadingMixIn
-from typing import Any
+from typing import Any, BinaryIO
 from wsgiref.simple_server import WSGIRequestHandler, WSGIServer, make_server
 
 from dulwich.repo import MemoryRepo
@@ -93,12 +94,13 @@ class LocalService:
             return answer
         if method == "GET" and path.startswith("/downloads/"):
             archive = self._downloads.get(path.removeprefix("/downloads/"))
-            if archive is None or not archive.is_file():
+            opened = folders.open_regular(archive) if archive is not None else None
+            if opened is None:
                 start_response("404 Not Found", [("Content-Length", "0")])
                 return [b""]
             start_response("200 OK", [("Content-Type", "application/gzip"),
-                                      ("Content-Length", str(archive.stat().st_size))])  # fmt: skip
-            return _blocks(archive)
+                                      ("Content-Length", str(os.fstat(opened.fileno()).st_size))])  # fmt: skip
+            return _blocks(opened)
         try:
             status, body = self._answer(method, path, environ)
         except _Refused as refused:
@@ -179,7 +181,7 @@ class LocalService:
 
             def store(body: Any, size: int) -> None:
                 folders.receive(body, size, archive)
-                metadata.write_text(described)
+                folders.write_new(metadata, described.encode())
 
             return self._upload_to(store)
         if (method, route) == ("POST", "/cache/prune"):
@@ -193,15 +195,20 @@ class LocalService:
 
     def _cache_entry(self, job: ExecJob, entry: str) -> Json | None:
         archive, metadata = self._state.cache_paths(job, entry)
-        if not archive.is_file() or not metadata.is_file():
+        if archive.is_symlink() or not archive.is_file():  # checked again, without following a link, when fetched
             return None
+        opened = folders.open_regular(metadata)  # never a host file a link there names
+        if opened is None:
+            return None
+        with opened:
+            described = json.loads(opened.read())
         secret = secrets.token_urlsafe(24)
         self._downloads[secret] = archive
-        return {"metadata": json.loads(metadata.read_text()), "downloadUrl": f"{self.url}/downloads/{secret}"}
+        return {"metadata": described, "downloadUrl": f"{self.url}/downloads/{secret}"}
 
 
-def _blocks(path: Path) -> Iterator[bytes]:
-    with path.open("rb") as file:
+def _blocks(file: BinaryIO) -> Iterator[bytes]:
+    with file:
         while block := file.read(_BLOCK):
             yield block
 

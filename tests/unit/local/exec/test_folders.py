@@ -10,7 +10,14 @@ import pytest
 
 from chalicelib.errors import Invalid
 from chalicelib.local.exec.console import Console
-from chalicelib.local.exec.folders import StateFolders, UnsafeFolder, job_folder_name, receive
+from chalicelib.local.exec.folders import (
+    StateFolders,
+    UnsafeFolder,
+    job_folder_name,
+    open_regular,
+    receive,
+    write_new,
+)
 from chalicelib.local.exec.jobs import ExecJob
 
 
@@ -54,3 +61,85 @@ def test_a_jobs_folder_is_emptied_when_it_starts(tmp_path: Path) -> None:
 
     assert not folder.exists()
     assert job_folder_name("exec3", "") == "3"
+
+
+def checkout_committing(folder: Path, links: dict[str, Path], files: dict[str, str] | None = None) -> Path:
+    """A git checkout that commits ``links`` (each a link to a host path) and ``files``, as a pull request might."""
+    from dulwich import porcelain
+
+    porcelain.init(str(folder))
+    paths = []
+    for name, target in links.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).symlink_to(target)
+        paths.append(str(folder / name))
+    for name, text in (files or {}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+        paths.append(str(folder / name))
+    porcelain.add(str(folder), paths)
+    porcelain.commit(str(folder), message=b"A pull request", author=b"M <m@e>", committer=b"M <m@e>")
+    return folder
+
+
+def test_a_committed_link_in_execs_folder_is_refused_and_the_host_file_it_names_untouched(tmp_path: Path) -> None:
+    shadow = tmp_path / "shadow"
+    shadow.write_text("root:$6$hash:19000::::::\n")
+    checkout = checkout_committing(tmp_path / "checkout", {".conveyor/exec/.gitignore": shadow})
+
+    with pytest.raises(UnsafeFolder, match="git tracks .conveyor/exec/.gitignore"):
+        StateFolders(checkout)
+    assert shadow.read_text() == "root:$6$hash:19000::::::\n"
+
+
+def test_a_file_git_tracks_in_execs_folder_is_refused(tmp_path: Path) -> None:
+    entry = ".conveyor/exec/cache/0123456789abcdef/" + "0" * 16 + ".json"
+    checkout = checkout_committing(tmp_path / "checkout", {}, {entry: '{"planted": "by a pull request"}'})
+
+    with pytest.raises(UnsafeFolder, match="git tracks"):
+        StateFolders(checkout)
+
+
+def test_a_link_anywhere_in_execs_folder_is_refused_even_one_git_does_not_track(tmp_path: Path) -> None:
+    archive = tmp_path / "host-archive.tgz"
+    archive.write_bytes(b"the host's own archive")
+    checkout = tmp_path / "checkout"
+    cache = checkout / ".conveyor" / "exec" / "cache" / "0123456789abcdef"
+    cache.mkdir(parents=True)
+    (cache / ("0" * 16 + ".tgz")).symlink_to(archive)
+
+    with pytest.raises(UnsafeFolder, match="is a link"):
+        StateFolders(checkout)
+    assert archive.read_bytes() == b"the host's own archive"
+
+
+def test_a_link_put_in_place_of_a_file_exec_writes_is_replaced_not_written_through(tmp_path: Path) -> None:
+    host_file = tmp_path / "host.txt"
+    host_file.write_text("the host's\n")
+    (tmp_path / "checkout").mkdir()
+    state = StateFolders(tmp_path / "checkout")
+    target = state.artifact_path(job(), "app.zip")
+    target.symlink_to(host_file)  # after exec looked: a link there must still not be followed
+
+    receive(io.BytesIO(b"zipped"), 6, target)
+    write_new(state.root / "note.json", b"{}")
+    (state.root / "other.json").symlink_to(host_file)
+    write_new(state.root / "other.json", b"{}")
+
+    assert host_file.read_text() == "the host's\n"
+    assert not target.is_symlink() and target.read_bytes() == b"zipped"
+    assert not (state.root / "other.json").is_symlink() and (state.root / "other.json").read_bytes() == b"{}"
+
+
+def test_a_file_read_there_is_opened_only_when_it_is_a_file_itself_not_a_link(tmp_path: Path) -> None:
+    host_file = tmp_path / "host.txt"
+    host_file.write_text("the host's\n")
+    (tmp_path / "link").symlink_to(host_file)
+
+    assert open_regular(tmp_path / "link") is None
+    assert open_regular(tmp_path) is None
+    assert open_regular(tmp_path / "missing") is None
+    opened = open_regular(host_file)
+    assert opened is not None
+    with opened:
+        assert opened.read() == b"the host's\n"

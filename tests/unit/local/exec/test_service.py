@@ -104,3 +104,64 @@ def test_the_runner_fetches_the_working_tree_from_the_source_url(
 
     assert (folder / "b.txt").read_text() == "not committed\n" and (folder / "a.txt").read_text() == "committed\n"
     assert HTTP.request("GET", f"{service.url}/git/not-the-secret/info/refs?service=git-upload-pack").status == 404
+
+
+@pytest.fixture
+def cached(snapshot: Snapshot, tmp_path: Path) -> Iterator[tuple[LocalService, ExecJob, StateFolders]]:
+    job = ExecJob(spec={"jobId": "exec1", "jobName": ""}, console=Console(io.StringIO()), prefix="")  # type: ignore[typeddict-item]
+    state = StateFolders(tmp_path / "checkout")
+    with LocalService(snapshot.repository, state, cache=True) as service:
+        service.add(job)
+        yield service, job, state
+
+
+def save(service: LocalService, job: ExecJob, entry: str, archive: bytes) -> None:
+    asked = json.dumps({"id": entry, "metadata": {"key": "deps"}}).encode()
+    upload = call(service, "POST", "/api/runner/jobs/exec1/cache/uploads", job.token, asked).json()
+    assert HTTP.request("PUT", upload["url"], body=archive).status == 200
+
+
+def entries(service: LocalService, job: ExecJob, *ids: str) -> dict[str, dict[str, object] | None]:
+    asked = json.dumps({"ids": list(ids)}).encode()
+    found: dict[str, dict[str, object] | None] = call(
+        service, "POST", "/api/runner/jobs/exec1/cache/entries", job.token, asked
+    ).json()["entries"]
+    return found
+
+
+def test_a_cache_entry_saved_is_restored_by_its_download_url(
+    cached: tuple[LocalService, ExecJob, StateFolders],
+) -> None:
+    service, job, _ = cached
+
+    save(service, job, "0" * 16, b"archive")
+    entry = entries(service, job, "0" * 16)["0" * 16]
+
+    assert entry is not None and entry["metadata"] == {"key": "deps"}
+    assert HTTP.request("GET", str(entry["downloadUrl"])).data == b"archive"
+
+
+def test_a_cache_entry_never_writes_or_serves_a_host_file_through_a_link_left_there(
+    cached: tuple[LocalService, ExecJob, StateFolders], tmp_path: Path
+) -> None:
+    service, job, state = cached
+    host_metadata, host_archive = tmp_path / "host.json", tmp_path / "host-archive.tgz"
+    host_metadata.write_text('{"host": "file"}')
+    host_archive.write_bytes(b"the host's own archive")
+    planted_archive, planted_metadata = state.cache_paths(job, "1" * 16)
+    planted_archive.symlink_to(host_archive)  # links left after exec looked: each must still not be followed
+    planted_metadata.write_text('{"key": "deps"}')
+    saved_archive, saved_metadata = state.cache_paths(job, "2" * 16)
+    saved_metadata.symlink_to(host_metadata)
+
+    save(service, job, "2" * 16, b"archive")
+    served = entries(service, job, "1" * 16, "2" * 16)
+    download = served["2" * 16]
+    assert download is not None
+    saved_archive.unlink()
+    saved_archive.symlink_to(host_archive)  # swapped for a link between the answer and the download
+
+    assert served["1" * 16] is None
+    assert host_metadata.read_text() == '{"host": "file"}'
+    assert not saved_metadata.is_symlink() and json.loads(saved_metadata.read_text()) == {"key": "deps"}
+    assert HTTP.request("GET", str(download["downloadUrl"])).status == 404
