@@ -96,6 +96,9 @@ def add_exec_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--branch", help="the branch the build is of (default: the one checked out)")
     parser.add_argument("--cache", action="store_true", help="use appveyor.yml's cache: (in .conveyor/exec/cache/)")
+    parser.add_argument(
+        "--untracked", action="store_true", help="build the untracked files git does not ignore too (default: left out)"
+    )
     parser.add_argument("--parallel", type=int, default=1, metavar="N", help="run N jobs at once (default: 1)")
 
 

@@ -75,14 +75,15 @@ def test_a_two_job_matrix_prints_each_jobs_output_under_its_name_and_exits_0(tmp
 
 
 @needs_containers
-def test_a_file_not_committed_and_a_changed_one_are_what_the_job_sees_and_an_ignored_one_is_not(
+def test_a_changed_tracked_file_is_what_the_job_sees_an_untracked_one_only_with_untracked_an_ignored_one_never(
     tmp_path: Path,
 ) -> None:
     files = {
         ".gitignore": "secret.env\n",
         "appveyor.yml": yml(
             "build_script:",
-            "  - cat changed.txt new.txt",
+            "  - cat changed.txt",
+            "  - test -e new.txt && cat new.txt || echo NO-UNTRACKED-FILE",
             "  - test -e secret.env && echo IGNORED-FILE-SEEN || echo NO-IGNORED-FILE",
         ),
         "changed.txt": "as committed\n",
@@ -92,13 +93,37 @@ def test_a_file_not_committed_and_a_changed_one_are_what_the_job_sees_and_an_ign
     (folder / "new.txt").write_text("new, never added\n")
     (folder / "secret.env").write_text("TOKEN=kept-out\n")
 
+    default = conveyor_exec(folder)
+    asked = conveyor_exec(folder, "--untracked")
+
+    assert default.returncode == 0, default.stdout + default.stderr
+    lines = default.stdout.splitlines()
+    assert "changed, not committed" in lines and "NO-UNTRACKED-FILE" in lines, default.stdout
+    assert "NO-IGNORED-FILE" in lines, default.stdout
+    assert "with its uncommitted changes" in lines[0], default.stdout
+    left_out = "Left out of the build: 1 untracked file git does not ignore (conveyor exec --untracked takes them)."
+    assert lines[1] == left_out, default.stdout
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    lines = asked.stdout.splitlines()
+    assert lines[1:3] == ["Taken into the build (--untracked): 1 untracked file git does not ignore:", "  new.txt"]
+    assert "changed, not committed" in lines and "new, never added" in lines, asked.stdout
+    assert "NO-IGNORED-FILE" in lines, asked.stdout
+
+
+@needs_containers
+def test_a_pull_requests_gitignore_cannot_hand_the_job_the_users_untracked_env_file(tmp_path: Path) -> None:
+    files = {
+        ".gitignore": "*.log\n!.env\n",  # the pull request un-ignores .env
+        "appveyor.yml": yml("build_script:", "  - test -e .env && cat .env || echo NO-ENV-FILE"),
+    }
+    folder = checkout(tmp_path, files)
+    (folder / ".env").write_text("AWS_SECRET_ACCESS_KEY=the-users-own-key\n")
+
     done = conveyor_exec(folder)
 
     assert done.returncode == 0, done.stdout + done.stderr
-    lines = done.stdout.splitlines()
-    assert "changed, not committed" in lines and "new, never added" in lines, done.stdout
-    assert "NO-IGNORED-FILE" in lines, done.stdout
-    assert "with its uncommitted changes" in lines[0], done.stdout
+    assert "NO-ENV-FILE" in done.stdout.splitlines(), done.stdout
+    assert "the-users-own-key" not in done.stdout, done.stdout
 
 
 @needs_containers

@@ -77,7 +77,7 @@ def _run(args: argparse.Namespace, folder: Path, console: out.Console, probe: th
     given = _given(args.variables)
     root = _root(folder)
     text = _configuration_text(root, args.config)
-    snapshot = take(root, args.branch)
+    snapshot = take(root, args.branch, untracked=args.untracked)
     try:
         return _build(args, root, text, snapshot, given, console, probe)
     finally:
@@ -114,6 +114,7 @@ def _build(
     several = len(chosen) > 1
     changes = "with its uncommitted changes" if snapshot.dirty else "clean"
     console.say(f"Building {root.name} {built.version}, branch {snapshot.branch}: the working tree ({changes}).")
+    _say_untracked(snapshot, args.untracked, console)
     for note in built.notes:
         console.say(f"Note: {note}")
     if any(job.skipped is None for job in chosen):
@@ -164,6 +165,18 @@ def _run_job(planned: PlannedJob, job: ExecJob, url: str, state: StateFolders, s
     if not job.finished.is_set():  # the runner ended without a word: the job failed, as a lost one does
         job.console.say("The job's runner ended without finishing the job.", job.prefix)
         job.finish({"result": "failed", "message": "The job's runner ended without finishing the job."})
+
+
+def _say_untracked(snapshot: Snapshot, taken: bool, console: out.Console) -> None:
+    """Which untracked files the build takes (with --untracked), or how many it leaves out."""
+    count = len(snapshot.untracked)
+    files = f"{count} untracked file{'s' if count != 1 else ''} git does not ignore"
+    if taken and count:
+        console.say(f"Taken into the build (--untracked): {files}:")
+        for path in snapshot.untracked:
+            console.say(f"  {path}")
+    elif count:
+        console.say(f"Left out of the build: {files} (conveyor exec --untracked takes them).")
 
 
 def _stop(jobs: list[ExecJob], stopping: threading.Event, console: out.Console) -> None:

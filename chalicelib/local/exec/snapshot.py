@@ -1,8 +1,10 @@
 """A checkout's working tree as one git commit, in memory: what ``conveyor exec`` builds, uncommitted changes and all.
 
-What goes in is what ``git add --all`` would stage: every tracked file as it is on disk (deleted ones left out),
-and every untracked file git does not ignore. Ignored files stay out (``.venv``, ``node_modules``, build output),
-as they would be on a fresh clone; so does ``.conveyor/exec/``, where exec keeps its artifacts. A
+What goes in is every tracked file as it is on disk (deleted ones left out) and, only when asked (``--untracked``),
+every untracked file git does not ignore, as ``git add --all`` would stage them. Untracked files stay out unless
+asked for because the checkout decides what git ignores: a pull request's ``.gitignore`` that un-ignores ``.env``
+would otherwise hand the user's own keys to its build. Ignored files stay out (``.venv``, ``node_modules``, build
+output), as they would be on a fresh clone; so does ``.conveyor/exec/``, where exec keeps its artifacts. A
 submodule stays the commit its gitlink names, as the service's checkout leaves it; a nested repository git does not
 track is left out. A clean tree is HEAD itself; otherwise the commit is new, its parent HEAD, its message saying so.
 
@@ -67,8 +69,9 @@ class Snapshot:
     ref: str  # refs/heads/<branch>
     branch: str
     head: Commit | None  # the checkout's HEAD commit (None in a repository with no commit yet)
-    dirty: bool  # the working tree differs from HEAD (uncommitted or untracked files)
+    dirty: bool  # the snapshot differs from HEAD (uncommitted changes, untracked files taken)
     commit: Commit
+    untracked: tuple[str, ...] = ()  # the untracked files git does not ignore, taken or not
     origin: str | None = None  # the URL of the checkout's remote "origin", if it has one
     checkout: Repo | None = None  # whose objects are served: open until close()
 
@@ -78,25 +81,27 @@ class Snapshot:
             self.checkout.close()
 
 
-def take(root: Path, branch: str | None = None) -> Snapshot:
-    """The working tree of the checkout at ``root`` as a commit on ``branch`` (default: the branch checked out)."""
+def take(root: Path, branch: str | None = None, untracked: bool = False) -> Snapshot:
+    """The working tree of the checkout at ``root`` as a commit on ``branch`` (default: the branch checked out), its
+    untracked files git does not ignore taken only when ``untracked``."""
     try:
         checkout = Repo(str(root))
     except Exception as error:  # dulwich raises NotGitRepository, or OSError for an unreadable folder
         raise NotACheckout(f"{root} is not a git checkout: run conveyor exec in a git repository's folder.") from error
     try:
-        return _snapshot(checkout, root, branch or current_branch(checkout))
+        return _snapshot(checkout, root, branch or current_branch(checkout), untracked)
     except BaseException:
         checkout.close()
         raise
 
 
-def _snapshot(checkout: Repo, root: Path, branch: str | None) -> Snapshot:
+def _snapshot(checkout: Repo, root: Path, branch: str | None, take_untracked: bool) -> Snapshot:
     if not branch:
         raise NotACheckout("HEAD is detached: name the branch the build is of with --branch NAME.")
     new_objects = MemoryObjectStore()
     store = _Overlay([new_objects, checkout.object_store], add_store=new_objects)
-    entries = _entries(checkout, root, new_objects)
+    untracked: list[str] = []
+    entries = _entries(checkout, root, new_objects, untracked, take_untracked)
     tree_id = commit_tree(store, entries)
     head = _head(checkout)
     if head is not None and head.tree == tree_id:
@@ -112,7 +117,10 @@ def _snapshot(checkout: Repo, root: Path, branch: str | None) -> Snapshot:
     shallow = checkout.get_shallow()
     if shallow:  # the checkout's own history stops there: the fetch must not look past it
         served.update_shallow(set(shallow), None)
-    return Snapshot(served, commit.id.decode(), ref, branch, head, dirty, commit, _origin(checkout), checkout)
+    return Snapshot(
+        served, commit.id.decode(), ref, branch, head, dirty, commit, tuple(sorted(untracked)), _origin(checkout),
+        checkout,
+    )  # fmt: skip
 
 
 def _origin(checkout: Repo) -> str | None:
@@ -138,8 +146,11 @@ def _head(checkout: Repo) -> Commit | None:
     return head if isinstance(head, Commit) else None
 
 
-def _entries(checkout: Repo, root: Path, new_objects: MemoryObjectStore) -> list[tuple[bytes, ObjectID, int]]:
-    """(path, object id, mode) of every file the snapshot holds."""
+def _entries(
+    checkout: Repo, root: Path, new_objects: MemoryObjectStore, untracked: list[str], take_untracked: bool
+) -> list[tuple[bytes, ObjectID, int]]:
+    """(path, object id, mode) of every file the snapshot holds; each untracked file git does not ignore is added to
+    ``untracked``, and is one of those files only when ``take_untracked``."""
     index = checkout.open_index()
     tracked = set(index)  # a file in a merge's conflict too: as it is on disk
     gitlinks = {
@@ -167,6 +178,10 @@ def _entries(checkout: Repo, root: Path, new_objects: MemoryObjectStore) -> list
             path = os.fsencode(prefix + name)
             if name == ".git" or path in gitlinks or (path not in tracked and ignored.is_ignored(prefix + name)):
                 continue
+            if path not in tracked:
+                untracked.append(prefix + name)
+                if not take_untracked:
+                    continue
             full = os.path.join(folder, name)
             info = os.lstat(full)
             if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):

@@ -64,7 +64,9 @@ def test_minus_e_takes_name_equals_value_the_value_as_it_is() -> None:
 def test_outside_a_checkout_or_without_appveyor_yml_it_says_so_and_exits_2(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = argparse.Namespace(config=None, job=None, list=True, variables=[], branch=None, cache=False, parallel=1)
+    args = argparse.Namespace(
+        config=None, job=None, list=True, variables=[], branch=None, cache=False, parallel=1, untracked=False
+    )
     (tmp_path / "plain").mkdir()
 
     assert run_exec(args, tmp_path / "plain") == 2
@@ -79,7 +81,9 @@ def test_without_the_image_the_command_says_so_and_runs_nothing(
     porcelain.init(str(tmp_path / "app"))
     (tmp_path / "app" / "appveyor.yml").write_text("build_script: [echo]\n")
     monkeypatch.setenv("CONVEYOR_LOCAL_IMAGE", str(tmp_path / "no-image"))
-    args = argparse.Namespace(config=None, job=None, list=False, variables=[], branch=None, cache=False, parallel=1)
+    args = argparse.Namespace(
+        config=None, job=None, list=False, variables=[], branch=None, cache=False, parallel=1, untracked=False
+    )
 
     assert run_exec(args, tmp_path / "app") == 2
     assert "conveyor exec: jobs cannot run in containers here:" in capsys.readouterr().out
@@ -105,7 +109,9 @@ def test_a_missing_local_image_is_built_first_with_make_image_saying_so(
     monkeypatch.delenv("CONVEYOR_LOCAL_IMAGE", raising=False)
     porcelain.init(str(tmp_path / "app"))
     (tmp_path / "app" / "appveyor.yml").write_text("build_script: [echo]\n")
-    args = argparse.Namespace(config=None, job=None, list=False, variables=[], branch=None, cache=False, parallel=1)
+    args = argparse.Namespace(
+        config=None, job=None, list=False, variables=[], branch=None, cache=False, parallel=1, untracked=False
+    )
 
     status = run_exec(args, tmp_path / "app")
 

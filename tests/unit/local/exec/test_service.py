@@ -34,7 +34,7 @@ def snapshot(tmp_path: Path) -> Snapshot:
     porcelain.add(str(folder), [str(folder / "a.txt")])
     porcelain.commit(str(folder), message=b"First", author=b"A <a@e>", committer=b"A <a@e>")
     (folder / "b.txt").write_text("not committed\n")
-    return take(folder)
+    return take(folder, untracked=True)
 
 
 @pytest.fixture

@@ -51,7 +51,33 @@ def test_a_clean_tree_is_head_itself(tmp_path: Path) -> None:
     assert (snapshot.branch, snapshot.ref) == ("master", "refs/heads/master")
 
 
-def test_changes_and_untracked_files_go_in_ignored_and_deleted_ones_stay_out(tmp_path: Path) -> None:
+def test_by_default_tracked_files_go_in_as_on_disk_and_untracked_ones_stay_out_counted(tmp_path: Path) -> None:
+    folder = committed(tmp_path, {".gitignore": "*.log\n", "kept.txt": "old\n", "gone.txt": "x\n"})
+    (folder / "kept.txt").write_text("new\n")
+    (folder / "gone.txt").unlink()
+    (folder / "added.txt").write_text("added\n")
+    (folder / "src").mkdir()
+    (folder / "src" / "new.py").write_text("new\n")
+    (folder / "debug.log").write_text("ignored\n")
+
+    snapshot = take(folder)
+
+    assert snapshot.dirty
+    assert files_of(snapshot) == {".gitignore": b"*.log\n", "kept.txt": b"new\n"}
+    assert snapshot.untracked == ("added.txt", "src/new.py")
+
+
+def test_an_untracked_file_a_pull_requests_gitignore_unignores_stays_out_by_default(tmp_path: Path) -> None:
+    folder = committed(tmp_path, {".gitignore": "*.log\n!.env\n", "app.py": "app\n"})
+    (folder / ".env").write_text("AWS_SECRET_ACCESS_KEY=the-users-own\n")
+
+    snapshot = take(folder)
+
+    assert not snapshot.dirty and ".env" not in files_of(snapshot)
+    assert snapshot.untracked == (".env",)
+
+
+def test_with_untracked_changes_and_untracked_files_go_in_ignored_and_deleted_ones_stay_out(tmp_path: Path) -> None:
     folder = committed(tmp_path, {".gitignore": "*.log\nbuild/\n", "kept.txt": "old\n", "gone.txt": "x\n"})
     (folder / "kept.txt").write_text("new\n")
     (folder / "gone.txt").unlink()
@@ -64,7 +90,7 @@ def test_changes_and_untracked_files_go_in_ignored_and_deleted_ones_stay_out(tmp
     (folder / "run.sh").write_text("#!/bin/sh\n")
     os.chmod(folder / "run.sh", 0o755)
 
-    snapshot = take(folder)
+    snapshot = take(folder, untracked=True)
 
     assert snapshot.dirty
     assert files_of(snapshot) == {
@@ -108,7 +134,7 @@ def test_a_worktrees_git_file_is_not_part_of_the_tree(tmp_path: Path) -> None:
     worktree = Path(porcelain.worktree_add(str(main), str(tmp_path / "wt"), branch="topic"))
     (worktree / "b.txt").write_text("b\n")
 
-    snapshot = take(worktree)
+    snapshot = take(worktree, untracked=True)
 
     assert (worktree / ".git").is_file()
     assert files_of(snapshot) == {"a.txt": b"a\n", "b.txt": b"b\n"}
@@ -130,6 +156,6 @@ def test_a_link_is_kept_as_a_link_even_to_a_folder_and_never_followed(tmp_path: 
     (folder / "elsewhere").symlink_to(outside)
     (folder / "to-a").symlink_to("a.txt")
 
-    found = files_of(take(folder))
+    found = files_of(take(folder, untracked=True))
 
     assert found == {"a.txt": b"a\n", "elsewhere": str(outside).encode(), "to-a": b"a.txt"}
