@@ -317,3 +317,21 @@ def test_a_checkout_committing_a_link_in_execs_folder_is_refused_and_the_host_fi
     assert "git tracks .conveyor/exec/.gitignore" in done.stdout, done.stdout
     assert "ran" not in done.stdout.splitlines(), done.stdout
     assert host_file.read_text() == "root:$6$hash:19000::::::\n"
+
+
+@needs_containers
+def test_a_jobs_terminal_escape_sequences_never_reach_the_terminal(tmp_path: Path) -> None:
+    files = {
+        "appveyor.yml": yml(
+            "build_script:",
+            "  - printf 'log\\033]52;c;ZXZpbA==\\007line\\n'",
+            "  - appveyor AddMessage \"$(printf 'message\\033[2J\\033[H')\"",
+        )
+    }
+
+    done = conveyor_exec(checkout(tmp_path, files))
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "log]52;c;ZXZpbA==line" in done.stdout.splitlines(), done.stdout
+    assert "message[2J[H" in done.stdout, done.stdout
+    assert "\x1b" not in done.stdout and "\x07" not in done.stdout, done.stdout

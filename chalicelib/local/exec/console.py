@@ -3,11 +3,16 @@ jobs run), what the job reports (messages, tests, artifacts), and the summary ta
 
 from __future__ import annotations
 
+import re
 import sys
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TextIO
+
+# C0 and C1 control characters but the tab: a job's log, messages, test names and version reach the terminal, and
+# must not move its cursor, set its title or clipboard (OSC 52), or forge the summary with escape sequences
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
 
 
 class Console:
@@ -18,11 +23,11 @@ class Console:
         self._lock = threading.Lock()
 
     def say(self, text: str, prefix: str = "") -> None:
-        """Print ``text`` line by line, each after ``prefix``."""
+        """Print ``text`` line by line, each after ``prefix``, without control characters but tabs."""
         lines = text.splitlines() or [""]
         with self._lock:
             for line in lines:
-                self._stream.write(f"{prefix}{line}\n")
+                self._stream.write(_CONTROLS.sub("", f"{prefix}{line}") + "\n")
             self._stream.flush()
 
 

@@ -54,3 +54,17 @@ def test_the_summary_has_a_row_per_job_and_says_where_artifacts_are() -> None:
         "Image: macos      skipped            0             0             0",
         "Artifacts are in /src/.conveyor/exec/artifacts",
     ]
+
+
+def test_a_jobs_terminal_escape_sequences_are_printed_without_their_control_characters() -> None:
+    stream = io.StringIO()
+    console = Console(stream)
+    clipboard = "\x1b]52;c;Y3VybCBldmlsIHwgc2g=\x07"  # OSC 52: sets the terminal's clipboard
+    forged = "\x1b[2J\x1b[Hjob 1  success"  # clears the screen to forge the summary
+    c1 = "\x9b31m\x9d0;title\x9c"  # the same as C1 controls
+
+    console.say(f"before{clipboard}after\tand tab\n{forged}\n{c1}\x00\x7f", prefix_for("A\x1b[8m", several=True))
+
+    assert stream.getvalue() == (
+        "[A[8m] before]52;c;Y3VybCBldmlsIHwgc2g=after\tand tab\n[A[8m] [2J[Hjob 1  success\n[A[8m] 31m0;title\n"
+    )
