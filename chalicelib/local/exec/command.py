@@ -248,10 +248,15 @@ def _root(folder: Path) -> Path:
 
 
 def _configuration_text(root: Path, config: str | None) -> str:
+    """appveyor.yml's text; never a file a link (one a pull request may commit) names elsewhere on this machine."""
     candidates = [Path(config)] if config else [root / name for name in CONFIG_FILES]
     for path in candidates:
+        if path.is_symlink():
+            raise ExecError(f"{path} is a link: conveyor exec reads the configuration only from a file itself, "
+                            "not from what a link names (the service would not follow it either).")  # fmt: skip
         if path.is_file():
-            return path.read_text()
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8") as file:
+                return file.read()
     raise ExecError(f"{config or 'appveyor.yml or .appveyor.yml'} not found in {root if not config else '.'}")
 
 

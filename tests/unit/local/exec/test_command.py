@@ -119,3 +119,23 @@ def test_a_missing_local_image_is_built_first_with_make_image_saying_so(
     assert f"The local image is not built: building it now with `make image` in {conveyor}" in printed
     assert (conveyor / ".images" / "ubuntu" / "etc" / "conveyor-image").is_file()
     assert status == 2 and "jobs cannot run in containers here" in printed  # a stamp alone is no image
+
+
+@pytest.mark.parametrize("name", ["appveyor.yml", ".appveyor.yml"])
+def test_a_configuration_file_that_is_a_link_is_refused_not_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str
+) -> None:
+    from dulwich import porcelain
+
+    host_file = tmp_path / "host.yml"
+    host_file.write_text("environment:\n  matrix:\n    - HOST_SECRET: the-hosts-own\nbuild_script: [echo]\n")
+    porcelain.init(str(tmp_path / "app"))
+    (tmp_path / "app" / name).symlink_to(host_file)  # as a pull request may commit it
+    args = argparse.Namespace(
+        config=None, job=None, list=True, variables=[], branch=None, cache=False, parallel=1, untracked=False
+    )
+
+    assert run_exec(args, tmp_path / "app") == 2
+    printed = capsys.readouterr().out
+    assert f"{tmp_path / 'app' / name} is a link" in printed
+    assert "the-hosts-own" not in printed
