@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chalicelib.runner import container as job_container
+from chalicelib.runner import limits
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
@@ -94,6 +95,7 @@ def _run(
         folder, home = work / "build", work / "home"
         home.mkdir()
     else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
+        tempfile.tempdir = str(work / job_container.SCRATCH_FOLDER)  # the cache's archives: on the job's disk
         slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
         folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
     folder.mkdir()
@@ -139,6 +141,9 @@ def _run(
     if reason == TIMED_OUT:
         succeeded, message = False, f"The job exceeded its time limit of {int(limit // 60)} min {int(limit % 60)} s."
         run.say(message)
+    elif reason == limits.EXCEEDED:
+        succeeded, message = False, run.limit_message
+        run.say(str(message))
     elif reason == CANCELLED:
         run.say("The build was cancelled.")
     result = "success" if succeeded else "failed"

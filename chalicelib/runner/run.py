@@ -9,6 +9,7 @@ from chalicelib.runner.artifacts import Artifact
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.container import JobContainer
 from chalicelib.runner.job_spec import JobConfiguration, JobSpec
+from chalicelib.runner.limits import EXCEEDED, LimitWatch
 from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.session import Session
 
@@ -38,12 +39,25 @@ class Run(Attempt):
     exit_requested: bool = False  # ``appveyor exit`` was called: the job skips to on_success and on_finish
     container: JobContainer | None = None  # where the scripts run (None: beside the runner)
     session: Session = field(init=False)  # the job's Bash, from its first script to its last
+    limit_message: str | None = None  # which limit the job went past, once it has (stop_reason EXCEEDED)
+    _watch: LimitWatch | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
         if self.container is None:
             self.session = Session(self.folder, self.say)
         else:
             self.session = Session(Path(self.container.inside(self.folder)), self.say, self.container)
+            if self.container.limits is not None:
+                self._watch = LimitWatch(self.container.limits, self.container.work)
+
+    def should_stop(self) -> str | None:
+        """Why the work must stop now: a cancel, a lost lease, the time limit, or a limit of its container."""
+        reason = super().should_stop()
+        if reason is None and self._watch is not None:
+            self.limit_message = self._watch.exceeded()
+            if self.limit_message is not None:
+                self.stop_reason = reason = EXCEEDED
+        return reason
 
     @property
     def work(self) -> Path:

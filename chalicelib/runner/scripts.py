@@ -46,10 +46,10 @@ def run_phase(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: boo
             if phase in _LAST_PHASES:
                 return
             raise ExitRequested()
+        if run.should_stop() is not None:  # a limit the command went past, even if it succeeded
+            raise JobFailed(f"The job was stopped in {phase}: {run.stop_reason}.")
         if outcome.succeeded:
             continue
-        if run.stop_reason is not None:
-            raise JobFailed(f"The job was stopped in {phase}: {run.stop_reason}.")
         if outcome.ended_shell:
             raise _shell_ended(run, phase, outcome.exit_code, may_fail)
         message = f"Command exited with code {outcome.exit_code}" if outcome.exit_code is not None else outcome.stopped
