@@ -296,8 +296,12 @@ def test_a_powershell_line_fails_saying_the_image_has_no_pwsh_and_never_runs_bes
     skipped = project.run(environmentVariables={"APPVEYOR_YML_DISABLE_PS_LINUX": "true"})
     skipped_log = project.log(skipped["jobs"][0]["jobId"])
 
+    message = failed["jobs"][0]["message"]
     assert failed["status"] == "failed", failed_log
-    assert "'ps:' scripts need PowerShell (pwsh), which this job's image does not have" in failed_log
+    assert message.startswith("This image has no PowerShell: 'ps:' scripts need pwsh."), message
+    assert message.endswith("in build_script: ps: Write-Host hi"), message
+    assert failed_log.rstrip("\n").rsplit("\n", 1)[-1] == message, failed_log  # the log's last line says why
+    assert "127" not in failed_log, failed_log
     assert "after" not in failed_log.splitlines()
     assert skipped["status"] == "success", skipped_log
     assert "after" in skipped_log.splitlines()
