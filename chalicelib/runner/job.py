@@ -145,7 +145,8 @@ def _run(
         succeeded, message = False, run.limit_message
         run.say(str(message))
     elif reason == CANCELLED:
-        run.say("The build was cancelled.")
+        message = run.cancel_message or "The build was cancelled."
+        run.say(message)
     result = "success" if succeeded else "failed"
     if reason in (CANCELLED, LEASE_LOST):
         result = "cancelled"
@@ -198,7 +199,7 @@ def heartbeat(run: Run) -> None:
         if run.stop_reason is not None:
             return
         try:
-            status = run.client.heartbeat()
+            status, why = run.client.heartbeat()
         except TokenRevoked:
             run.stop_reason = LEASE_LOST
             run.log.abandon()
@@ -207,6 +208,7 @@ def heartbeat(run: Run) -> None:
             log.warning("job %s: renewing the lease failed", run.spec["jobId"], exc_info=True)
             continue
         if status == "cancelling":
+            run.cancel_message = why or "The build was cancelled."
             run.stop_reason = CANCELLED
 
 

@@ -39,6 +39,7 @@ class Run(Attempt):
     exit_requested: bool = False  # ``appveyor exit`` was called: the job skips to on_success and on_finish
     container: JobContainer | None = None  # where the scripts run (None: beside the runner)
     session: Session = field(init=False)  # the job's Bash, from its first script to its last
+    cancel_message: str | None = None  # who cancelled the job, or why, as the service said it
     has_powershell: bool | None = None  # whether the job's shell finds pwsh (None: not asked yet)
     limit_message: str | None = None  # which limit the job went past, once it has (stop_reason EXCEEDED)
     _watch: LimitWatch | None = field(init=False, default=None)

@@ -246,8 +246,9 @@ def finish(job: Job, said: Finish, build: Build | None = None) -> None:
     # the job as its token was checked (a consistent read): a cancel since still cancels it, through the move's
     # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)
     holder = job.token_hash
-    if result == "cancelled" or Status(job.status) is Status.CANCELLING:
-        stopped = MoveFields(message="Cancelled by a user.", counts=counts, artifacts=stored, holder=holder)
+    if result == "cancelled" or Status(job.status) is Status.CANCELLING:  # the cancel's message stays: who, or why
+        why = job.message if Status(job.status) is Status.CANCELLING and job.message else "Cancelled by a user."
+        stopped = MoveFields(message=why, counts=counts, artifacts=stored, holder=holder)
         progress.end_job(job, Event.STOPPED, stopped, build)
         return
     tests = found[reports.TEST] if found is not None else []
