@@ -342,7 +342,7 @@ def test_a_job_whose_container_cannot_start_fails_with_podmans_words_first_in_it
     assert first.startswith("This job's container could not start: ") and "appveyor" in first, log
     assert messages == [first]
     assert "ran" not in log.splitlines()
-    assert job["message"] == first, job
+    assert job["message"] == first == log.splitlines()[-1], job  # its only line: the first and the last
 
 
 def test_appveyor_pushartifact_takes_the_build_folders_files_but_no_file_of_the_machine_the_runner_sees(  # type: ignore[no-untyped-def]
