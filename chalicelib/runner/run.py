@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from chalicelib.runner.artifacts import Artifact
+from chalicelib.runner.artifacts import Artifact, ArtifactRefused
 from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.container import JobContainer
 from chalicelib.runner.job_spec import JobConfiguration, JobSpec
@@ -21,6 +21,9 @@ class SshKey:
     private_key: str
     host_key: str | None
 
+
+MAX_ARTIFACTS_BYTES = 5 * 1024**3  # a job's artifacts in all (the service takes files of up to 5 GiB each)
+MAX_ARTIFACT_COUNT = 1000  # a job's artifacts, at most (the service's own limit)
 
 # the repository's credentials, taken before any script runs: a user name and password, or an SSH key
 Credentials = tuple[str, str] | SshKey
@@ -43,12 +46,13 @@ class Run(Attempt):
     has_powershell: bool | None = None  # whether the job's shell finds pwsh (None: not asked yet)
     limit_message: str | None = None  # which limit the job went past, once it has (stop_reason EXCEEDED)
     _watch: LimitWatch | None = field(init=False, default=None)
+    _uploaded: dict[str, int] = field(init=False, default_factory=dict)  # each artifact's size, by its file name
 
     def __post_init__(self) -> None:
         if self.container is None:
-            self.session = Session(self.folder, self.say)
+            self.session = Session(self.folder, self.output)
         else:
-            self.session = Session(Path(self.container.inside(self.folder)), self.say, self.container)
+            self.session = Session(Path(self.container.inside(self.folder)), self.output, self.container)
             if self.container.limits is not None:
                 self._watch = LimitWatch(self.container.limits, self.container.work)
 
@@ -72,7 +76,17 @@ class Run(Attempt):
         return self.spec["configuration"].copy()
 
     def upload_artifact(self, file_name: str, path: Path) -> int:
-        """Send one file as an artifact of the job through a presigned URL; its size."""
+        """Send one file as an artifact of the job through a presigned URL; its size. ArtifactRefused past the
+        job's limits: MAX_ARTIFACTS_BYTES in all, MAX_ARTIFACT_COUNT files."""
         size = path.stat().st_size
+        sent = sum(sent_size for name, sent_size in self._uploaded.items() if name != file_name)
+        if sent + size > MAX_ARTIFACTS_BYTES:
+            raise ArtifactRefused(
+                f"Artifact {file_name} ({size:,} bytes) was not uploaded: a job's artifacts hold "
+                f"{MAX_ARTIFACTS_BYTES // 1024**3} GiB in all, and this job's have {sent:,} bytes."
+            )
+        if len({*self._uploaded, file_name}) > MAX_ARTIFACT_COUNT:
+            raise ArtifactRefused(f"Artifact {file_name} was not uploaded: a job has {MAX_ARTIFACT_COUNT} at most.")
         self.client.send_file(self.client.artifact_upload(file_name, size), path)
+        self._uploaded[file_name] = size  # a name sent again replaces its file
         return size

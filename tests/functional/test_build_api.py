@@ -485,7 +485,7 @@ def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: Build
 
     job = job_store.get_job(job_id)
     assert job is not None and job.status == Status.RUNNING  # the second attempt's, untouched
-    assert heartbeat(job_id, f"Bearer {second.token}") == "running"
+    assert heartbeat(job_id, f"Bearer {second.token}") == {"status": "running"}
 
 
 def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import itertools
 import json
 import sys
 import threading
@@ -48,7 +49,6 @@ MATRIX_YML = appveyor_yml(
     "  - echo building $FLAVOR",
 )
 ENTRY_ID = "0123456789abcdef"
-MAX_RACE_CHUNKS = 9_999
 RACERS, RACE_CALLS = 3, 40  # threads per side, and the calls each makes at least while all of them race
 
 
@@ -505,11 +505,11 @@ def test_concurrent_runners_never_store_each_others_log_lines(
     api_url: str, matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob]
 ) -> None:
     _, _, job_a, job_b = matrix_build
-    next_chunk = iter(range(MAX_RACE_CHUNKS))
+    next_chunk = itertools.cycle(range(runner_calls.MAX_LOG_CHUNK + 1))  # a chunk sent again replaces it
 
     def put_chunk(job: ClaimedJob, body: bytes, fixed: int | None = None) -> Callable[[requests.Session], int]:
         def put(session: requests.Session) -> int:
-            index = fixed if fixed is not None else next(next_chunk, MAX_RACE_CHUNKS)
+            index = fixed if fixed is not None else next(next_chunk)
             url = f"{api_url}/api/runner/jobs/{job.job_id}/log/{index}"
             headers = {"Authorization": f"Bearer {job.token.token}", "Content-Type": "application/octet-stream"}
             return session.put(url, data=body, headers=headers, timeout=10).status_code

@@ -35,7 +35,8 @@ from chalicelib.store.artifacts import artifact_key, stored_artifact
 from chalicelib.store.uploads import presigned_upload
 
 log = logging.getLogger(__name__)
-MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log
+# a runner's chunks are 1 MiB, and it keeps a job's log within 100 MiB and a few lines (runner/logstream.py)
+MAX_LOG_CHUNK = 127
 MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
 MAX_ARTIFACTS = 1000
