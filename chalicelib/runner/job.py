@@ -135,6 +135,7 @@ def _run(
             message = "The runner failed unexpectedly; the job could not finish."
             run.say(message)
         finally:
+            run.past_a_limit()
             run.session.close()
             reason = run.end()
             beat.join(timeout=float(spec["heartbeatSeconds"] or 5) + 5)

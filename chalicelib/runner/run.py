@@ -59,11 +59,16 @@ class Run(Attempt):
     def should_stop(self) -> str | None:
         """Why the work must stop now: a cancel, a lost lease, the time limit, or a limit of its container."""
         reason = super().should_stop()
-        if reason is None and self._watch is not None:
+        return reason if reason is not None else self.past_a_limit()
+
+    def past_a_limit(self) -> str | None:
+        """EXCEEDED once the job went past a limit of its container (``limit_message`` says which), else None: asked
+        after each command, and as the job ends (a checkout that filled the disk fails saying so)."""
+        if self.stop_reason is None and self._watch is not None:
             self.limit_message = self._watch.exceeded()
             if self.limit_message is not None:
-                self.stop_reason = reason = EXCEEDED
-        return reason
+                self.stop_reason = EXCEEDED
+        return self.stop_reason if self.stop_reason == EXCEEDED else None
 
     @property
     def work(self) -> Path:

@@ -123,9 +123,10 @@ def cancel_build(caller: Caller, account_name: str, slug: str, version: str) -> 
 
 
 def cancelled_by(caller: Caller) -> str:
-    """A cancelled job's message, naming who cancelled it (as the account's team lists them)."""
+    """A cancelled job's message, naming who cancelled it by their full name as the team lists it (never their
+    e-mail: a public project's log is read by anyone)."""
     member = members.get_member(caller.account_id, caller.user_id)
-    who = (member.full_name or member.email) if member is not None else None
+    who = member.full_name.strip() if member is not None and member.full_name else ""
     return f"Cancelled by {who}." if who else "Cancelled by a user."
 
 
