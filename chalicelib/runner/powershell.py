@@ -145,7 +145,7 @@ __conveyor_pwsh() {
 SETUP = f"__conveyor_pwsh_bridge={shlex.quote(BRIDGE)}\n{BASH_FUNCTION}"
 
 
-FOUND = "command -v pwsh >/dev/null 2>&1"  # the shell finds PowerShell
+FOUND = "{ command -v pwsh; } >/dev/null 2>&1"  # the shell finds PowerShell (untraced under set -x)
 
 
 def missing(language: str, in_image: bool) -> str:

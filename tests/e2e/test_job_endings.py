@@ -12,9 +12,11 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
 import requests
 
 from chalicelib.domain.execution.lost_jobs import STACK_STOPPED
+from chalicelib.executors import containers
 from tests.e2e.test_container_leftovers import start_build
 from tests.e2e.test_local_stack import LocalStack, finished
 from tests.functional.test_sandbox import wait_for
@@ -73,12 +75,22 @@ def running_job(stack: LocalStack, api: requests.Session, url: str) -> dict[str,
     return job
 
 
+# where the stack runs its jobs: the unshare sandbox, and containers where they can run here
+WHERE = [
+    "off",
+    pytest.param("auto", marks=pytest.mark.skipif(containers.refusal() is not None, reason="no containers here")),
+]
+
+
 def last_line(log: str) -> str:
     return log.rstrip("\n").rsplit("\n", 1)[-1]
 
 
-def test_a_job_whose_runner_is_killed_fails_naming_the_signal(tmp_path: Path, git_server: GitServer) -> None:
-    stack = LocalStack.start(tmp_path / "stack").wait_until_ready()
+@pytest.mark.parametrize("containers_setting", WHERE)
+def test_a_job_whose_runner_is_killed_fails_naming_the_signal(
+    tmp_path: Path, git_server: GitServer, containers_setting: str
+) -> None:
+    stack = LocalStack.start(tmp_path / "stack", CONVEYOR_CONTAINERS=containers_setting).wait_until_ready()
     try:
         api, url = start_build(stack, git_server, YML)
         job = running_job(stack, api, url)
@@ -96,11 +108,12 @@ def test_a_job_whose_runner_is_killed_fails_naming_the_signal(tmp_path: Path, gi
     assert last_line(log) == message, log
 
 
+@pytest.mark.parametrize("containers_setting", WHERE)
 def test_a_build_running_when_the_stack_is_killed_fails_saying_so_and_runs_again(
-    tmp_path: Path, git_server: GitServer
+    tmp_path: Path, git_server: GitServer, containers_setting: str
 ) -> None:
-    state = tmp_path / "state"
-    stack = LocalStack.start(tmp_path / "first", CONVEYOR_STATE_DIR=str(state)).wait_until_ready()
+    state, where = tmp_path / "state", {"CONVEYOR_CONTAINERS": containers_setting}
+    stack = LocalStack.start(tmp_path / "first", CONVEYOR_STATE_DIR=str(state), **where).wait_until_ready()
     try:
         api, url = start_build(stack, git_server, YML)
         job = running_job(stack, api, url)
@@ -109,7 +122,7 @@ def test_a_build_running_when_the_stack_is_killed_fails_saying_so_and_runs_again
         stack.process.wait()
     time.sleep(0.5)
 
-    again = LocalStack.start(tmp_path / "again", CONVEYOR_STATE_DIR=str(state)).wait_until_ready()
+    again = LocalStack.start(tmp_path / "again", CONVEYOR_STATE_DIR=str(state), **where).wait_until_ready()
     try:
         api.headers["Authorization"] = f"Bearer {again.key}"
         build = finished(again, url, "build", seconds=30)
