@@ -51,7 +51,7 @@ IMAGE_STAMP = "etc/conveyor-image"  # written last by the image's setup: a tree 
 INIT = PROJECT_DIR / "images" / "ubuntu" / "init.py"
 ID_SHIFT = 100000  # the container's uid 0 is this machine's 100000 (images/ubuntu/shift_ids.py owns the tree so)
 BUILD_UID = ID_SHIFT + 1000  # appveyor's, outside: the runner runs as it, so both write the job's folder
-JOBS_ROOT = Path("/var/tmp/conveyor-jobs")  # the sandbox empties /var/tmp: each runner sees its own job's only
+JOBS_ROOT = job_disk.JOBS_ROOT
 PIDS_LIMIT = 2048  # a job's processes at most (its cgroup's): a fork bomb stops there, and other jobs run on
 
 
@@ -114,6 +114,13 @@ def _runtime(image: Path) -> Runtime | str:
         return f"podman could not start a container: {error}"
     if probe.returncode != 0:
         return f"podman could not start a container: {_podman_error(probe.stderr)}"
+    probe_disk = JOBS_ROOT / f"{os.getpid()}-probe"  # a job's disk: without loop devices none could be limited
+    try:
+        JOBS_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
+        job_disk.make(probe_disk, 16)  # (named as a job's folder: a service killed meanwhile leaves it for the next)
+    except (OSError, job_disk.DiskRefused) as error:
+        return f"a job's disk (a loop-mounted file system, docs/executors.md) cannot be made here: {error}"
+    job_disk.remove(probe_disk)
     return Runtime(podman, image)
 
 
@@ -133,7 +140,7 @@ def run(ticket: Ticket, timeout: float) -> int:
     started = time.monotonic()
     config = settings()
     try:
-        work = _job_folder(ticket.job_id, config.job_disk_mb)
+        work = job_disk.job_folder(ticket.job_id, config.job_disk_mb, BUILD_UID)
     except job_disk.DiskRefused as error:
         _fail(ticket, f"This job's container could not start: {error}.")
         return 0
@@ -218,38 +225,6 @@ def _run_options(work: Path, name: str) -> list[str]:
 def resource_limits(memory_mb: int, cpus: float) -> tuple[str, ...]:
     """podman's options for a job's memory (swap included: the same limit for both) and CPU share."""
     return ("--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m", "--cpus", f"{cpus:g}")
-
-
-def _job_folder(job_id: str, disk_mb: int) -> Path:
-    """A fresh folder for the job, on a disk of its own (executors/job_disk.py), owned by the build's user: its
-    source, the ``appveyor`` command, the socket, the runner's scratch. Its name starts with this service's process
-    id: the folders a killed service left are removed by the next."""
-    JOBS_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
-    _remove_left_folders()
-    work = JOBS_ROOT / f"{os.getpid()}-{job_id}-{secrets.token_hex(4)}"
-    job_disk.make(work, disk_mb)
-    subfolders = (job_container.PROJECTS_FOLDER, job_container.BIN_FOLDER, job_container.SOCKET_SUBFOLDER)
-    for sub in (*subfolders, job_container.SCRATCH_FOLDER):
-        (work / sub).mkdir()
-        os.chown(work / sub, BUILD_UID, BUILD_UID)
-    os.chown(work, BUILD_UID, BUILD_UID)
-    return work
-
-
-@functools.cache
-def _remove_left_folders() -> None:
-    """Remove the job folders of services that are gone (killed before they could), once per process."""
-    for folder in JOBS_ROOT.iterdir():
-        owner = folder.name.split("-", 1)[0]
-        if not owner.isdigit():
-            continue
-        try:
-            os.kill(int(owner), 0)
-        except ProcessLookupError:
-            left = folder.with_name(folder.name.removesuffix(".disk"))
-            job_disk.remove(left)  # its disk too: unmounted, its image deleted
-        except PermissionError:
-            continue
 
 
 def _ready(fd: int) -> bool:

@@ -13,17 +13,53 @@ The container's other writable places (``/dev``, ``/dev/shm``: tmpfs) count agai
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
+import secrets
 import shutil
 import subprocess
 from pathlib import Path
 
+from chalicelib.runner import container as job_container
+
+JOBS_ROOT = Path("/var/tmp/conveyor-jobs")  # the sandbox empties /var/tmp: each runner sees its own job's only
 ROOTFS = ".rootfs"  # in the job's folder: the overlay's upper and work folders (root's only) and its merged view
 _MKFS = ("mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", "-E", "lazy_itable_init=1,nodiscard")
 
 
 class DiskRefused(Exception):
     """The job's disk could not be made; the message says why."""
+
+
+def job_folder(job_id: str, disk_mb: int, owner: int) -> Path:
+    """A fresh folder for the job, on a disk of its own, owned by ``owner`` (the build's user): its source, the
+    ``appveyor`` command, the socket, the runner's scratch. Its name starts with this service's process id: the
+    folders (and disks) a killed service left are removed by the next."""
+    JOBS_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
+    _remove_left_folders()
+    work = JOBS_ROOT / f"{os.getpid()}-{job_id}-{secrets.token_hex(4)}"
+    make(work, disk_mb)
+    subfolders = (job_container.PROJECTS_FOLDER, job_container.BIN_FOLDER, job_container.SOCKET_SUBFOLDER)
+    for sub in (*subfolders, job_container.SCRATCH_FOLDER):
+        (work / sub).mkdir()
+        os.chown(work / sub, owner, owner)
+    os.chown(work, owner, owner)
+    return work
+
+
+@functools.cache
+def _remove_left_folders() -> None:
+    """Remove the job folders and disks of services that are gone (killed before they could), once per process."""
+    for folder in JOBS_ROOT.iterdir():
+        owner = folder.name.split("-", 1)[0]
+        if not owner.isdigit():
+            continue
+        try:
+            os.kill(int(owner), 0)
+        except ProcessLookupError:
+            remove(folder.with_name(folder.name.removesuffix(".disk")))  # unmounted, its image deleted
+        except PermissionError:
+            continue
 
 
 def make(folder: Path, size_mb: int) -> Path:

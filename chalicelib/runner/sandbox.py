@@ -227,7 +227,7 @@ class _Stderr:
             for line in stream:
                 if line.startswith(b"unshare: ") and (b"sigprocmask" in line or b"child exit failed" in line):
                     self.unshare_lost_a_signal = True
-                with contextlib.suppress(OSError, ValueError, AttributeError):  # no byte stream: not passed on
+                with contextlib.suppress(Exception):  # a stderr that takes no bytes: not passed on, still drained
                     sys.stderr.buffer.write(line)
                     sys.stderr.buffer.flush()
 
