@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from chalicelib import executors
 from chalicelib.executors import containers
 from chalicelib.local.pump import SqsPump
 from tests.builds import appveyor_yml
@@ -162,3 +163,13 @@ def _watch_free_space(path: Path):  # type: ignore[no-untyped-def]
         return start, lowest[0]
 
     return result
+
+
+def test_the_stack_says_each_jobs_limits_as_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name, value in {"CONVEYOR_EXECUTOR": "local", "CONVEYOR_CONTAINERS": "auto", "CONVEYOR_JOB_MEMORY_MB": "512",
+                        "CONVEYOR_JOB_CPUS": "0.5", "CONVEYOR_JOB_DISK_MB": "2048"}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+
+    notice = executors.local_notice()
+
+    assert notice is not None and "each within 512 MB of memory, 0.5 CPUs and 2048 MB of disk" in notice, notice
