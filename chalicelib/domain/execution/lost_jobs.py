@@ -58,7 +58,7 @@ def end_lost(job: Job, reason: str, holder: str | None = None) -> bool:
     if added is not None:
         try:
             logs.seal_log(prefix, added + 1)
-        except (logs.LogIncomplete, Exception):  # a chunk the runner never sent: the log stays as chunks
+        except Exception:  # a chunk the runner never sent (LogIncomplete), S3 refusing: the log stays as chunks
             log.warning("job %s: its log was not sealed", job.job_id, exc_info=True)
     refresh(job)
     return True
