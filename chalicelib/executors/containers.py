@@ -166,6 +166,7 @@ def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: 
              "--cidfile", str(work / _CID_FILE), "--rootfs", str(root), job_container.PYTHON, "-I",
              "/opt/conveyor/init.py"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=_environment(), start_new_session=True,
+            cwd=root.parent,  # conmon leaves a file "oom" where it runs after an OOM kill: on the job's disk
         )  # fmt: skip
         assert container.stdin is not None and container.stdout is not None
         # the runner holds the only copies: when it closes the commands, the container ends
