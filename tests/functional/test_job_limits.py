@@ -3,7 +3,7 @@ allocate more memory than the job may have, write more than its disk holds to /t
 ends failed, its message and its log's last line naming the limit; the machine's free space drops by no more than
 the job's disk; the next job runs normally.
 
-Small limits (128 MB of memory, 96 MB of disk) and bounded writes (a few hundred MB at most): never an unbounded
+Small limits (128 MB of memory, 96 MB of disk) and bounded writes (500 MB at most): never an unbounded
 allocation or a fork bomb on the shared machine. On main before this change each of these jobs succeeded.
 """
 
@@ -99,7 +99,7 @@ def test_a_job_that_writes_more_than_its_disk_limit_is_stopped_and_the_machine_k
         {
             "appveyor.yml": appveyor_yml(
                 "build_script:",
-                f"  - sudo dd if=/dev/zero of={folder}/filler bs=1M count=300 status=none || true",
+                f"  - sudo dd if=/dev/zero of={folder}/filler bs=1M count=500 status=none || true",
                 "  - echo STILL-RUNNING",
             )
         }
@@ -115,8 +115,9 @@ def test_a_job_that_writes_more_than_its_disk_limit_is_stopped_and_the_machine_k
     assert f"used more than {DISK_MB} MB of disk" in job["message"], job
     assert last_line(log) == job["message"], log
     assert output_lines(log, "STILL-RUNNING") == [], log
-    # the machine lost at most the job's disk (others' work on this machine moves it too: a margin of 64 MB)
-    assert free_before - free_lowest < (DISK_MB + 64) * 1024 * 1024, (free_before, free_lowest)
+    # the machine lost about the job's disk at most, not the 500 MB written (others' work on this shared machine
+    # moves its free space too: a margin of 200 MB)
+    assert free_before - free_lowest < (DISK_MB + 200) * 1024 * 1024, (free_before, free_lowest)
     assert wait_for(lambda: not _job_folders(job["jobId"]), seconds=30), _job_folders(job["jobId"])  # disk gone
 
 
