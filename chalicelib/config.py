@@ -42,6 +42,11 @@ class Settings:
     # the local executor's containers (executors/containers.py): "auto" (where podman and the local image are
     # here), "off" (every job in the unshare sandbox; versioned Ubuntu images are then refused)
     containers: str
+    # each local container job's limits (executors/containers.py, docs/executors.md): memory (swap included) and
+    # disk in MB, CPUs (a share of the machine's cores, at most all of them)
+    job_memory_mb: int
+    job_cpus: float
+    job_disk_mb: int
 
     def table_name(self, table: str) -> str:
         """The DynamoDB table name for one of the service's tables in this stage."""
@@ -77,7 +82,39 @@ def settings() -> Settings:
             key.strip() for key in os.environ.get("CONVEYOR_OIDC_PUBLISHED_KEYS", "").split(",") if key.strip()
         ),
         containers="off" if os.environ.get("CONVEYOR_CONTAINERS", "auto").lower() == "off" else "auto",
+        job_memory_mb=_positive_int("CONVEYOR_JOB_MEMORY_MB", DEFAULT_JOB_MEMORY_MB),
+        job_cpus=_job_cpus(),
+        job_disk_mb=_positive_int("CONVEYOR_JOB_DISK_MB", DEFAULT_JOB_DISK_MB),
     )
+
+
+# A laptop's share for one job, as CodeBuild's smallest Linux compute (BUILD_GENERAL1_SMALL: 4 GiB, 2 vCPU) gives a
+# job in AWS: a build that fits here fits there. The disk is a sparse file: only what the job writes takes space.
+DEFAULT_JOB_MEMORY_MB = 4096
+DEFAULT_JOB_CPUS = 2.0
+DEFAULT_JOB_DISK_MB = 10240
+
+
+def _positive_int(name: str, default: int) -> int:
+    """A whole number setting of at least 1; a value that is not one is refused at once (never silently ignored)."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise ValueError(f"{name} is a whole number of MB, 1 or more (it is {value!r}).")
+    return int(value)
+
+
+def _job_cpus() -> float:
+    """CONVEYOR_JOB_CPUS (default 2), at most this machine's cores: a share more than all of them is all of them."""
+    value = os.environ.get("CONVEYOR_JOB_CPUS", "").strip()
+    try:
+        cpus = float(value) if value else DEFAULT_JOB_CPUS
+    except ValueError:
+        cpus = 0
+    if not cpus > 0:
+        raise ValueError(f"CONVEYOR_JOB_CPUS is a number of CPUs above 0, such as 1.5 (it is {value!r}).")
+    return min(cpus, float(os.cpu_count() or 1))
 
 
 def repository_base_url(provider: str, default: str) -> str:

@@ -3,7 +3,7 @@
 GET  /api/runner/jobs/{jobId}                  -> the job's spec
 GET  /api/runner/jobs/{jobId}/runner           -> the runner as a zip (for executors that start from an image)
 POST /api/runner/jobs/{jobId}/clone-credentials -> {"username", "password"}, once per attempt (then 409)
-POST /api/runner/jobs/{jobId}/heartbeat        -> {"status": "running" | "cancelling"}
+POST /api/runner/jobs/{jobId}/heartbeat        -> {"status": "running" | "cancelling", "message": why cancelled}
 PUT  /api/runner/jobs/{jobId}/log/{index}      raw bytes (a masked chunk of the log) -> 204
 POST /api/runner/jobs/{jobId}/artifacts        {"fileName", "size"} -> {"url", "headers"}
 POST /api/runner/jobs/{jobId}/cache/entries    {"ids": [...]} -> {"entries": {id: {...} | null}, "save": bool}
@@ -116,7 +116,7 @@ def clone_credentials(request: Request, jobId: str) -> Response:
 def runner_heartbeat(request: Request, jobId: str) -> Response:
     try:
         check_parameters(request, {"jobId": jobId})
-        return respond({"status": job_tokens.heartbeat(jobId, request.headers.get("authorization"))})
+        return respond(job_tokens.heartbeat(jobId, request.headers.get("authorization")))
     except ConveyorError as error:
         return error_response(error)
 

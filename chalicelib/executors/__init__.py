@@ -76,7 +76,11 @@ def local_notice() -> str | None:
 
     why = containers.refusal()
     if why is None:
-        return "Jobs run in containers of Conveyor's local image (podman with runc; docs/executors.md)."
+        return (
+            "Jobs run in containers of Conveyor's local image (podman with runc; docs/executors.md), each within "
+            f"{config.job_memory_mb} MB of memory, {config.job_cpus:g} CPUs and {config.job_disk_mb} MB of disk "
+            "(CONVEYOR_JOB_MEMORY_MB, CONVEYOR_JOB_CPUS, CONVEYOR_JOB_DISK_MB)."
+        )
     return (
         f"Jobs run in the unshare sandbox, not in containers: {why}. Jobs of no image or Ubuntu run there; jobs of "
         "Ubuntu1604 ... Ubuntu2204 fail, saying so."

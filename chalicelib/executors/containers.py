@@ -3,14 +3,17 @@
 Under ``make run`` (and the tests that ask for it) jobs of no image, ``Ubuntu`` and ``Ubuntu1604`` ... ``Ubuntu2204``
 run here, in the local image (images/ubuntu/, built by ``make image`` into .images/ubuntu). Per job:
 
-- a container of the image's root filesystem with a writable overlay thrown away with it (``--rootfs DIR:O``);
-  its users are mapped to unprivileged ids of this machine (root inside is 100000 outside), and the build's user
-  ``appveyor`` has passwordless sudo, as on AppVeyor's Linux images;
+- a container of the image's root filesystem with a writable overlay thrown away with it; its users are mapped
+  to unprivileged ids of this machine (root inside is 100000 outside), and the build's user ``appveyor`` has
+  passwordless sudo, as on AppVeyor's Linux images;
 - its own network namespace from slirp4netns: its own loopback, the outbound network, and no way to this
   machine's loopback (the AWS emulator, the API's internals) nor to another job;
 - the job's folder, bound in at /home/appveyor/projects (the build folder is ``<slug>`` in it), with the runner's
   ``appveyor`` command and the Build Worker API's unix socket, which the container's first process
-  (images/ubuntu/init.py) serves on the container's own loopback.
+  (images/ubuntu/init.py) serves on the container's own loopback;
+- limits: its memory (swap included) and CPU share (podman's ``--memory``, ``--memory-swap``, ``--cpus``, in the
+  container's cgroup), and a disk of its own holding the job's folder and the overlay's writable layer
+  (executors/job_disk.py); the operator sets them (CONVEYOR_JOB_MEMORY_MB, CONVEYOR_JOB_CPUS, CONVEYOR_JOB_DISK_MB).
 
 The runner stays outside, in the unshare sandbox (runner/sandbox.py) as the uid the container's ``appveyor`` has
 on this machine: it fetches the source with the repository's credentials, which never enter the container, talks
@@ -35,6 +38,8 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from chalicelib.config import settings
+from chalicelib.executors import job_disk
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
 from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket
@@ -46,7 +51,7 @@ IMAGE_STAMP = "etc/conveyor-image"  # written last by the image's setup: a tree 
 INIT = PROJECT_DIR / "images" / "ubuntu" / "init.py"
 ID_SHIFT = 100000  # the container's uid 0 is this machine's 100000 (images/ubuntu/shift_ids.py owns the tree so)
 BUILD_UID = ID_SHIFT + 1000  # appveyor's, outside: the runner runs as it, so both write the job's folder
-JOBS_ROOT = Path("/var/tmp/conveyor-jobs")  # the sandbox empties /var/tmp: each runner sees its own job's only
+JOBS_ROOT = job_disk.JOBS_ROOT
 PIDS_LIMIT = 2048  # a job's processes at most (its cgroup's): a fork bomb stops there, and other jobs run on
 
 
@@ -74,6 +79,7 @@ MAPPING = ("--uidmap", f"0:{ID_SHIFT}:65536", "--gidmap", f"0:{ID_SHIFT}:65536")
 _READY = b"conveyor-container-ready\n"
 _START_SECONDS = 60.0
 _FIRST_FD = 20  # the shell's descriptors, above those the sandbox's mount script uses
+_CID_FILE = "container-id"  # podman writes the container's id there: the runner finds its memory cgroup
 
 
 @dataclass(frozen=True)
@@ -108,6 +114,13 @@ def _runtime(image: Path) -> Runtime | str:
         return f"podman could not start a container: {error}"
     if probe.returncode != 0:
         return f"podman could not start a container: {_podman_error(probe.stderr)}"
+    probe_disk = JOBS_ROOT / f"{os.getpid()}-probe"  # a job's disk: without loop devices none could be limited
+    try:
+        JOBS_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
+        job_disk.make(probe_disk, 16)  # (named as a job's folder: a service killed meanwhile leaves it for the next)
+    except (OSError, job_disk.DiskRefused) as error:
+        return f"a job's disk (a loop-mounted file system, docs/executors.md) cannot be made here: {error}"
+    job_disk.remove(probe_disk)
     return Runtime(podman, image)
 
 
@@ -125,13 +138,35 @@ def run(ticket: Ticket, timeout: float) -> int:
         _fail(ticket, f"This job's image cannot run here: {made}.")
         return 0
     started = time.monotonic()
-    work = _job_folder(ticket.job_id)
+    config = settings()
+    try:
+        work = job_disk.job_folder(ticket.job_id, config.job_disk_mb, BUILD_UID)
+    except job_disk.DiskRefused as error:
+        _fail(ticket, f"This job's container could not start: {error}.")
+        return 0
+    try:
+        return _run_in(made, ticket, work, timeout, started)
+    finally:
+        job_disk.remove(work)
+
+
+def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: float) -> int:
+    """Run the job in a container whose writable layer and folder are on the job's disk (``work``)."""
+    config = settings()
     name = f"conveyor-job-{ticket.job_id}-{secrets.token_hex(4)}"
+    limits_given = job_container.Limits(config.job_memory_mb, config.job_disk_mb, str(work / _CID_FILE))
     with tempfile.TemporaryFile() as errors:
+        try:
+            root = job_disk.root_file_system(work, made.image)
+        except job_disk.DiskRefused as error:
+            _fail(ticket, f"This job's container could not start: {error}.")
+            return 0
         container = subprocess.Popen(
-            [made.podman, *_run_options(work, name), "--rootfs", f"{made.image}:O", job_container.PYTHON, "-I",
+            [made.podman, *_run_options(work, name), *resource_limits(config.job_memory_mb, config.job_cpus),
+             "--cidfile", str(work / _CID_FILE), "--rootfs", str(root), job_container.PYTHON, "-I",
              "/opt/conveyor/init.py"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=_environment(), start_new_session=True,
+            cwd=root.parent,  # conmon leaves a file "oom" where it runs after an OOM kill: on the job's disk
         )  # fmt: skip
         assert container.stdin is not None and container.stdout is not None
         # the runner holds the only copies: when it closes the commands, the container ends
@@ -158,7 +193,7 @@ def run(ticket: Ticket, timeout: float) -> int:
             finally:
                 close_copies()
 
-        shell = job_container.JobContainer(work, commands, output)
+        shell = job_container.JobContainer(work, commands, output, limits_given)
         try:
             return sandbox.run(
                 replace(ticket, container=shell.to_ticket()),
@@ -171,7 +206,6 @@ def run(ticket: Ticket, timeout: float) -> int:
         finally:
             close_copies()
             _remove(made.podman, name, container)
-            shutil.rmtree(work, ignore_errors=True)
 
 
 def _run_options(work: Path, name: str) -> list[str]:
@@ -189,32 +223,9 @@ def _run_options(work: Path, name: str) -> list[str]:
     ]  # fmt: skip
 
 
-def _job_folder(job_id: str) -> Path:
-    """A fresh folder for the job, owned by the build's user: its source, the ``appveyor`` command, the socket.
-    Its name starts with this service's process id: the folders a killed service left are removed by the next."""
-    JOBS_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
-    _remove_left_folders()
-    work = Path(tempfile.mkdtemp(prefix=f"{os.getpid()}-{job_id}-", dir=JOBS_ROOT))
-    for sub in (job_container.PROJECTS_FOLDER, job_container.BIN_FOLDER, job_container.SOCKET_SUBFOLDER):
-        (work / sub).mkdir()
-        os.chown(work / sub, BUILD_UID, BUILD_UID)
-    os.chown(work, BUILD_UID, BUILD_UID)
-    return work
-
-
-@functools.cache
-def _remove_left_folders() -> None:
-    """Remove the job folders of services that are gone (killed before they could), once per process."""
-    for folder in JOBS_ROOT.iterdir():
-        owner = folder.name.split("-", 1)[0]
-        if not owner.isdigit():
-            continue
-        try:
-            os.kill(int(owner), 0)
-        except ProcessLookupError:
-            shutil.rmtree(folder, ignore_errors=True)
-        except PermissionError:
-            continue
+def resource_limits(memory_mb: int, cpus: float) -> tuple[str, ...]:
+    """podman's options for a job's memory (swap included: the same limit for both) and CPU share."""
+    return ("--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m", "--cpus", f"{cpus:g}")
 
 
 def _ready(fd: int) -> bool:

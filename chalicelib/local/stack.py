@@ -16,6 +16,7 @@ from chalice.local import ChaliceRequestHandler, LocalDevServer, ThreadedHTTPSer
 from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.core.jobs import Executor
+from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.migrations import migrate
 from chalicelib.domain.team.accounts import ensure_account
 from chalicelib.local.emulator import Emulator, use_fake_credentials
@@ -147,6 +148,9 @@ def run_local(options: LocalOptions) -> None:
     app = config.chalice_app  # importing app.py applies the stage's environment variables
     ensure_resources(app)
     migrate()  # what an older version left: at AWS_ENDPOINT_URL, or in the state folder
+    left_running = 0
+    if emulator is not None:  # its own state: no other stack's runners are running its jobs (they died with the last)
+        left_running = lost_jobs.end_left_running()
     key, _ = ensure_account(options.account, options.admin_email, options.api_key)
     os.environ.pop("CONVEYOR_API_KEY", None)  # the key is the stack's: nothing it starts may inherit it
     os.environ.setdefault("CONVEYOR_RUNNER_API_URL", f"http://127.0.0.1:{options.port}")
@@ -160,6 +164,12 @@ def run_local(options: LocalOptions) -> None:
     print(f"AWS endpoint: {os.environ['AWS_ENDPOINT_URL']}", flush=True)
     print(f"Dashboard: http://127.0.0.1:{options.port}/ (sign in with the key above)", flush=True)
     print(f"State: {state_note}", flush=True)
+    if left_running:
+        print(
+            f"{left_running} job(s) were running when this stack last stopped: they failed, saying so (run their "
+            "builds again to retry them).",
+            flush=True,
+        )
     if kept is not None:
         print(
             "Operator commands (conveyor create-account, create-api-key) use this stack while it runs: its "

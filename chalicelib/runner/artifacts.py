@@ -199,11 +199,19 @@ def _matches(root: Pinned, pattern: str, path_text: str, log: Callable[[str], No
     return inside
 
 
+class ArtifactRefused(Exception):
+    """An artifact past the job's limits (MAX_ARTIFACTS_BYTES in all); the message says so."""
+
+
 def _upload(
     local_path: Path, file_name: str, name: str, artifact_type: str, upload: Upload, log: Callable[[str], None]
-) -> Artifact:
+) -> Artifact | None:
     log(f"Uploading artifact {file_name} ({local_path.stat().st_size:,} bytes)")
-    size = upload(file_name, local_path)
+    try:
+        size = upload(file_name, local_path)
+    except ArtifactRefused as error:
+        log(str(error))
+        return None
     return Artifact(file_name=file_name, name=name, type=artifact_type, size=size, created=datetime.now(UTC))
 
 

@@ -33,4 +33,9 @@ class Attempt:
         return self.stop_reason
 
     def say(self, line: str) -> None:
+        """A line of Conveyor's own (what runs, why the job ended): kept past the log's limit for its output."""
+        self.log.write(line, own=True)
+
+    def output(self, line: str) -> None:
+        """A line the job's scripts printed."""
         self.log.write(line)

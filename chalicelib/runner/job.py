@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chalicelib.runner import container as job_container
+from chalicelib.runner import limits
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
@@ -95,6 +96,7 @@ def _run(
         folder, home = work / "build", work / "home"
         home.mkdir()
     else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
+        tempfile.tempdir = str(work / job_container.SCRATCH_FOLDER)  # the cache's archives: on the job's disk
         slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
         folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
     folder.mkdir()
@@ -134,14 +136,19 @@ def _run(
             message = "The runner failed unexpectedly; the job could not finish."
             run.say(message)
         finally:
+            run.past_a_limit()
             run.session.close()
             reason = run.end()
             beat.join(timeout=float(spec["heartbeatSeconds"] or 5) + 5)
     if reason == TIMED_OUT:
         succeeded, message = False, f"The job exceeded its time limit of {int(limit // 60)} min {int(limit % 60)} s."
         run.say(message)
+    elif reason == limits.EXCEEDED:
+        succeeded, message = False, run.limit_message
+        run.say(str(message))
     elif reason == CANCELLED:
-        run.say("The build was cancelled.")
+        message = run.cancel_message or "The build was cancelled."
+        run.say(message)
     result = "success" if succeeded else "failed"
     if reason in (CANCELLED, LEASE_LOST):
         result = "cancelled"
@@ -194,7 +201,7 @@ def heartbeat(run: Run) -> None:
         if run.stop_reason is not None:
             return
         try:
-            status = run.client.heartbeat()
+            status, why = run.client.heartbeat()
         except TokenRevoked:
             run.stop_reason = LEASE_LOST
             run.log.abandon()
@@ -203,6 +210,7 @@ def heartbeat(run: Run) -> None:
             log.warning("job %s: renewing the lease failed", run.spec["jobId"], exc_info=True)
             continue
         if status == "cancelling":
+            run.cancel_message = why or "The build was cancelled."
             run.stop_reason = CANCELLED
 
 

@@ -23,6 +23,12 @@ MAX_LINE_BYTES = 64 * 1024  # a runaway line is cut into lines of this size
 MAX_WAITING_CHUNKS = 1  # full chunks kept while the sink refuses them; beyond this, writers wait
 MAX_RETRY_SECONDS = 10.0
 CHUNK_BYTES = 1024 * 1024  # a chunk is one request of the job protocol: well under any gateway's body limit
+MAX_LOG_BYTES = 100 * 1024 * 1024  # a job's output kept in its log, at most; the service takes 128 chunks
+OWN_LINES_BYTES = 1024 * 1024  # beyond it, room for the runner's own last lines (why the job ended)
+CAPPED = (
+    "[The log reached its limit of {megabytes} MB: the rest of this job's output is left out of it. The job goes on; "
+    "its last lines say how it ended.]"
+)
 
 Sink = Callable[[int, memoryview], None]  # stores (or replaces) chunk ``index`` of the log
 
@@ -90,6 +96,7 @@ class LogStream:
         flush_seconds: float = 2.0,
         chunk_bytes: int = CHUNK_BYTES,
         name: str = "log",
+        max_bytes: int = MAX_LOG_BYTES,
     ) -> None:
         if flush_seconds <= 0 or chunk_bytes <= 0:
             raise ValueError("flush_seconds and chunk_bytes must be positive")
@@ -107,6 +114,8 @@ class LogStream:
         self._offered = False  # whether the sink was handed a version of it (it may hold one, even if the call failed)
         self._full: deque[tuple[int, mmap.mmap]] = deque()  # full chunks the sink does not have yet
         self._lines = 0
+        self._max_bytes = max_bytes
+        self._capped = False  # output reached max_bytes: only the runner's own lines are kept from then on
         self._closed = False  # no more writes
         self._keep_tail = False  # the chunk being filled is the caller's to send, not the sink's
         self._end: LogEnd | None = None  # once every chunk is sent (but a tail kept back)
@@ -127,14 +136,21 @@ class LogStream:
         """Mask these too in every line written from now on (an ID token the job was handed, say)."""
         self._mask.add(*secrets)
 
-    def write(self, line: str) -> None:
-        """Append one line of output, given without its newline; it is masked before anything is kept."""
+    def write(self, line: str, own: bool = False) -> None:
+        """Append one line of output, given without its newline; it is masked before anything is kept. Past
+        ``max_bytes`` output is left out, saying so once; the runner's ``own`` lines have a little room beyond."""
         if self._abandoned:
             return
         pieces = split_line(self._mask(line))
         with self._lock:
             if self._closed:
                 raise ValueError(f"the {self._name} is closed")
+            written = self._index * self._chunk_bytes + self._size
+            if written >= self._max_bytes + (OWN_LINES_BYTES if own else 0):
+                if self._capped or own:
+                    return
+                pieces = [CAPPED.format(megabytes=self._max_bytes // (1024 * 1024)).encode()]
+                self._capped = True
             for piece in pieces:
                 self._append(piece + b"\n")
             self._lines += len(pieces)

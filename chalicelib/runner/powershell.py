@@ -145,6 +145,18 @@ __conveyor_pwsh() {
 SETUP = f"__conveyor_pwsh_bridge={shlex.quote(BRIDGE)}\n{BASH_FUNCTION}"
 
 
+FOUND = "{ command -v pwsh; } >/dev/null 2>&1"  # the shell finds PowerShell (untraced under set -x)
+
+
+def missing(language: str, in_image: bool) -> str:
+    """Why a ``ps:`` or ``pwsh:`` script cannot run where the job has no pwsh: the job's message."""
+    where = "This image has no PowerShell" if in_image else "This runner has no PowerShell"
+    return (
+        f"{where}: '{language}:' scripts need pwsh. Use 'sh:' lines, install PowerShell in an earlier script, or set "
+        "APPVEYOR_YML_DISABLE_PS_LINUX: true to skip them on Linux."
+    )
+
+
 def command(script: str, language: str, where: str) -> str:
     """The Bash command that runs ``script`` in the job's PowerShell session (``where``: what lacks pwsh)."""
     missing = f"'{language}:' scripts need PowerShell (pwsh), which {where} does not have; use 'sh:'."

@@ -99,9 +99,11 @@ class JobClient:
         ``sshHostKey``): the service hands them once per job."""
         return dict(self._call("POST", "/clone-credentials"))
 
-    def heartbeat(self) -> str:
-        """Renew the job's lease; the job's status ("running", or "cancelling" when asked to stop)."""
-        return str(self._call("POST", "/heartbeat")["status"])
+    def heartbeat(self) -> tuple[str, str | None]:
+        """Renew the job's lease; the job's status ("running", or "cancelling" when asked to stop) and, when
+        cancelling, why (who cancelled it; None from a service that does not say)."""
+        answer = self._call("POST", "/heartbeat")
+        return str(answer["status"]), (str(answer["message"]) if answer.get("message") else None)
 
     def put_log_chunk(self, index: int, data: bytes | memoryview) -> None:
         """Store (or replace) chunk ``index`` of the job's log; the runner has masked it already."""

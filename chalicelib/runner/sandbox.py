@@ -12,16 +12,20 @@ The runner starts with an empty environment but PATH and the locale; its ticket 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import IO
 
 from chalicelib.runner.protocol import Ticket
 
@@ -182,12 +186,14 @@ def run(
     process = subprocess.Popen(
         [*dies_with_us, *command],
         stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=_environment(),
         cwd="/",
         start_new_session=True,
         pass_fds=pass_fds,
     )
-    assert process.stdin is not None
+    assert process.stdin is not None and process.stderr is not None
+    said = _Stderr(process.stderr)
     if started is not None and not started():
         process.kill()
         process.wait()
@@ -198,10 +204,35 @@ def run(
     except BrokenPipeError:
         log.warning("job %s: the runner ended before it read its ticket", ticket.job_id)
     try:
-        return process.wait(timeout=timeout)
+        code = process.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         process.kill()  # unshare --kill-child: everything in the sandbox goes with it
-        return process.wait()
+        code = process.wait()
+    said.join()
+    # util-linux 2.38's unshare does not pass on the SIGKILL that ended the runner (its first process): it says so
+    # and exits 1. SIGKILL is the only signal from outside that ends a namespace's first process without a handler.
+    return -signal.SIGKILL if code == 1 and said.unshare_lost_a_signal else code
+
+
+class _Stderr:
+    """The runner's standard error passed on to the service's, line by line, noting what unshare said of it."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        self.unshare_lost_a_signal = False
+        self._thread = threading.Thread(target=self._pass_on, args=(stream,), name="runner stderr", daemon=True)
+        self._thread.start()
+
+    def _pass_on(self, stream: IO[bytes]) -> None:
+        with stream:
+            for line in stream:
+                if line.startswith(b"unshare: ") and (b"sigprocmask" in line or b"child exit failed" in line):
+                    self.unshare_lost_a_signal = True
+                with contextlib.suppress(Exception):  # a stderr that takes no bytes: not passed on, still drained
+                    sys.stderr.buffer.write(line)
+                    sys.stderr.buffer.flush()
+
+    def join(self) -> None:
+        self._thread.join(timeout=5)
 
 
 def _environment() -> dict[str, str]:

@@ -46,10 +46,10 @@ def run_phase(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: boo
             if phase in _LAST_PHASES:
                 return
             raise ExitRequested()
+        if run.should_stop() is not None:  # a limit the command went past, even if it succeeded
+            raise JobFailed(f"The job was stopped in {phase}: {run.stop_reason}.")
         if outcome.succeeded:
             continue
-        if run.stop_reason is not None:
-            raise JobFailed(f"The job was stopped in {phase}: {run.stop_reason}.")
         if outcome.ended_shell:
             raise _shell_ended(run, phase, outcome.exit_code, may_fail)
         message = f"Command exited with code {outcome.exit_code}" if outcome.exit_code is not None else outcome.stopped
@@ -57,8 +57,20 @@ def run_phase(run: Run, phase: str, scripts: list[dict[str, Any]], may_fail: boo
             run.say(f"{message} (in {phase}; the job's result stands)")
             continue
         run.messages.append(str(message))
-        run.say(str(message))
-        raise JobFailed(f"{message} in {phase}.", phase)
+        failure = f"{str(message).rstrip('.')} in {phase}: {as_written(script)}"
+        run.say(failure)
+        raise JobFailed(failure, phase)
+
+
+def as_written(script: dict[str, Any], most: int = 200) -> str:
+    """The command as the user wrote it, for a failure's message: its first line (``...`` for the rest), its
+    ``ps:`` or ``pwsh:`` prefix kept."""
+    lines = [line for line in str(script.get("script") or "").splitlines() if line.strip()] or [""]
+    text = lines[0].strip() + (" ..." if len(lines) > 1 else "")
+    language = str(script.get("language") or "cmd")
+    if language in ("ps", "pwsh"):
+        text = f"{language}: {text}"
+    return text if len(text) <= most else text[: most - 3] + "..."
 
 
 def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
@@ -75,8 +87,12 @@ def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
     if str(run.variables.get("APPVEYOR_YML_DISABLE_PS_LINUX", "")).lower() == "true":
         run.say(f"Skipped on Linux: APPVEYOR_YML_DISABLE_PS_LINUX is true and this is a '{language}:' script.")
         return shell.Outcome(0)
-    where = "this job's image" if run.container is not None else "this runner"
-    command = powershell.command(text, language, where)
+    if not run.has_powershell:  # asked in the job's shell: the image's PATH, or what an earlier script installed
+        found = run.session.run(powershell.FOUND, run.variables, run.should_stop)
+        run.has_powershell = found.exit_code == 0
+    if not run.has_powershell:
+        return shell.Outcome(None, powershell.missing(language, run.container is not None))
+    command = powershell.command(text, language, "this job")
     return run.session.run(command, run.variables, run.should_stop, setup=powershell.SETUP)
 
 

@@ -40,6 +40,10 @@ _STOPPED_READ_SECONDS = 0.5
 _STATUS_FD = 63  # where the shell prints the marker: a command that redirects its output leaves it alone
 _SET_X = shlex.quote("{ set -x; } 2>/dev/null\n")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Bash's own messages name the session's script (bash, or /dev/fd/N beside the runner) and the line of it a command
+# was given on ("bash: line 37: node: command not found"): Conveyor's, not the user's. The log has them as "bash:
+# node: command not found".
+_SESSION_LINE = re.compile(r"(?:bash|/dev/fd/\d+): (?:eval: )?line \d+: ")
 
 
 class Session:
@@ -199,7 +203,7 @@ class Session:
                     self._on_line("")
                 blank = not line
                 if not blank:
-                    self._on_line(line)
+                    self._on_line(_SESSION_LINE.sub("bash: ", line, count=1) if _SESSION_LINE.match(line) else line)
         if blank:
             self._on_line("")
         if self._container is not None and self._container_exit is None:

@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.runner import appveyor_cli
 from chalicelib.runner import container as job_container
-from chalicelib.runner.artifacts import Artifact, canonical_type
+from chalicelib.runner.artifacts import Artifact, ArtifactRefused, canonical_type
 from chalicelib.runner.beneath import Outside, Pinned, descriptor_path, opened, pin
 from chalicelib.runner.protocol import ProtocolError
 
@@ -213,7 +213,11 @@ class WorkerApi:
             artifact_type = canonical_type(_text(fields, "type"), path_text, self._run.say)
             name = _text(fields, "name") or PurePosixPath(file_name).stem
             self._run.say(f"Uploading artifact {file_name} ({path.stat().st_size:,} bytes)")
-            size = self._run.upload_artifact(file_name, path)
+            try:
+                size = self._run.upload_artifact(file_name, path)
+            except ArtifactRefused as error:
+                self._run.say(str(error))
+                raise BadRequest(str(error)) from error
         artifact = Artifact(file_name, name, artifact_type, size, datetime.now(UTC))
         with self._lock:
             self._run.artifacts[:] = [a for a in self._run.artifacts if a.file_name != file_name] + [artifact]

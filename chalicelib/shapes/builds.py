@@ -79,8 +79,8 @@ def job_json(job: Job) -> dict[str, Any]:
         shape["executor"] = str(job.executor)
     if job.executor == Executor.AGENT and job.agent:  # the build agent that took it (the team's own machine)
         shape["agentName"] = job.agent
-    if job.message and job.status in (Status.QUEUED, Status.FAILED):
-        shape["message"] = job.message  # what it waits for; or why it failed
+    if job.message and job.status in (Status.QUEUED, Status.FAILED, Status.CANCELLING, Status.CANCELLED):
+        shape["message"] = job.message  # what it waits for; or why it failed, or who cancelled it
     return shape
 
 

@@ -50,8 +50,8 @@ def transition(job_id: str, current: Status, event: Event, fields: MoveFields = 
 
     What comes with the move follows from it: a claim leases the job (until ``fields.lease_expires``, for the runner
     whose token hashes to ``fields.token_hash``, the only credential it gets); a move to a final status drops the
-    lease and the token and keeps the ``message``, ``counts`` and ``artifacts`` of ``fields``; a re-queue forgets
-    the last run and where it ran.
+    lease and the token and keeps the ``message``, ``counts`` and ``artifacts`` of ``fields``; a cancel of a running
+    job keeps its ``message`` (who cancelled it); a re-queue forgets the last run and where it ran.
     """
     write = _write(current, event, datetime.now(UTC), fields)
     if write is None:
@@ -79,6 +79,8 @@ def _write(current: Status, event: Event, now: datetime, fields: MoveFields) -> 
         actions += _queued_again()
     if after.finished:
         actions += _finished(now, fields)
+    elif event is Event.CANCEL and fields.message is not None:  # who cancelled it: its runner's last line says so
+        actions.append(JobModel.message.set(fields.message))
     condition = JobModel.status == str(current)
     if fields.holder is not None:
         condition &= JobModel.token_hash == fields.holder
@@ -95,6 +97,8 @@ def _after(job: Job, event: Event, status: Status, now: datetime, fields: MoveFi
     elif event is Event.REQUEUE:
         after = replace(after, started=None, finished=None, message=None, counts=JobCounts(), artifacts=[])
         after = replace(after, reported=0, executor=None, run_on=None, external_id=None, agent=None)
+    if event is Event.CANCEL and not status.finished and fields.message is not None:
+        after = replace(after, message=fields.message)
     if status.finished:
         after = replace(after, finished=now, lease_expires=None, token_hash=None)
         if fields.message is not None:

@@ -214,6 +214,26 @@ def _compose_multipart(key: str, chunks: list[Chunk]) -> None:
         raise
 
 
+def append_line(job_prefix: str, line: str) -> int | None:
+    """Add ``line`` to a running log whose writer is gone, as a chunk of its own after the last: its number (None:
+    the log is finished already, and stays as it is). The line starts a line of its own."""
+    if size_of(job_log_key(job_prefix)) is not None:
+        return None
+    chunks = list_chunks(job_prefix)
+    prefix = _chunks_prefix(job_prefix)
+    index = int(chunks[-1].key[len(prefix) :]) + 1 if chunks else 0
+    text = line + "\n"
+    if chunks and chunks[-1].size and read_range(chunks[-1].key, chunks[-1].size - 1, chunks[-1].size) != b"\n":
+        text = "\n" + text
+    put_chunk(job_prefix, index, text.encode())
+    return index
+
+
+def drop_chunk(job_prefix: str, index: int) -> None:
+    """Remove chunk ``index`` of a running log (a line added for an ending that did not happen)."""
+    delete_keys([_chunk_key(job_prefix, index)])
+
+
 def write_log(job_prefix: str, text: bytes) -> None:
     """Make ``text`` the job's finished log: for a job the service ends itself, that never ran."""
     _put(job_log_key(job_prefix), text)

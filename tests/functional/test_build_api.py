@@ -350,9 +350,16 @@ def test_a_job_message_that_names_no_build_or_another_claims_the_job_for_its_own
     assert (build["status"], build["jobs"][0]["status"]) == ("running", "running")
 
 
-@pytest.mark.parametrize(("exit_code", "status"), [(1, "failed"), (-9, "failed"), (0, "running")])
-def test_a_local_runner_that_exits_without_finishing_its_job_fails_it_at_once(
-    project: BuildProject, monkeypatch: pytest.MonkeyPatch, exit_code: int, status: str
+@pytest.mark.parametrize(
+    ("exit_code", "status", "why"),
+    [
+        (1, "failed", "The job's runner exited with code 1 before it finished the job; the job failed."),
+        (-9, "failed", "The job's runner was killed (SIGKILL) before it finished the job; the job failed."),
+        (0, "running", None),
+    ],
+)
+def test_a_local_runner_that_exits_without_finishing_its_job_fails_it_at_once_saying_how_it_ended(
+    project: BuildProject, monkeypatch: pytest.MonkeyPatch, exit_code: int, status: str, why: str | None
 ) -> None:
     queued = project.start()
     job_id = project.build(queued["version"])["jobs"][0]["jobId"]
@@ -368,8 +375,9 @@ def test_a_local_runner_that_exits_without_finishing_its_job_fails_it_at_once(
     # a runner that exits 0 has finished its job or found it ended: its job is not read again (here, where it
     # did neither, the lease sweeper would end it); one killed or crashed leaves its job to its executor
     assert job["status"] == status
-    if status == "failed":
-        assert job_store.get_job(job_id).message == "The job's runner ended without finishing the job."  # type: ignore[union-attr]
+    if why is not None:
+        assert job["message"] == why
+        assert project.log(job_id).rstrip("\n").rsplit("\n", 1)[-1] == why  # the log's last line says it too
 
 
 def start_body(project: BuildProject) -> dict[str, Any]:
@@ -477,7 +485,7 @@ def test_a_finish_checked_against_one_attempt_never_ends_the_next(project: Build
 
     job = job_store.get_job(job_id)
     assert job is not None and job.status == Status.RUNNING  # the second attempt's, untouched
-    assert heartbeat(job_id, f"Bearer {second.token}") == "running"
+    assert heartbeat(job_id, f"Bearer {second.token}") == {"status": "running"}
 
 
 def test_job_whose_lease_expires_ends_failed_and_so_does_its_build(project: BuildProject) -> None:

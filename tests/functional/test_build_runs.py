@@ -213,7 +213,10 @@ def test_cancelled_running_build_stops_its_processes_and_ends_cancelled(make_pro
     assert build["status"] == "cancelled"
     assert build["jobs"][0]["status"] == "cancelled"
     wait_for(lambda: processes_running(marker) == [], "the cancelled job's processes (setsid's too) to end", 10)
-    assert "cancelled" in project.log(job_id)
+    message = build["jobs"][0]["message"]
+    who = project.account.api.get(f"/users/{project.account.api.get('/users').json[0]['userId']}").json["user"]
+    assert message == f"Cancelled by {who['fullName']}.", message  # who cancelled it (their name, never e-mail)
+    assert project.log(job_id).rstrip("\n").rsplit("\n", 1)[-1] == message  # the log's last line says so too
 
 
 def test_cancelling_a_finished_build_changes_nothing(make_project) -> None:  # type: ignore[no-untyped-def]

@@ -297,7 +297,7 @@ def test_a_job_run_again_shows_only_what_its_new_run_reported(make_project) -> N
     job_id = first["jobs"][0]["jobId"]
     assert [m["message"] for m in read(project, f"/buildjobs/{job_id}/messages")] == [
         "attempt",
-        "Command exited with code 1 in build_script.",
+        'Command exited with code 1 in build_script: test "$APPVEYOR_RE_RUN_INCOMPLETE" = True',
     ]
 
     reply = project.account.api.put("/builds", {"buildId": first["buildId"], "reRunIncomplete": True})

@@ -296,8 +296,12 @@ def test_a_powershell_line_fails_saying_the_image_has_no_pwsh_and_never_runs_bes
     skipped = project.run(environmentVariables={"APPVEYOR_YML_DISABLE_PS_LINUX": "true"})
     skipped_log = project.log(skipped["jobs"][0]["jobId"])
 
+    message = failed["jobs"][0]["message"]
     assert failed["status"] == "failed", failed_log
-    assert "'ps:' scripts need PowerShell (pwsh), which this job's image does not have" in failed_log
+    assert message.startswith("This image has no PowerShell: 'ps:' scripts need pwsh."), message
+    assert message.endswith("in build_script: ps: Write-Host hi"), message
+    assert failed_log.rstrip("\n").rsplit("\n", 1)[-1] == message, failed_log  # the log's last line says why
+    assert "127" not in failed_log, failed_log
     assert "after" not in failed_log.splitlines()
     assert skipped["status"] == "success", skipped_log
     assert "after" in skipped_log.splitlines()
@@ -338,7 +342,7 @@ def test_a_job_whose_container_cannot_start_fails_with_podmans_words_first_in_it
     assert first.startswith("This job's container could not start: ") and "appveyor" in first, log
     assert messages == [first]
     assert "ran" not in log.splitlines()
-    assert job["message"] == first, job
+    assert job["message"] == first == log.splitlines()[-1], job  # its only line: the first and the last
 
 
 def test_appveyor_pushartifact_takes_the_build_folders_files_but_no_file_of_the_machine_the_runner_sees(  # type: ignore[no-untyped-def]

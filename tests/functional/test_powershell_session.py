@@ -76,7 +76,7 @@ def test_exit_in_powershell_ends_its_session_and_its_code_fails_the_job(make_pro
     assert len(set(sessions)) == 2, passed.log  # the script after exit ran in a new session
     assert failed.status == "failed", failed.log
     assert "PowerShell exited with code 3; the next PowerShell script starts a new session." in failed.printed
-    assert "Command exited with code 3" in failed.printed
+    assert "Command exited with code 3 in build_script: ps: exit 3" in failed.printed
     assert "never printed" not in failed.printed
 
 

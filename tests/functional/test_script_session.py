@@ -221,7 +221,7 @@ def test_a_powershell_line_fails_the_job_saying_pwsh_is_missing(make_project) ->
 
     log = project.log(build["jobs"][0]["jobId"])
     assert build["status"] == "failed", log
-    assert log.count("need PowerShell (pwsh)") == 1, log  # said once, not by the script and again by its phase
+    assert log.count("has no PowerShell") == 1, log  # said once, not by the script and again by its phase
     assert "never printed" not in output(log)
 
 

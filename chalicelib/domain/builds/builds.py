@@ -32,7 +32,7 @@ from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.scm import forges
 from chalicelib.shapes.time import timestamp
-from chalicelib.store import blobs, build_states, counters, job_moves, reports
+from chalicelib.store import blobs, build_states, counters, job_moves, members, reports
 from chalicelib.store import builds as store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
@@ -120,7 +120,15 @@ def cancel_build(caller: Caller, account_name: str, slug: str, version: str) -> 
     build = store.get_build_by_version(project.project_id, version)
     if build is None:
         raise NotFound(BUILD_NOT_FOUND)
-    progress.cancel_jobs(build, "Cancelled by a user.")
+    progress.cancel_jobs(build, cancelled_by(caller))
+
+
+def cancelled_by(caller: Caller) -> str:
+    """A cancelled job's message, naming who cancelled it by their full name as the team lists it (never their
+    e-mail: a public project's log is read by anyone)."""
+    member = members.get_member(caller.account_id, caller.user_id)
+    who = member.full_name.strip() if member is not None and member.full_name else ""
+    return f"Cancelled by {who}." if who else "Cancelled by a user."
 
 
 def delete_build(caller: Caller, build_id: int) -> None:

@@ -7,6 +7,7 @@ Jobs for build agents are not dispatched: an agent of their image takes them (do
 from __future__ import annotations
 
 import logging
+import signal
 import time
 
 from chalicelib import executors
@@ -14,7 +15,7 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job, MoveFields
 from chalicelib.core.status import Event, Status
-from chalicelib.domain.execution import job_slots, progress, routing
+from chalicelib.domain.execution import job_slots, lost_jobs, progress, routing
 from chalicelib.domain.execution.job_tokens import keys_of, mint_token
 from chalicelib.domain.projects.request_variables import withholds_secrets
 from chalicelib.executors import codebuild
@@ -67,7 +68,7 @@ def dispatch_job(job_id: str, build_key: tuple[int, int] | None = None) -> None:
         return
     exit_code = executors.run(ticket, job.run_on)
     if config.executor == "local" and exit_code != 0:  # 0: it finished the job (or found it ended): nothing to see
-        fail_if_abandoned(job_id, token.token_hash)
+        fail_if_abandoned(job_id, token.token_hash, exit_code)
 
 
 def _read(job_id: str, build_key: tuple[int, int] | None) -> tuple[Job | None, Build | None]:
@@ -111,15 +112,26 @@ def _start_on_codebuild(job: Job, ticket: Ticket) -> None:
     job_store.note_external_id(job.job_id, build_id)
 
 
-def fail_if_abandoned(job_id: str, token_hash: str) -> None:
-    """A local runner that exited without finishing its job (killed, crashed): the job fails now, not at lease end.
-    Only while the job is still this attempt's (its token's): a re-run may have claimed it again meanwhile."""
+def fail_if_abandoned(job_id: str, token_hash: str, exit_code: int | None = None) -> None:
+    """A local runner that exited without finishing its job (killed, crashed): the job fails now, not at lease end,
+    saying how the runner ended (``exit_code``: negative for a signal). Only while the job is still this attempt's
+    (its token's): a re-run may have claimed it again meanwhile."""
     job = job_store.get_job(job_id)
     if job is None or job.token_hash != token_hash:
         return
     if job.status in (Status.RUNNING, Status.CANCELLING) and job.lease_expires is not None:
-        log.warning("job %s: its runner ended without finishing it", job_id)
-        event = Event.STOPPED if job.status == Status.CANCELLING else Event.FAIL
-        ended = MoveFields(message="The job's runner ended without finishing the job.", holder=token_hash)
-        progress.move(job, event, ended)
-        progress.refresh(job)
+        log.warning("job %s: its runner ended without finishing it (exit code %s)", job_id, exit_code)
+        lost_jobs.end_lost(job, runner_ended(exit_code), holder=token_hash)
+
+
+def runner_ended(exit_code: int | None) -> str:
+    """Why a job whose runner ended before finishing it failed, from the runner's exit code."""
+    if exit_code is not None and exit_code < 0:
+        try:
+            name = signal.Signals(-exit_code).name
+        except ValueError:
+            name = f"signal {-exit_code}"
+        return f"The job's runner was killed ({name}) before it finished the job; the job failed."
+    if exit_code is not None:
+        return f"The job's runner exited with code {exit_code} before it finished the job; the job failed."
+    return "The job's runner ended without finishing the job."

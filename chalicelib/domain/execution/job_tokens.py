@@ -135,8 +135,9 @@ def _checked(job: Job | None, token: str) -> Job:
     return job
 
 
-def heartbeat(job_id: str, authorization: str | None) -> str:
-    """Extend the lease, while the token is the job's and the job runs; its status says go on ("running") or stop.
+def heartbeat(job_id: str, authorization: str | None) -> dict[str, str]:
+    """Extend the lease, while the token is the job's and the job runs; its status says go on ("running") or stop
+    ("cancelling", with the cancel's ``message``: who cancelled it, or why).
 
     One conditional write, no read first: the write's condition is the token check (a heartbeat comes every few
     seconds from every running job, the most frequent call there is)."""
@@ -146,7 +147,10 @@ def heartbeat(job_id: str, authorization: str | None) -> str:
     )
     if status is None:
         raise Unauthorized("The job token is not valid for this job, or the job has ended.")
-    return status
+    if status != "cancelling":
+        return {"status": status}
+    job = job_store.get_job(job_id)  # once per cancel: the runner stops at this answer
+    return {"status": status, "message": (job.message if job is not None else None) or "The job was cancelled."}
 
 
 def _bearer(authorization: str | None) -> str:

@@ -36,7 +36,8 @@ from chalicelib.store.artifacts import artifact_key, stored_artifact
 from chalicelib.store.uploads import presigned_upload
 
 log = logging.getLogger(__name__)
-MAX_LOG_CHUNK = 9_999  # a runner's chunks are 1 MiB: some 10 GiB of log
+# a runner's chunks are 1 MiB, and it keeps a job's log within 100 MiB and a few lines (runner/logstream.py)
+MAX_LOG_CHUNK = 127
 MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
 MAX_ARTIFACTS = 1000
@@ -252,8 +253,9 @@ def finish(job: Job, said: Finish, build: Build | None = None) -> None:
     # the job as its token was checked (a consistent read): a cancel since still cancels it, through the move's
     # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)
     holder = job.token_hash
-    if result == "cancelled" or Status(job.status) is Status.CANCELLING:
-        stopped = MoveFields(message="Cancelled by a user.", counts=counts, artifacts=stored, holder=holder)
+    if result == "cancelled" or Status(job.status) is Status.CANCELLING:  # the cancel's message stays: who, or why
+        why = job.message if Status(job.status) is Status.CANCELLING and job.message else "Cancelled by a user."
+        stopped = MoveFields(message=why, counts=counts, artifacts=stored, holder=holder)
         progress.end_job(job, Event.STOPPED, stopped, build)
         return
     tests = counted_tests(found[reports.TEST], found[reports.FAILED_MARK]) if found is not None else []

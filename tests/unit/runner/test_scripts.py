@@ -57,3 +57,13 @@ def test_exit_ends_the_job_at_once_green_for_0_and_red_otherwise(run: Run, code:
         run_phase(run, "test_script", [script(f"exit {code}"), script("echo never")])
 
     assert ended.value.succeeded is succeeded
+
+
+def test_a_failing_command_is_named_as_written_with_its_phase(run: Run, log: Log) -> None:
+    with pytest.raises(JobFailed) as failed:
+        run_phase(run, "test_script", [script("echo testing\nnot-a-command-here --all")])
+    run.log.flush()
+
+    assert str(failed.value) == "Command exited with code 127 in test_script: echo testing ..."
+    assert log.lines()[-1] == str(failed.value)  # the log says it last
+    assert "bash: not-a-command-here: command not found" in log.lines()

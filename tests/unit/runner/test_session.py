@@ -51,3 +51,14 @@ def test_a_stop_kills_the_running_command(tmp_path: Path) -> None:
     (stopped,), _ = in_one_session(tmp_path, ["sleep 30"], lambda: "cancelled")
 
     assert (stopped.exit_code, stopped.stopped) == (None, "cancelled")
+
+
+def test_bash_errors_name_the_users_command_not_a_line_of_the_session(tmp_path: Path) -> None:
+    commands = ["not-a-command-here", "cd /no/such/folder", "if then", "echo done"]
+
+    _, lines = in_one_session(tmp_path, commands)
+
+    assert "bash: not-a-command-here: command not found" in lines, lines
+    assert "bash: cd: /no/such/folder: No such file or directory" in lines, lines
+    assert "bash: syntax error near unexpected token `then'" in lines, lines
+    assert [line for line in lines if " line " in line] == [], lines  # the session's line numbers are Conveyor's
