@@ -196,6 +196,9 @@ def test_a_form_body_as_conda_smithy_sends_it_is_encrypted(account: Account) -> 
         (b"plainValue=one&plainValue=two", "application/x-www-form-urlencoded", 400, "sent more than once"),
         (b"projectSlug=x", "application/x-www-form-urlencoded", 400, "plainValue is required"),
         (b"plainValue", "application/x-www-form-urlencoded", 400, "not a form"),
+        (b'{"plainValue": "ab\\ud800cd"}', "application/json", 400, "plainValue is not valid Unicode text"),
+        (b'{"plainValue": "secret", "projectSlug": "p\\udfffq"}', "application/json", 400, "projectSlug is not valid"),
+        (b"plainValue=ab%ED%A0%80cd", "application/x-www-form-urlencoded", 400, "plainValue is not valid Unicode"),
     ],
 )
 def test_a_bad_encrypt_request_is_a_4xx_saying_why(
