@@ -72,6 +72,7 @@ class Job(FieldsRepr):
     finished: datetime | None = None
     updated: datetime | None = None
     reported: int = 0  # messages and tests its runner has sent this attempt (their quota's count)
+    reported_outside: int = 0  # tests keys sent from outside the build this attempt (their own quota's count)
     project_slug: str | None = None  # its project's key, with account_id (jobs stored before lack it)
     token_hash: str | None = None  # the hash of its running attempt's token (the token itself is never kept)
 

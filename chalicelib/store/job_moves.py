@@ -96,7 +96,8 @@ def _after(job: Job, event: Event, status: Status, now: datetime, fields: MoveFi
         after = replace(after, token_hash=token_hash)
     elif event is Event.REQUEUE:
         after = replace(after, started=None, finished=None, message=None, counts=JobCounts(), artifacts=[])
-        after = replace(after, reported=0, executor=None, run_on=None, external_id=None, agent=None)
+        after = replace(after, reported=0, reported_outside=0, executor=None, run_on=None, external_id=None)
+        after = replace(after, agent=None)
     if event is Event.CANCEL and not status.finished and fields.message is not None:
         after = replace(after, message=fields.message)
     if status.finished:
@@ -156,6 +157,7 @@ def _queued_again() -> list[Any]:
         JobModel.counts.remove(),
         JobModel.artifacts.remove(),
         JobModel.reports.remove(),
+        JobModel.outside_reports.remove(),
         JobModel.executor.remove(),
         JobModel.run_on.remove(),
         JobModel.external_id.remove(),

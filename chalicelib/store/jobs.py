@@ -57,6 +57,7 @@ def job_from_model(model: JobModel) -> Job:
         finished=model.finished,
         updated=model.updated,
         reported=int(model.reports or 0),
+        reported_outside=int(model.outside_reports or 0),
         project_slug=model.project_slug,
         token_hash=model.token_hash,
     )
@@ -226,13 +227,15 @@ def take_clone_credentials(job_id: str) -> bool:
     return True
 
 
-def take_report_quota(job_id: str, count: int, limit: int) -> bool:
-    """Count ``count`` more reports against the job's ``limit``; False (nothing counted) when they would pass it."""
+def take_report_quota(job_id: str, count: int, limit: int, outside: bool = False) -> bool:
+    """Count ``count`` more reports against the job's ``limit``; False (nothing counted) when they would pass it.
+    ``outside``: tests a key sent from outside the build, counted apart, so they never use up the build's room."""
     if count > limit:
         return False
-    room = JobModel.reports.does_not_exist() | (JobModel.reports <= limit - count)
+    counter = JobModel.outside_reports if outside else JobModel.reports
+    room = counter.does_not_exist() | (counter <= limit - count)
     try:
-        JobModel(job_id).update(actions=[JobModel.reports.add(count)], condition=room)
+        JobModel(job_id).update(actions=[counter.add(count)], condition=room)
     except UpdateError as error:
         if is_condition_failure(error):
             return False

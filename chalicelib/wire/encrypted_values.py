@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
+from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import Invalid
 from chalicelib.wire.fields import Fields
 
@@ -30,13 +31,30 @@ def is_form(content_type: str | None) -> bool:
 def encrypt_request(body: Any) -> EncryptRequest:
     """The request a body (a JSON object, or a form's fields) makes."""
     fields = Fields(body)
-    return EncryptRequest(fields.text("plainValue", max_length=2**16), fields.optional_text("projectSlug"))
+    plain, slug = fields.text("plainValue", max_length=2**16), fields.optional_text("projectSlug")
+    return EncryptRequest(_unicode("plainValue", plain), None if slug is None else _unicode("projectSlug", slug))
+
+
+def _unicode(name: str, text: str) -> str:
+    """The text, if it is Unicode that UTF-8 can carry: JSON's ``\\ud800`` (a lone surrogate) is not, nor a form's
+    ``%ED%A0%80``, and would be encrypted as something else than was sent, or not at all."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        raise invalid(name, f"{name} is not valid Unicode text (it holds a lone surrogate).") from error
+    return text
 
 
 def form_fields(text: str) -> dict[str, str]:
     """The fields of a form body we read (a name sent twice is a 400)."""
     try:
-        found = parse_qs(text, keep_blank_values=True, strict_parsing=bool(text), max_num_fields=len(_NAMES) + 8)
+        found = parse_qs(
+            text,
+            keep_blank_values=True,
+            strict_parsing=bool(text),
+            max_num_fields=len(_NAMES) + 8,
+            errors="surrogateescape",  # bytes that are not UTF-8 stay apart, to be refused (never replaced)
+        )
     except ValueError as error:
         raise Invalid(f"The request body is not a form (name=value&...): {error}") from error
     for name in _NAMES:

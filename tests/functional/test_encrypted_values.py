@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import os
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,9 +15,17 @@ import yaml
 from chalice.test import Client
 
 from chalicelib.api import encrypted_values as encrypted_value_views
+from chalicelib.domain.projects.encrypted_settings import bound_encrypted_values
+from chalicelib.domain.shared import secrets
+from chalicelib.errors import Invalid
 from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject, appveyor_yml
+from tests.deployments import ARTIFACTS_YML
+from tests.functional.test_inline_deployments import build_deployments, ftp_entry, job_log
+from tests.functional.test_notification_secrets import messages_of
+from tests.functional.test_project_settings import branch_project, built_log
 from tests.gitserver import GitServer
+from tests.peers import FtpServer, WebhookReceiver
 from tests.support import Account, Caller, Reply, add_project, new_account, project_path, request_of
 
 PLAIN = "conda-upload-token-1234"
@@ -163,7 +172,7 @@ def test_settings_yaml_takes_an_encrypted_value_as_the_variables_own_token(accou
     stored = yaml.safe_load(read_yaml(account, project))["environment"]["PUBLISH_KEY"]["secure"]
     assert stored.startswith("cvy2:") and stored != value
     listed = f"- branches:\n    only: [main]\n  environment:\n    PUBLISH_KEY:\n      secure: {value}\n"
-    assert put_yaml(account, project, listed).status == 204  # kept as written: it decrypts for this project
+    assert put_yaml(account, project, listed).status == 204  # kept as written, the value as its variable's token
     elsewhere = add_project(account)
     refused = put_yaml(account, elsewhere, listed)
     assert refused.status == 400 and "encrypted for another account or project" in refused.json["message"]
@@ -196,6 +205,9 @@ def test_a_form_body_as_conda_smithy_sends_it_is_encrypted(account: Account) -> 
         (b"plainValue=one&plainValue=two", "application/x-www-form-urlencoded", 400, "sent more than once"),
         (b"projectSlug=x", "application/x-www-form-urlencoded", 400, "plainValue is required"),
         (b"plainValue", "application/x-www-form-urlencoded", 400, "not a form"),
+        (b'{"plainValue": "ab\\ud800cd"}', "application/json", 400, "plainValue is not valid Unicode text"),
+        (b'{"plainValue": "secret", "projectSlug": "p\\udfffq"}', "application/json", 400, "projectSlug is not valid"),
+        (b"plainValue=ab%ED%A0%80cd", "application/x-www-form-urlencoded", 400, "plainValue is not valid Unicode"),
     ],
 )
 def test_a_bad_encrypt_request_is_a_4xx_saying_why(
@@ -227,3 +239,118 @@ def test_the_view_answers_the_value_as_text_a_tool_stores_as_it_comes(account: A
     assert response["statusCode"] == 200, response
     assert response["headers"]["Content-Type"].startswith("text/plain")
     assert response["body"].startswith("cvya:") and not response["body"].startswith('"')
+
+
+# --- a value of POST /api/account/encrypt is an environment variable's, never a notification's or a deployment's --
+
+
+def test_an_encrypted_value_is_not_sent_by_a_notification_of_appveyor_yml(
+    account: Account,
+    build_project,  # type: ignore[no-untyped-def]
+) -> None:
+    """The attack: a member who may only view project A copies A's encrypted value into the appveyor.yml of a
+    project they can push to, as a webhook's header aimed at their own server: nothing is sent there."""
+    value = encrypted(account.api)
+    with WebhookReceiver() as receiver:
+        notification = ("  - provider: Webhook", f"    url: {receiver.url}/hook", "    headers:", "      X-Token:")
+        yml = appveyor_yml(
+            "build_script:",
+            "  - echo hi",
+            "notifications:",
+            *notification,
+            f"        secure: {value}",
+            "    on_build_success: true",
+        )
+        project = build_project(account, yml)
+
+        build, _ = ran(project)
+        messages = messages_of(project, build)
+
+        assert build["status"] == "success", build
+        assert receiver.requests == []
+    assert any(message.startswith("Notification 1 (Webhook) was not sent") for message in messages), messages
+
+
+def test_an_encrypted_value_is_not_delivered_by_a_deploy_entry_of_appveyor_yml(
+    account: Account, git_server: GitServer, pump: SqsPump, tmp_path: Path
+) -> None:
+    with FtpServer(tmp_path) as ftp:
+        value = encrypted(account.api, plain=ftp.password)
+        project = BuildProject(
+            account, git_server, {"appveyor.yml": ARTIFACTS_YML + appveyor_yml("deploy:", *ftp_entry(ftp, value))}
+        )
+
+        build = project.run()
+        (deployment,) = build_deployments(project, build, 1)
+
+    assert deployment["status"] == "failed"
+    log = job_log(project, deployment)
+    assert "The secure setting password cannot be used" in log
+    assert list(tmp_path.rglob("*.*")) == []
+
+
+@pytest.mark.parametrize("form", ["for: items", "a list of configurations"])
+def test_a_per_branch_settings_yaml_stores_an_encrypted_value_as_its_variables_own_token(
+    account: Account, git_server: GitServer, pump: SqsPump, form: str
+) -> None:
+    """Settings YAML kept as written holds no value that decrypts elsewhere: whoever may view the project (and read
+    the YAML) finds the variable's own token, which decrypts nowhere else; its builds still get the value."""
+    project = branch_project(account, git_server)
+    value = encrypted(account.api)
+    printed = "build_script:\n  - echo \"TOKEN=${TOKEN:-unset}\" | sed 's/./&-/g'\n"
+    if form == "for: items":
+        text = (
+            f"environment:\n  TOKEN:\n    secure: {value}\n{printed}"
+            f"for:\n  - branches:\n      only: [dev]\n    environment:\n      TOKEN:\n        secure: {value}\n"
+        )
+    else:
+        text = (
+            f"- branches:\n    only: [dev]\n  environment:\n    TOKEN:\n      secure: {value}\n"
+            + "".join(f"  {line}\n" for line in printed.splitlines())
+            + f"- environment:\n    TOKEN:\n      secure: {value}\n"
+            + "".join(f"  {line}\n" for line in printed.splitlines())
+        )
+
+    reply = put_yaml(account, project.project, text)
+
+    assert reply.status == 204, reply.body
+    shown = read_yaml(account, project.project)
+    assert value not in shown and "cvya:" not in shown and "cvy2:" in shown, shown
+    assert SPREAD in built_log(project, "master")
+    assert SPREAD in built_log(project, "dev")
+    again = put_yaml(account, project.project, shown)  # put back as read: the tokens are the ones stored
+    assert again.status == 204, again.body
+    assert read_yaml(account, project.project) == shown
+
+
+def test_one_encrypted_value_at_two_variables_of_a_per_branch_settings_yaml_is_refused(account: Account) -> None:
+    project = add_project(account)
+    value = encrypted(account.api)
+    text = (
+        f"environment:\n  ONE:\n    secure: {value}\n"
+        f"for:\n  - branches:\n      only: [dev]\n    environment:\n      TWO:\n        secure: {value}\n"
+    )
+
+    reply = put_yaml(account, project, text)
+
+    assert reply.status == 400, reply.body
+    assert "ONE" in reply.json["message"] and "TWO" in reply.json["message"], reply.json
+
+
+def test_a_value_written_once_under_an_anchor_is_replaced_where_it_is_written(account: Account) -> None:
+    """Two configurations read it through an alias, at the same variable: the text gets its one token there."""
+    project = add_project(account)
+    value = encrypted(account.api)
+    text = (
+        f"- branches:\n    only: [dev]\n  environment:\n    TOKEN: &token\n      secure: {value}\n"
+        "- environment:\n    TOKEN: *token\n"
+    )
+    owner = secrets.Owner(project["accountId"], "project", project["projectId"])
+
+    bound, made = bound_encrypted_values(owner, text)
+
+    [(token, field)] = made.items()
+    assert field == "variable/TOKEN" and bound == text.replace(value, token)
+    assert secrets.decrypt(owner, field, token) == PLAIN
+    with pytest.raises(Invalid):  # the field's own token: no other field's
+        secrets.decrypt(owner, "variable/OTHER", token)

@@ -7,7 +7,10 @@ import hashlib
 from datetime import UTC, datetime
 from typing import Any
 
+import pytest
+
 from chalicelib.core.reports import SENT_FROM_OUTSIDE
+from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.store.delivery_models import JobReportModel
 from tests.functional.test_test_history import Attempts, attempts, junit, make_flaky  # noqa: F401 (fixture)
 from tests.runners import dispatch
@@ -137,3 +140,53 @@ def test_a_test_sent_from_outside_before_issue_43_still_reads_as_sent_from_outsi
         ("suite.other", "Failed", False),
     ]
     assert counts(attempts) == (3, 0, 3)
+
+
+def test_outside_uploads_cannot_use_up_the_room_the_build_has_for_its_own_reports(
+    attempts: Attempts,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key fills the job with passing tests named like the build's: the build's own failure is still taken,
+    stored and counted, for outside uploads draw on a quota of their own."""
+    monkeypatch.setattr(runner_calls, "MAX_REPORTS_PER_JOB", 3)
+    job_id, runner = claimed(attempts)
+    sent = attempts.account.api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed", divides="passed"))
+    assert sent.status == 200, sent.body
+    sent = attempts.account.api.call("POST", f"/testresults/junit/{job_id}", raw=junit(other="passed"))
+    assert sent.status == 200, sent.body
+
+    own = [{"testName": "suite.adds", "outcome": "Passed"}, {"testName": "suite.divides", "outcome": "Failed"}]
+    reply = runner.post(f"/runner/jobs/{job_id}/tests", {"tests": own})
+    assert reply.status == 204, reply.body
+    finish(runner, job_id)
+
+    assert ("suite.divides", "Failed", False) in listed(attempts, job_id)
+    assert counts(attempts) == (3, 2, 1)
+
+
+def test_outside_uploads_to_a_job_are_bounded_by_their_own_quota(
+    attempts: Attempts,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Past the outside quota a key's upload is a 409 that stores nothing, and the build reports as before."""
+    monkeypatch.setattr(runner_calls, "MAX_OUTSIDE_REPORTS_PER_JOB", 2, raising=False)
+    job_id, runner = claimed(attempts)
+    api = attempts.account.api
+    assert api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed")).status == 200
+    refused = api.call("POST", f"/testresults/junit/{job_id}", raw=junit(divides="passed", other="passed"))
+    assert refused.status == 409, refused.body
+    assert "from outside" in refused.json["message"]
+    own = [{"testName": f"suite.own{index}", "outcome": "Passed"} for index in range(3)]
+    assert runner.post(f"/runner/jobs/{job_id}/tests", {"tests": own}).status == 204
+
+    assert [name for name, _, outside in listed(attempts, job_id) if outside] == ["suite.adds"]
+
+
+def test_a_job_only_a_key_sent_tests_to_counts_them_when_it_ends(attempts: Attempts) -> None:  # noqa: F811
+    job_id, runner = claimed(attempts)
+    sent = attempts.account.api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed"))
+    assert sent.status == 200, sent.body
+
+    finish(runner, job_id, "success")
+
+    assert counts(attempts) == (1, 1, 0)

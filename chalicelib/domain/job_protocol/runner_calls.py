@@ -43,6 +43,9 @@ MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
 MAX_ARTIFACTS = 1000
 MAX_REPORTS_PER_CALL = 1000
 MAX_REPORTS_PER_JOB = 100_000  # messages and tests together
+# tests keys send from outside the build (POST /api/testresults/...): one full results file's, counted apart, so
+# whoever may run builds cannot use up the room the build has for its own reports (and have its failures refused)
+MAX_OUTSIDE_REPORTS_PER_JOB = 10_000
 MAX_FIELD_LENGTH = 64 * 1024
 MAX_REPORT_BYTES = 64 * 1024  # a report as stored (a DynamoDB item holds 400 KB at most)
 _VERSION = re.compile(r"[0-9A-Za-z._+\-]{1,128}")
@@ -189,12 +192,15 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
     reports.add_reports(job.job_id, sized + failure_marks(sized), first_reported)
 
 
-def add_parsed_tests(job: Job, tests: list[dict[str, Any]]) -> None:
+def add_parsed_tests(job: Job, tests: list[dict[str, Any]], outside: bool = False) -> None:
     """Store the tests of a result file (domain/builds/result_files.py): each checked for size before any is stored, and
-    the job's quota taken for all of them at once. Tests marked as sent from outside the build get items of their
-    own (store/reports.py): they never replace what the build reported."""
+    the job's quota taken for all of them at once. Tests sent from outside the build (``outside``: marked so) get
+    items of their own (store/reports.py), which never replace what the build reported, and a quota of their own."""
     sized = [(reports.TEST, _sized(_bounded(test))) for test in tests]
-    _take_quota(job, len(sized))
+    if outside:
+        _take_outside_quota(job, len(sized))
+    else:
+        _take_quota(job, len(sized))
     reports.add_reports(job.job_id, sized + failure_marks(sized))
 
 
@@ -247,8 +253,9 @@ def finish(job: Job, said: Finish, build: Build | None = None) -> None:
     reported = result == "failed" and bool(message)
     if reported:
         reports.add_reports(job.job_id, [(reports.MESSAGE, {"message": message, "category": "error"})])
-    # a job whose runner reported nothing (its quota's count, as its token was checked) is counted without a read
-    found = reports.reports_by_kind(job.job_id) if job.reported or reported else None
+    # a job to which neither its runner nor a key reported anything (their quotas' counts, as its token was checked)
+    # is counted without a read
+    found = reports.reports_by_kind(job.job_id) if job.reported or job.reported_outside or reported else None
     counts = _counts(found, len(stored)) if found is not None else JobCounts(artifacts=len(stored))
     # the job as its token was checked (a consistent read): a cancel since still cancels it, through the move's
     # condition, and the move holds only while the token is this attempt's (a re-run claimed meanwhile is not ended)
@@ -343,6 +350,14 @@ def _check_count(items: list[Any]) -> None:
 def _take_quota(job: Job, count: int) -> None:
     if not job_store.take_report_quota(job.job_id, count, MAX_REPORTS_PER_JOB):
         raise Conflict(f"A job keeps at most {MAX_REPORTS_PER_JOB:,} messages and tests.")
+
+
+def _take_outside_quota(job: Job, count: int) -> None:
+    if not job_store.take_report_quota(job.job_id, count, MAX_OUTSIDE_REPORTS_PER_JOB, outside=True):
+        raise Conflict(
+            f"A job keeps at most {MAX_OUTSIDE_REPORTS_PER_JOB:,} tests sent from outside the build (with a key); "
+            "the build's own reports are counted apart."
+        )
 
 
 def _sized(report: dict[str, Any]) -> dict[str, Any]:

@@ -56,7 +56,7 @@ def store_results(job: Job, format_name: str, data: bytes, from_build: bool) -> 
     if not from_build:
         tests = [{SENT_FROM_OUTSIDE: True, **test} for test in tests]
     if tests:
-        runner_calls.add_parsed_tests(job, tests)
+        runner_calls.add_parsed_tests(job, tests, outside=not from_build)
     return {
         "testsCount": len(tests),
         "passedTestsCount": sum(1 for test in tests if test["outcome"] == "Passed"),

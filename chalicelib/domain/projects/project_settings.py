@@ -31,14 +31,13 @@ from chalicelib.domain.configuration.yamlconfig.notifications import provider_se
 from chalicelib.domain.forges.repositories import valid_repository
 from chalicelib.domain.forges.repository_credentials import NO_CREDENTIALS, CredentialsChange, with_credentials
 from chalicelib.domain.notifications.chat_notices import seal_secrets, webhook_refusal
+from chalicelib.domain.projects.encrypted_settings import bound_encrypted_values
 from chalicelib.domain.projects.project_lookup import find_project, find_project_by_id
 from chalicelib.domain.shared.secrets import (
     HOW_TO_ENCRYPT,
     MAX_SECRET_BYTES,
     WEBHOOK_SECRET_FIELD,
-    decrypt,
     foreign_ciphertext,
-    is_encrypted_value,
     is_token,
     project_owner,
     protect,
@@ -149,12 +148,14 @@ def update_settings_yaml(caller: Caller, account_name: str, slug: str, text: str
     project = find_project(caller, account_name, slug, Right.UPDATE)
     per_branch = is_per_branch(text)
     _check_no_foreign_ciphertext(text)
+    made: dict[str, str] = {}  # the tokens of values of POST /api/account/encrypt, kept as written: their fields'
     if per_branch:
         _check_tokens_only(text)
+        text, made = bound_encrypted_values(project_owner(project), text)
     configuration, version_format = read_settings_yaml(text, project.repository_branch or "")
     if per_branch:
-        _check_stored_tokens(project, text)
-    configuration = _protected(project, configuration, "configuration")
+        _check_stored_tokens(project, text, made)
+    configuration = _protected(project, configuration, "configuration", made)
     after = replace(
         project,
         configuration=configuration,
@@ -190,17 +191,17 @@ def _check_tokens_only(text: str) -> None:
             )
 
 
-def _check_stored_tokens(project: Project, text: str) -> None:
+def _check_stored_tokens(project: Project, text: str, made: dict[str, str]) -> None:
     """A settings YAML kept as written takes, in each of its configurations and for: items, only a token stored at
-    that same field now, as the settings JSON does: a token read before its secret was set again (or set for
-    another field) would bring back, on the branches an item is for, a secret no longer set."""
+    that same field now (or ``made`` for it by this request), as the settings JSON does: a token read before its
+    secret was set again (or set for another field) would bring back, on the branches an item is for, a secret no
+    longer set."""
     kept = _stored_tokens(project)
+    for token, field in made.items():
+        kept.setdefault(token, set()).add(field)
     for configuration in written_configurations(text):
         for holder, key, field in secret_fields(configuration):
             token = holder[key]
-            if is_encrypted_value(token):  # made for the account or this project (not for a field): kept as written
-                _check_encrypted_value(project, token, field)
-                continue
             if not isinstance(token, str) or token not in kept or (field and field not in kept[token]):
                 raise invalid(
                     "configuration",
@@ -210,18 +211,8 @@ def _check_stored_tokens(project: Project, text: str) -> None:
                     "as a variable of its own.",
                 )
     for path, token in written_secrets(text):  # those no configuration reads (a job item's filters, say)
-        if is_encrypted_value(token):
-            _check_encrypted_value(project, token, path)
-        elif token not in kept:
+        if token not in kept:
             raise invalid("configuration", f"{path}: the token is not one the project's settings hold now.")
-
-
-def _check_encrypted_value(project: Project, token: str, where: str) -> None:
-    """A value of POST /api/account/encrypt decrypts for this project (its account's, or this project's own)."""
-    try:
-        decrypt(project_owner(project), where, token)
-    except Invalid as error:
-        raise invalid("configuration", f"{where.replace('/', ' ', 1)}: {error.message} {HOW_TO_ENCRYPT}") from error
 
 
 def _stored_tokens(project: Project) -> dict[str, set[str]]:
@@ -298,12 +289,14 @@ def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
     return values
 
 
-def _protected(project: Project, configuration: dict[str, Any], field: str) -> dict[str, Any]:
-    """The configuration to store: its new notifications checked, new secrets encrypted, stored tokens kept, and
-    small enough to store."""
+def _protected(
+    project: Project, configuration: dict[str, Any], field: str, made: dict[str, str] | None = None
+) -> dict[str, Any]:
+    """The configuration to store: its new notifications checked, new secrets encrypted, stored tokens (and those
+    ``made`` for it) kept, and small enough to store."""
     _check_new_notifications(project, configuration, field)
     seal_secrets(configuration)
-    protect_document(project_owner(project), configuration, project.configuration, field)
+    protect_document(project_owner(project), configuration, project.configuration, field, made)
     size = len(json.dumps(configuration))
     if size > MAX_CONFIGURATION_BYTES:
         raise invalid(

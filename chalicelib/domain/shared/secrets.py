@@ -21,10 +21,14 @@ notify/providers.py names them), so that a token set for one receiver, moved int
 
 A value encrypted with ``POST /api/account/encrypt`` (AppVeyor's endpoint: what tools put after ``secure:`` in a
 repository's appveyor.yml) is bound to the caller's account (``cvya:``) or, with ``projectSlug``, to one project of it
-(``cvyp:``), but to no field: it decrypts in any field of any project of that account (of that project), as AppVeyor's
-do in any project of the account. Sent back in settings, it is stored as the field's own token. A ``secure:`` value
-of another service (AppVeyor's, encrypted with its account's key) decrypts nowhere here, and is never taken for a
-plain value (``foreign_ciphertext``).
+(``cvyp:``), but to no field: in a build of any project of that account (of that project), as AppVeyor's in any
+project of the account, it decrypts into an environment variable, and into nothing else: a notification's or a
+deploy entry's secret is sent to the destination its entry names, which whoever pushes appveyor.yml writes, so only
+a token bound to that destination decrypts there (a value copied from one project's settings, pasted into another's
+webhook header aimed at the pusher's server, would be sent there). Sent in settings (any form), it is stored as the
+field's own token, so stored settings never hold a value that decrypts elsewhere. A ``secure:`` value of another
+service (AppVeyor's, encrypted with its account's key) decrypts nowhere here, and is never taken for a plain value
+(``foreign_ciphertext``).
 
 Tokens made before secrets were bound to their owner (``cvy1:``, bound to the account only) keep working
 where they are stored, and only there: an owner accepts a legacy token found in its own stored settings for the
@@ -59,6 +63,7 @@ ACCOUNT_VALUE_PREFIX = "cvya:"  # POST /api/account/encrypt's: any project of th
 PROJECT_VALUE_PREFIX = "cvyp:"  # ... with projectSlug: that project only, any field
 ENCRYPTED_VALUE_PREFIXES = (ACCOUNT_VALUE_PREFIX, PROJECT_VALUE_PREFIX)
 ENCRYPTED_VALUE_FIELD = "encryptedValue"  # the field such a value is bound to: no stored secret's field is named so
+ENCRYPTED_VALUE_TARGETS = ("variable/",)  # the fields such a value decrypts into in a build: environment variables
 HOW_TO_ENCRYPT = (
     'Encrypt the plain value for Conveyor: POST /api/account/encrypt with {"plainValue": "..."} (and "projectSlug" '
     "to bind it to one project) answers the text to put after secure:."
@@ -177,7 +182,20 @@ def encrypt(owner: Owner, field: str, plain: str) -> str:
 
 
 def decrypt(owner: Owner, field: str, token: str) -> str:
-    """The plain value behind a token of ``owner``'s ``field``; Invalid for anything else."""
+    """The plain value behind a token of ``owner``'s ``field``; Invalid for anything else. A value of POST
+    /api/account/encrypt decrypts only into a project's environment variables (ENCRYPTED_VALUE_TARGETS)."""
+    if is_encrypted_value(token) and not field.startswith(ENCRYPTED_VALUE_TARGETS):
+        raise Invalid(
+            f"A secure value is not a secret of {owner.describe(field)}: a value of POST /api/account/encrypt "
+            "decrypts only into a build's environment variables; a notification's or a deployment's secret is set "
+            "in the project's settings, whose token is bound to where it is sent."
+        )
+    return _decrypted(owner, field, token)
+
+
+def _decrypted(owner: Owner, field: str, token: str) -> str:
+    """``decrypt``'s, a value of POST /api/account/encrypt taken at any field (settings store it as the field's own
+    token: whoever may change them may set the field's value)."""
     if token.startswith(TOKEN_PREFIX):
         context = owner.context(field)
     elif token.startswith(LEGACY_TOKEN_PREFIX) and (field, token) in owner.legacy:  # where it is stored, only
@@ -203,7 +221,7 @@ def protect(owner: Owner, field: str, value: str, kept: Collection[str]) -> str:
     if value in kept:
         return value
     if is_encrypted_value(value):  # made for the account or project: stored as this field's own token
-        return encrypt(owner, field, decrypt(owner, field, value))
+        return encrypt(owner, field, _decrypted(owner, field, value))
     if is_token(value):
         decrypt(owner, field, value)  # another owner's or field's: refused as such
         raise Invalid(
@@ -386,8 +404,11 @@ def _is_legacy(token: Any) -> bool:
     return isinstance(token, str) and token.startswith(LEGACY_TOKEN_PREFIX)
 
 
-def protect_document(owner: Owner, document: Any, stored: Any, field: str = "settings") -> None:
-    """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces.
+def protect_document(
+    owner: Owner, document: Any, stored: Any, field: str = "settings", made: Mapping[str, str] | None = None
+) -> None:
+    """Encrypt, in place, every new plain secret of ``document``; ``stored`` is what it replaces, and ``made`` the
+    tokens made for this request already (by token: its field), kept as stored ones are.
 
     Refused (``field`` names the request field) before any KMS call: a secure value that is not a string, a new
     one that KMS cannot encrypt (over MAX_SECRET_BYTES) or that the build log could not mask (under
@@ -400,6 +421,8 @@ def protect_document(owner: Owner, document: Any, stored: Any, field: str = "set
     for holder, key, where in secret_fields(stored):
         if isinstance(holder[key], str):
             kept.setdefault(holder[key], set()).add(where)
+    for token, where in (made or {}).items():
+        kept.setdefault(token, set()).add(where)
     found = list(secret_fields(document))
     for holder, key, where in found:
         value = holder[key]
