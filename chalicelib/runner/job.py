@@ -30,7 +30,7 @@ from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolEr
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
-from chalicelib.runner.worker_api import WorkerApi
+from chalicelib.runner.worker_api import ID_TOKEN_ROUTE, WorkerApi
 
 log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
@@ -175,6 +175,11 @@ def _container_environment(spec: JobSpec, folder: str, api_url: str) -> dict[str
     variables.update({str(name): str(value) for name, value in spec["variables"].items()})
     variables["APPVEYOR_BUILD_FOLDER"] = folder
     variables["APPVEYOR_API_URL"] = api_url
+    # the service's own URL may be out of the container network's reach (make run's is on this machine's loopback):
+    # the ID token is asked for through the Build Worker API, which forwards it with the same request token
+    for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "CONVEYOR_OIDC_REQUEST_URL"):
+        if variables.get(name):
+            variables[name] = f"{api_url}{ID_TOKEN_ROUTE}?api-version=1"
     return variables
 
 
