@@ -106,3 +106,13 @@ def refusal(executor: str | None, image: str | None = None) -> str | None:
     except local.SandboxUnavailable as error:
         return str(error)
     return None
+
+
+def local_repository_refusal(path: str) -> str | None:
+    """Why the builds of this stage cannot read the local repository at ``path``; None when they can, or when its
+    jobs do not run on this machine."""
+    if settings().executor != "local":
+        return None
+    from chalicelib.runner import sandbox as local
+
+    return local.unreadable_repository(path)

@@ -186,6 +186,31 @@ def check(unsafe: bool, unsafe_setting: str = UNSAFE_SETTING) -> str | None:
     )
 
 
+def unreadable_repository(path: str) -> str | None:
+    """Why a job's runner, in its sandbox, could not read the local repository at ``path``; None when it can (or
+    when jobs run without one, as the stack's own user)."""
+    made = sandbox()
+    if not isinstance(made, Sandbox):
+        return None
+    readable = 'cd -- "$1" 2>/dev/null && test -r . && { [ ! -e .git ] || { test -r .git && test -x .git; }; }'
+    try:
+        probe = subprocess.run(
+            [*made.prefix, "/bin/sh", "-c", readable, "probe", path],
+            env=_environment(), capture_output=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # no answer is no refusal: the build says why if it cannot
+    if probe.returncode == 0:
+        return None
+    home = os.path.realpath(os.path.expanduser("~"))
+    emptied = ", ".join([*_PRIVATE_FOLDERS, *_PRIVATE_IF_PRESENT, home])
+    return (
+        f"Builds cannot read {path}: their runner runs as nobody in a sandbox that empties {emptied}, and folders "
+        "other users may not enter. Keep the repository where every user may read it outside those, as in "
+        f"{PROJECT_DIR / 'out'}/ (this stack's own folder stays visible to builds, read-only)."
+    )
+
+
 def as_user(uid: int, writable: tuple[str, ...]) -> Sandbox:
     """The sandbox as root makes it, its runner as ``uid`` with ``writable`` folders of this machine's (the
     container executor's: its runner writes the job's folder, as the container's user does)."""
