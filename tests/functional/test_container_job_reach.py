@@ -8,6 +8,7 @@ Skipped, saying why, where no container can run (test_containers.py says what th
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
@@ -15,7 +16,9 @@ import jwt
 import pytest
 
 from tests.builds import BuildProject, appveyor_yml
+from tests.functional.test_cache_outside_build_folder import forged_archive
 from tests.functional.test_containers import REFUSAL, pump  # noqa: F401 (pump: the module's fixture)
+from tests.functional.test_sandbox import output_lines
 
 pytestmark = pytest.mark.skipif(REFUSAL is not None, reason=f"no container can run here: {REFUSAL}")
 RESULTS = (
@@ -26,8 +29,10 @@ ASKS_FOR_EVERYTHING = appveyor_yml(
     "id_token: true",
     "cache:",
     "  - deps",
+    "  - $HOME/.cargo",
     "install:",
     "  - test -f deps/kept && echo CACHE-RESTORED || { mkdir -p deps && echo kept > deps/kept; }",
+    "  - test -f ~/.cargo/kept && echo HOME-RESTORED || { mkdir -p ~/.cargo && echo kept > ~/.cargo/kept; }",
     "build_script:",
     '  - echo "URL=$ACTIONS_ID_TOKEN_REQUEST_URL"',
     '  - \'R=$(curl -sS "$ACTIONS_ID_TOKEN_REQUEST_URL&audience=sts.amazonaws.com" '
@@ -87,3 +92,37 @@ def test_a_container_job_reaches_id_tokens_test_uploads_artifacts_the_cache_and_
     log = project.log(again["jobs"][0]["jobId"])
     assert again["status"] == "success", log
     assert "CACHE-RESTORED" in log.splitlines(), log
+    assert "HOME-RESTORED" in log.splitlines(), log  # the container's own home, which the runner never sees
+
+
+def test_a_forged_cache_archive_plants_nothing_in_the_runners_folders_bound_into_the_container(
+    make_project,  # type: ignore[no-untyped-def]
+) -> None:
+    # the runner's appveyor command and the Build Worker API's socket are the runner's files, bound in read-only:
+    # the job's own tar restores the cache, as the job's user, and cannot write there
+    forged = forged_archive("opt/appveyor/bin")
+    project: BuildProject = make_project(
+        {
+            "forged.tgz.b64": base64.b64encode(forged).decode() + "\n",
+            "appveyor.yml": appveyor_yml(
+                "cache:",
+                "  - /tmp/forged",
+                "install:",
+                "  - cat /tmp/forged/kept || true",
+                "  - find /opt/appveyor/bin /run/conveyor -mindepth 1 ! -name appveyor ! -name api.sock | sed s/^/N-/",
+                "build_script:",
+                "  - mkdir -p /tmp/forged && base64 -d forged.tgz.b64 > /tmp/forged.tgz",
+                "on_success:",
+                '  - \'tar() { if [ "$1" = -czf ]; then cp /tmp/forged.tgz "$2"; else command tar "$@"; fi; }\'',
+            ),
+        }
+    )
+
+    first = project.run()
+    assert first["status"] == "success", project.log(first["jobs"][0]["jobId"])
+    second = project.run()
+    log = project.log(second["jobs"][0]["jobId"])
+
+    assert second["status"] == "success", log
+    assert output_lines(log, "restored from") == ["restored from the forged cache"], log
+    assert output_lines(log, "N-") == [], log
