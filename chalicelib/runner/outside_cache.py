@@ -17,6 +17,7 @@ import posixpath
 import re
 import shlex
 import shutil
+import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,10 +91,17 @@ class JobShell:
             if exchange is None:
                 return
             name = f"{entry.entry_id}.tgz"
-            with opened(os.open(name, _CREATE, 0o644, dir_fd=exchange.fd)) as fd:
-                if not store.download(entry.entry_id, descriptor_path(fd)):
+            with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
+                downloaded = Path(scratch, name)
+                if not store.download(entry.entry_id, downloaded):
                     log(f"Cache entry '{entry.label}' not found")
                     return
+                with (
+                    downloaded.open("rb") as source,
+                    opened(os.open(name, _CREATE, 0o644, dir_fd=exchange.fd)) as fd,
+                    open(fd, "wb", closefd=False) as target,
+                ):
+                    shutil.copyfileobj(source, target)
             if not self._tar(exchange, f"-xzf {shlex.quote(f'{self.inside}/{name}')}", entry):
                 log(f"Cache entry '{entry.label}' could not be restored: the job's tar failed")
 
@@ -131,12 +139,13 @@ class JobShell:
             with opened(exchange.open_file(name, follow=False)) as fd:
                 size = os.fstat(fd).st_size
                 if size > MAX_ENTRY_BYTES:
-                    log(f"Build cache entry '{entry.label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit")
+                    limit = f"over the {MAX_ENTRY_BYTES:,} limit"
+                    log(f"Build cache entry '{entry.label}' is {size:,} bytes, {limit}: not saved")
                     return
                 store.upload(entry.entry_id, descriptor_path(fd), metadata)
 
     def _tar(self, exchange: Pinned, options: str, entry: CacheEntry) -> bool:
-        """Run the job's tar on the entry's path from ``/``; whether it succeeded."""
+        """Run the job's tar on the entry's name from the entry's folder; whether it succeeded."""
         done = f"{entry.entry_id}.done"
         (folder, relative), marker = _split(entry.path), shlex.quote(f"{self.inside}/{done}")
         return (
