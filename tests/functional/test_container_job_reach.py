@@ -43,7 +43,9 @@ ASKS_FOR_EVERYTHING = appveyor_yml(
     '  - appveyor AddMessage "said from the container"',
     "  - appveyor SetVariable -Name FROM_CLI -Value set-inside",
     '  - echo "SEEN=$FROM_CLI"',
-    "  - appveyor AddTest added -Framework xUnit -FileName t.dll -Outcome Passed",
+    "  - appveyor AddTest added -Framework xUnit -FileName t.dll -Outcome Running",
+    "  - appveyor UpdateTest added -Outcome Passed -Duration 12",
+    '  - appveyor AddCompilationMessage "unused variable" -Category Warning -FileName src/main.c -Line 3',
     '  - \'curl -sSf -X POST --data-binary @results.xml -H "Content-Type: application/xml" '
     '"${APPVEYOR_API_URL}api/testresults/junit/$APPVEYOR_JOB_ID"\'',
     "  - echo built > out.txt && appveyor PushArtifact out.txt -FileName pushed.txt",
@@ -81,7 +83,7 @@ def test_a_container_job_reaches_id_tokens_test_uploads_artifacts_the_cache_and_
     assert printed(log, "SEEN") == "set-inside"
     api = project.account.api
     messages = [message["message"] for message in api.get(f"/buildjobs/{job_id}/messages").json]
-    assert "said from the container" in messages
+    assert "said from the container" in messages and "unused variable" in messages
     tests = {test["testName"]: test["outcome"] for test in api.get(f"/buildjobs/{job_id}/tests").json}
     assert tests == {"added": "Passed", "c.uploaded": "Passed"}, tests
     artifacts = sorted(artifact["fileName"] for artifact in api.get(f"/buildjobs/{job_id}/artifacts").json)
