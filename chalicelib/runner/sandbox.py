@@ -189,6 +189,8 @@ def check(unsafe: bool, unsafe_setting: str = UNSAFE_SETTING) -> str | None:
 def unreadable_repository(path: str) -> str | None:
     """Why a job's runner, in its sandbox, could not read the local repository at ``path``; None when it can (or
     when jobs run without one, as the stack's own user)."""
+    if not os.path.isdir(path):
+        return f"There is no repository at {path}: no such folder on this machine."
     made = sandbox()
     if not isinstance(made, Sandbox):
         return None

@@ -84,3 +84,11 @@ def test_a_project_cannot_be_moved_to_a_repository_builds_cannot_read(
     assert account.api.get(f"/projects/{project['accountName']}/{project['slug']}").json["project"][
         "repositoryName"
     ] == str(out_folder / "widget.git")
+
+
+def test_a_repository_that_does_not_exist_is_refused_saying_so(account: Account, out_folder: Path) -> None:
+    missing = out_folder / "typo.git"
+
+    reply = account.api.post("/projects", {"repositoryProvider": "git", "repositoryName": f"file://{missing}"})
+
+    assert f"There is no repository at {missing}" in assert_refused(reply, 400)
