@@ -31,6 +31,7 @@ EXCHANGE = ".conveyor-cache"  # beside the build folder, in the job's folder: bo
 # the home folder as appveyor.yml files write it: $HOME, ~, and AppVeyor's Windows home (C:\Users\appveyor)
 _HOME = re.compile(r"^(?:\$HOME|\$\{HOME\}|~|%USERPROFILE%|[A-Za-z]:[\\/]Users[\\/]appveyor)(?=$|[\\/])", re.I)
 _CHECKSUM = re.compile(r"^[0-9a-f]{64}")
+_NOT_EXCHANGE = f"-name {EXCHANGE} -prune -o"  # an entry of the whole home holds the shared folder (a container's)
 _CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
@@ -114,8 +115,9 @@ class JobShell:
             sums = shlex.quote(f"{self.inside}/{entry.entry_id}.sum")
             listed = self.run(
                 _quietly(
-                    f"{{ [ -e {relative} ] || [ -L {relative} ]; }} && {{ find {relative} -printf '%p %y %s %l\\n' "
-                    f"| LC_ALL=C sort; find {relative} -type f -print0 | LC_ALL=C sort -z | xargs -0r sha256sum --; "
+                    f"{{ [ -e {relative} ] || [ -L {relative} ]; }} && {{ find {relative} {_NOT_EXCHANGE} -printf "
+                    f"'%p %y %s %l\\n' | LC_ALL=C sort; find {relative} {_NOT_EXCHANGE} -type f -print0 | "
+                    "LC_ALL=C sort -z | xargs -0r sha256sum --; "
                     f"}} | sha256sum > {sums}",
                     folder,
                 )
@@ -133,7 +135,7 @@ class JobShell:
                 return
             log(f"Updating build cache entry '{entry.label}'")
             name = f"{entry.entry_id}.tgz"
-            if not self._tar(exchange, f"-czf {shlex.quote(f'{self.inside}/{name}')}", entry):
+            if not self._tar(exchange, f"--exclude={EXCHANGE} -czf {shlex.quote(f'{self.inside}/{name}')}", entry):
                 log(f"Build cache entry '{entry.label}' could not be read: the job's tar failed; not saved")
                 return
             with opened(exchange.open_file(name, follow=False)) as fd:

@@ -76,6 +76,13 @@ def test_an_entry_naming_the_runners_memory_or_environment_saves_nothing(make_pr
     assert "Cache entry '/proc/1/environ' not found" in project.log(second["jobs"][0]["jobId"])
 
 
+# a tar the job defines: what it is asked to write with -czf is the forged archive instead
+FORGING_TAR = (
+    'tar() { local previous= argument; for argument; do if [ "$previous" = -czf ]; then cp /tmp/forged.tgz '
+    '"$argument"; return; fi; previous=$argument; done; command tar "$@"; }'
+)
+
+
 def forged_archive(target: str) -> bytes:
     """What a job's own ``tar`` may hand the runner as its cache (names relative to the entry's folder, /tmp): a
     file of its own, members leading out with ``..``, an absolute name, and a link followed by a member through it."""
@@ -112,7 +119,7 @@ def test_a_forged_cache_archive_plants_nothing_where_the_job_may_not_write(make_
                 "  - base64 -d forged.tgz.b64 > /tmp/forged.tgz",
                 "on_success:",
                 # from now on, the cache's tar -czf writes the forged archive instead (a job may define anything)
-                '  - \'tar() { if [ "$1" = -czf ]; then cp /tmp/forged.tgz "$2"; else command tar "$@"; fi; }\'',
+                f"  - '{FORGING_TAR}'",
             ),
         }
     )

@@ -16,7 +16,7 @@ import jwt
 import pytest
 
 from tests.builds import BuildProject, appveyor_yml
-from tests.functional.test_cache_outside_build_folder import forged_archive
+from tests.functional.test_cache_outside_build_folder import FORGING_TAR, forged_archive
 from tests.functional.test_containers import REFUSAL, pump  # noqa: F401 (pump: the module's fixture)
 from tests.functional.test_sandbox import output_lines
 
@@ -115,7 +115,7 @@ def test_a_forged_cache_archive_plants_nothing_in_the_runners_folders_bound_into
                 "build_script:",
                 "  - mkdir -p /tmp/forged && base64 -d forged.tgz.b64 > /tmp/forged.tgz",
                 "on_success:",
-                '  - \'tar() { if [ "$1" = -czf ]; then cp /tmp/forged.tgz "$2"; else command tar "$@"; fi; }\'',
+                f"  - '{FORGING_TAR}'",
             ),
         }
     )
