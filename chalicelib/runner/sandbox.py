@@ -186,6 +186,27 @@ def check(unsafe: bool, unsafe_setting: str = UNSAFE_SETTING) -> str | None:
     )
 
 
+def unreadable_code() -> str | None:
+    """Why the runner, dropped to a user of no rights, could not read its own code here (a clone made with umask
+    077: its folders of mode 0700); None when it can, or when it runs as the stack's own user."""
+    if os.geteuid() != 0:
+        return None
+    code = [PROJECT_DIR, PROJECT_DIR / "chalicelib", PROJECT_DIR / "chalicelib" / "runner" / "job.py"]
+    for path in code:
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        needed = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0)
+        if mode & needed != needed:
+            return (
+                f"Builds cannot run: their runner runs as nobody, and {path} is not readable by other users (mode "
+                f"{stat.S_IMODE(mode):04o}, as a clone made with umask 077 is). Make the clone readable "
+                f"(chmod -R o+rX {PROJECT_DIR}) or clone it again with umask 022."
+            )
+    return None
+
+
 def unreadable_repository(path: str) -> str | None:
     """Why a job's runner, in its sandbox, could not read the local repository at ``path``; None when it can (or
     when jobs run without one, as the stack's own user)."""
