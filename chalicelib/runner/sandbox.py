@@ -191,7 +191,8 @@ def unreadable_code() -> str | None:
     077: its folders of mode 0700); None when it can, or when it runs as the stack's own user."""
     if os.geteuid() != 0:
         return None
-    code = [PROJECT_DIR, PROJECT_DIR / "chalicelib", PROJECT_DIR / "chalicelib" / "runner" / "job.py"]
+    runner = PROJECT_DIR / "chalicelib" / "runner" / "job.py"
+    code = [PROJECT_DIR, runner.parent.parent, runner, Path(sys.prefix), Path(sys.prefix, "pyvenv.cfg")]
     for path in code:
         try:
             mode = path.stat().st_mode
@@ -201,8 +202,8 @@ def unreadable_code() -> str | None:
         if mode & needed != needed:
             return (
                 f"Builds cannot run: their runner runs as nobody, and {path} is not readable by other users (mode "
-                f"{stat.S_IMODE(mode):04o}, as a clone made with umask 077 is). Make the clone readable "
-                f"(chmod -R o+rX {PROJECT_DIR}) or clone it again with umask 022."
+                f"{stat.S_IMODE(mode):04o}, as a clone made with umask 077 is). Make it readable (chmod -R o+rX "
+                f"{PROJECT_DIR if path.is_relative_to(PROJECT_DIR) else path}) or clone again with umask 022."
             )
     return None
 
