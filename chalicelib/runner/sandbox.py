@@ -216,7 +216,11 @@ def unreadable_repository(path: str) -> str | None:
     made = sandbox()
     if not isinstance(made, Sandbox):
         return None
-    readable = 'cd -- "$1" 2>/dev/null && test -r . && { [ ! -e .git ] || { test -r .git && test -x .git; }; }'
+    # the same folder (an emptied /tmp is readable, and another), readable, its .git too
+    readable = (
+        'cd -- "$1" 2>/dev/null && test -r . && { [ ! -e .git ] || { test -r .git && test -x .git; }; } '
+        "&& stat -L -c %d:%i ."
+    )
     try:
         probe = subprocess.run(
             [*made.prefix, "/bin/sh", "-c", readable, "probe", path],
@@ -224,7 +228,8 @@ def unreadable_repository(path: str) -> str | None:
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None  # no answer is no refusal: the build says why if it cannot
-    if probe.returncode == 0:
+    outside = os.stat(path)
+    if probe.returncode == 0 and probe.stdout.decode().strip() == f"{outside.st_dev}:{outside.st_ino}":
         return None
     home = os.path.realpath(os.path.expanduser("~"))
     emptied = ", ".join([*_PRIVATE_FOLDERS, *_PRIVATE_IF_PRESENT, home])

@@ -62,6 +62,15 @@ def test_a_repository_in_tmp_is_refused_saying_which_folders_builds_cannot_read(
     assert account.api.get("/projects").json == []
 
 
+@pytest.mark.parametrize("emptied", ["/tmp", "/var/tmp"])
+def test_a_folder_the_sandbox_empties_is_refused_though_its_empty_stand_in_is_readable(
+    account: Account, emptied: str
+) -> None:
+    reply = account.api.post("/projects", {"repositoryProvider": "git", "repositoryName": emptied})
+
+    assert f"Builds cannot read {emptied}" in assert_refused(reply, 400)
+
+
 @pytest.mark.skipif(os.geteuid() != 0, reason="as another user, the sandbox reads what that user may")
 def test_a_repository_in_a_folder_others_may_not_enter_is_refused(account: Account, out_folder: Path) -> None:
     repository = repository_in(out_folder)
