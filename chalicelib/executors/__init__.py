@@ -96,6 +96,11 @@ def refusal(executor: str | None, image: str | None = None) -> str | None:
         return None
     if config.executor != "local":
         return None
+    from chalicelib.runner import sandbox as local
+
+    unreadable = local.unreadable_code()  # the runner runs as nobody in the sandbox, a container's runner too
+    if unreadable is not None and isinstance(local.sandbox(), local.Sandbox):
+        return unreadable
     if image is not None and in_container(image):
         from chalicelib.executors import containers
 
@@ -103,10 +108,18 @@ def refusal(executor: str | None, image: str | None = None) -> str | None:
         if why is not None:
             return f"The image '{image}' runs in a container of Conveyor's local image, and none can run here: {why}."
         return None
-    from chalicelib.runner import sandbox as local
-
     try:
         local.check(config.unsafe_no_sandbox)
     except local.SandboxUnavailable as error:
         return str(error)
     return None
+
+
+def local_repository_refusal(path: str) -> str | None:
+    """Why the builds of this stage cannot read the local repository at ``path``; None when they can, or when its
+    jobs do not run on this machine."""
+    if settings().executor != "local":
+        return None
+    from chalicelib.runner import sandbox as local
+
+    return local.unreadable_repository(path)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from chalicelib.config import settings
 from chalicelib.core.jobs import Executor
+from chalicelib.core.os_types import MACOS_IMAGE, WINDOWS_IMAGE
 
 # AppVeyor's image names (case does not matter, as on AppVeyor), and the CodeBuild image each maps to (None: no
 # curated CodeBuild image has it). Windows and macOS images are served by build agents only.
@@ -38,8 +39,6 @@ UBUNTU_IMAGES: dict[str, str | None] = {
     "Ubuntu2004": None,  # CodeBuild's standard:5.0 is Ubuntu 20.04, but its python3 is older than the runner's 3.11
     "Ubuntu2204": "aws/codebuild/standard:7.0",  # Ubuntu 22.04
 }
-_WINDOWS = re.compile(r"^(previous )?visual studio 20(13|15|17|19|22)$|^wsl$", re.IGNORECASE)
-_MACOS = re.compile(r"^macos(-[a-z]+)?$", re.IGNORECASE)
 # a container image reference: [registry[:port]/]path[:tag][@digest], lower-case path (Docker's grammar, simplified)
 _CONTAINER = re.compile(
     r"^(?:[a-z0-9.-]+(?::[0-9]+)?/)?[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*"
@@ -100,7 +99,7 @@ def _cloud_image(name: str, repository: str | None) -> str | None:
     for known, cloud in UBUNTU_IMAGES.items():
         if known.casefold() == name.casefold():
             return own_image(known, repository) if repository else cloud
-    if _WINDOWS.match(name) or _MACOS.match(name) or not _CONTAINER.match(name):
+    if WINDOWS_IMAGE.match(name) or MACOS_IMAGE.match(name) or not _CONTAINER.match(name):
         return None
     return name
 

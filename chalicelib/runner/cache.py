@@ -2,7 +2,9 @@
 
 An entry is ``path`` or ``path -> dependency, ...``. The path (relative to the build folder, or absolute inside it)
 is kept as one tar.gz object in the job's own cache folder, and is restored after the checkout only while its
-dependency files (which may use wildcards) hold what they held when it was saved. Where the objects live is the
+dependency files (which may use wildcards) hold what they held when it was saved. A path outside the build folder
+(``$HOME/.cargo``, ``~/.m2``, ``C:\\Users\\appveyor\\.m2``, ``/opt/tools``) is kept by the job's own shell, with the
+job's own rights (runner/outside_cache.py). Where the objects live is the
 ``CacheStore``'s business: the runner's reaches them through the job protocol, by entry id, never by key.
 """
 
@@ -17,18 +19,16 @@ import stat
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from chalicelib.runner.artifacts import relative_pattern
 from chalicelib.runner.beneath import NotAFolder, Outside, Pinned, opened, pin
+from chalicelib.runner.outside_cache import MAX_ENTRY_BYTES, JobShell, Log, expand_home, outside_path
 
-MAX_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
 _EMPTY_FILE = hashlib.sha256(b"").hexdigest()
-
-Log = Callable[[str], None]
 
 
 class CacheStore(Protocol):
@@ -52,21 +52,33 @@ class CacheEntry:
     """One configured entry, its paths made "/"-separated and relative to the build folder."""
 
     label: str  # the path as configured, for log lines
-    path: str
+    path: str  # outside the build folder: absolute
     dependencies: tuple[str, ...]
+    outside: bool = False  # kept by the job's own shell (runner/outside_cache.py)
+    home: str | None = None  # the job's home folder: an entry below it is named from "~", as each job's may differ
 
     @property
     def entry_id(self) -> str:
         """The entry's name in a job's cache folder."""
-        return hashlib.sha256(self.path.encode()).hexdigest()[:16]
+        name = self.path
+        if self.outside and self.home and (name + "/").startswith(self.home.rstrip("/") + "/"):
+            name = "~" + name[len(self.home.rstrip("/")) :]
+        return hashlib.sha256(name.encode()).hexdigest()[:16]
 
 
 def restore_cache(
-    build_folder: Path, entries: list[str], store: CacheStore, log: Log, *, base: Path | None = None
+    build_folder: Path,
+    entries: list[str],
+    store: CacheStore,
+    log: Log,
+    *,
+    base: Path | None = None,
+    shell: JobShell | None = None,
 ) -> None:
     """Restore each entry whose archive exists and whose dependencies have not changed, into the build folder
-    pinned below ``base`` (a folder the runner made; by default the build folder's parent)."""
-    parsed = parse_entries(build_folder, entries, log)
+    pinned below ``base`` (a folder the runner made; by default the build folder's parent), and by the job's
+    ``shell`` outside it (without one, such entries are skipped)."""
+    parsed = parse_entries(build_folder, entries, log, shell.home if shell else None)
     try:
         with pin(base or build_folder.parent, build_folder) as root:
             stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
@@ -78,22 +90,36 @@ def restore_cache(
                     log(f"Cache entry '{entry.label}' is out of date: not restored")
                 else:
                     log(f"Restoring build cache entry '{entry.label}'")
-                    _download_and_extract(root, entry, store, log)
+                    if entry.outside and shell is not None:
+                        shell.restore(entry, store, log)
+                    else:
+                        _download_and_extract(root, entry, store, log)
     except NotAFolder as error:
         log(f"The build cache is not restored: {error}")
 
 
 def save_cache(
-    build_folder: Path, entries: list[str], store: CacheStore, log: Log, *, base: Path | None = None
+    build_folder: Path,
+    entries: list[str],
+    store: CacheStore,
+    log: Log,
+    *,
+    base: Path | None = None,
+    shell: JobShell | None = None,
 ) -> None:
     """Upload each entry whose contents changed; delete the job's entries that are no longer configured. The build
-    folder is read pinned below ``base`` (a folder the runner made; by default the build folder's parent)."""
-    parsed = parse_entries(build_folder, entries, log)
+    folder is read pinned below ``base`` (a folder the runner made; by default the build folder's parent); what
+    lies outside it, by the job's ``shell``."""
+    parsed = parse_entries(build_folder, entries, log, shell.home if shell else None)
     try:
         with pin(base or build_folder.parent, build_folder) as root:
             stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
             for entry in parsed:
-                _save_entry(root, entry, stored.get(entry.entry_id) or {}, store, log)
+                before = stored.get(entry.entry_id) or {}
+                if entry.outside and shell is not None:
+                    shell.save(entry, dependencies_checksum(root, entry.dependencies), before, store, log)
+                else:
+                    _save_entry(root, entry, before, store, log)
     except NotAFolder as error:
         log(f"The build cache is not saved: {error}")
         return
@@ -121,15 +147,20 @@ def _save_entry(root: Pinned, entry: CacheEntry, before: dict[str, str], store: 
             _upload(root, entry, store, metadata, log)
 
 
-def parse_entries(build_folder: Path, entries: list[str], log: Log) -> list[CacheEntry]:
-    """The usable entries; ones naming anything outside the build folder are left out with a warning."""
+def parse_entries(build_folder: Path, entries: list[str], log: Log, home: str | None = None) -> list[CacheEntry]:
+    """The usable entries. With the job's ``home``, a path outside the build folder is one (the home spelled as
+    AppVeyor users spell it); without, it is left out with a warning, as is one no Linux job can keep."""
     parsed: list[CacheEntry] = []
     for text in entries:
         label, _, dependency_text = text.partition("->")
         label = label.strip()
-        path = inside_build_folder(build_folder, label)
+        path = inside_build_folder(build_folder, expand_home(label, home) if home else label)
+        outside = home is not None and path is None
+        if outside and home is not None:
+            path = outside_path(label, home)
         if path is None:
-            log(f"Cache entry '{label}' is outside the build folder: skipped")
+            where = "neither in the build folder nor a folder of this Linux job" if home else "outside the build folder"
+            log(f"Cache entry '{label}' is {where}: skipped")
             continue
         dependencies = []
         for dependency in (part.strip() for part in dependency_text.split(",")):
@@ -138,7 +169,7 @@ def parse_entries(build_folder: Path, entries: list[str], log: Log) -> list[Cach
                 dependencies.append(relative)
             elif dependency:
                 log(f"Dependency '{dependency}' of cache entry '{label}' is outside the build folder: ignored")
-        parsed.append(CacheEntry(label=label, path=path, dependencies=tuple(dependencies)))
+        parsed.append(CacheEntry(label=label, path=path, dependencies=tuple(dependencies), outside=outside, home=home))
     return parsed
 
 

@@ -27,11 +27,12 @@ from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
 from chalicelib.runner.job_spec import JobConfiguration, JobSpec
 from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.runner.outside_cache import EXCHANGE, JobShell
 from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
-from chalicelib.runner.worker_api import WorkerApi
+from chalicelib.runner.worker_api import ID_TOKEN_ROUTE, WorkerApi
 
 log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
@@ -183,6 +184,11 @@ def _container_environment(spec: JobSpec, folder: str, api_url: str) -> dict[str
     variables.update({str(name): str(value) for name, value in spec["variables"].items()})
     variables["APPVEYOR_BUILD_FOLDER"] = folder
     variables["APPVEYOR_API_URL"] = api_url
+    # the service's own URL may be out of the container network's reach (make run's is on this machine's loopback):
+    # the ID token is asked for through the Build Worker API, which forwards it with the same request token
+    for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "CONVEYOR_OIDC_REQUEST_URL"):
+        if variables.get(name):
+            variables[name] = f"{api_url}{ID_TOKEN_ROUTE}?api-version=1"
     return variables
 
 
@@ -269,7 +275,7 @@ def _phases(run: Run) -> bool:
             run_phase(run, "init", config["initScripts"])
             _clone(run)
             if cache_entries:
-                restore_cache(run.folder, cache_entries, cache, run.say, base=run.work)
+                restore_cache(run.folder, cache_entries, cache, run.say, base=run.work, shell=_job_shell(run))
             for phase, key in _BEFORE_TESTS:
                 run_phase(run, phase, config[key])
             _build_phase(run, config)
@@ -300,7 +306,7 @@ def _phases(run: Run) -> bool:
             raise failure from None
     if failure is None and cache_entries:
         if run.spec["cacheSave"]:
-            save_cache(run.folder, cache_entries, cache, run.say, base=run.work)
+            save_cache(run.folder, cache_entries, cache, run.say, base=run.work, shell=_job_shell(run))
         else:
             run.say(
                 "The build cache is not saved for a build that gets no secure variables (a pull request's, or one "
@@ -312,6 +318,19 @@ def _phases(run: Run) -> bool:
         raise failure
     run.say("Build success")
     return True
+
+
+def _job_shell(run: Run) -> JobShell:
+    """The job's shell as the cache reaches it for entries outside the build folder: quiet commands, and a folder
+    beside the build folder that both the runner and the shell (in the container, too) reach."""
+    folder = run.folder.parent / EXCHANGE
+    inside = run.container.inside(folder) if run.container is not None else str(folder)
+    home = run.variables.get("HOME") or job_container.HOME
+
+    def quietly(command: str) -> bool:
+        return run.session.run(command, run.variables, run.should_stop).exit_code is not None
+
+    return JobShell(home=home, base=run.work, folder=folder, inside=inside, run=quietly)
 
 
 def _inline_deploy_phase(run: Run, config: JobConfiguration, count: int) -> None:

@@ -19,6 +19,7 @@ import os
 import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import threading
@@ -59,27 +60,13 @@ def _mount_script(as_root: bool, uid: int = NOBODY, writable: tuple[str, ...] = 
     The home folder of the user running the service is emptied too (its files are the service's: cloud
     credentials, keys). The runner's own code (this project, its virtual environment and the Python it runs on)
     stays visible, read-only, even where it lives below a folder the sandbox empties (a clone in /tmp, a Python
-    installed in root's home): each is held open across the new mounts, then bound back in place. ``writable``
+    installed in root's home, a clone in a home folder of mode 0700): see _code_bound_back. ``writable``
     folders (a container job's folder) are bound back so too, writable; as root, the runner runs as ``uid``.
     """
     home = os.path.realpath(os.path.expanduser("~"))
     shared = [*_PRIVATE_FOLDERS, *(f for f in _PRIVATE_IF_PRESENT if os.path.isdir(f) and not os.path.islink(f))]
     private = [*shared, *([home] if home not in ("/", *shared) and os.path.isdir(home) else [])]
-    code = sorted({str(PROJECT_DIR), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
-    kept = [path for path in code if not any(path.startswith(other + "/") for other in code)]
-    kept += [os.path.realpath(path) for path in writable]
-    lines = [f"exec {3 + index}<{shlex.quote(path)}" for index, path in enumerate(kept)]
-    for folder in private:
-        mode = "1777" if folder in shared else "0755"  # a home is only passed through, to kept code
-        lines.append(f"mount -t tmpfs -o mode={mode},nosuid,nodev tmpfs {shlex.quote(folder)}")
-    for index, path in enumerate(kept):
-        quoted = shlex.quote(path)
-        lines += [
-            f"mkdir -p {quoted}",
-            f"mount --no-canonicalize --bind /proc/self/fd/{3 + index} {quoted}",
-            *([] if path in writable else [f"mount -o remount,bind,ro {quoted}"]),
-            f"exec {3 + index}<&-",
-        ]
+    lines = _code_bound_back(private, shared, [os.path.realpath(path) for path in writable])
     # the local stack's state folder (every table, and the key of every secret) may lie inside the project folder
     # kept above: it is covered with an empty folder. As root the build runs as nobody, whom its mode keeps out; as a
     # user, the build is that user to the kernel, and only this cover keeps it out.
@@ -99,6 +86,56 @@ def _mount_script(as_root: bool, uid: int = NOBODY, writable: tuple[str, ...] = 
         nested = f"unshare --user --map-user={NOBODY} --map-group={NOBODY}"
         lines.append(f'cd /tmp && exec {nested} -- setpriv {drop} -- "$@"')
     return " && ".join(lines)
+
+
+def code_reachable() -> str:
+    """Shell lines, for a new mount namespace as root, that let a user of no rights (``nobody``) reach the runner's
+    code wherever it was cloned: the Lambda runner's tests run its handler so, as its function runs a package."""
+    return " && ".join(_code_bound_back([], [], []))
+
+
+def _code_bound_back(private: list[str], shared: list[str], writable: list[str]) -> list[str]:
+    """The lines that empty ``private`` folders (``shared``: every user's, mode 1777) and bind the runner's code and
+    ``writable`` folders back in place: each is held open across the new mounts first. The folders above the code
+    that others may not enter (a home of mode 0700 or 0750, a ``mktemp -d`` folder) are emptied too: below one, the
+    code would be out of the runner's reach once it drops to ``nobody``; nothing else of it is the build's business.
+    """
+    code = sorted({str(PROJECT_DIR), os.path.realpath(sys.prefix), os.path.realpath(sys.base_prefix)})
+    kept = [path for path in code if not any(path.startswith(other + "/") for other in code)] + writable
+    private = private + [folder for folder in closed_folders_above(kept) if not _below(folder, private)]
+    lines = [f"exec {3 + index}<{shlex.quote(path)}" for index, path in enumerate(kept)]
+    for folder in private:
+        mode = "1777" if folder in shared else "0755"  # a home is only passed through, to kept code
+        lines.append(f"mount -t tmpfs -o mode={mode},nosuid,nodev tmpfs {shlex.quote(folder)}")
+    for index, path in enumerate(kept):
+        quoted = shlex.quote(path)
+        lines += [
+            f"mkdir -p {quoted}",
+            f"mount --no-canonicalize --bind /proc/self/fd/{3 + index} {quoted}",
+            *([] if path in writable else [f"mount -o remount,bind,ro {quoted}"]),
+            f"exec {3 + index}<&-",
+        ]
+    return lines
+
+
+def closed_folders_above(paths: list[str]) -> list[str]:
+    """The first folder above each path that others may not enter."""
+    closed = set()
+    for path in paths:
+        above = Path("/")
+        for part in Path(path).parts[1:-1]:
+            above = above / part
+            try:
+                if not os.stat(above).st_mode & stat.S_IXOTH:
+                    closed.add(str(above))
+                    break
+            except OSError:
+                break
+    return sorted(closed)
+
+
+def _below(folder: str, others: list[str]) -> bool:
+    return any(folder == other or folder.startswith(other.rstrip("/") + "/") for other in others)
 
 
 def _state_folders() -> list[str]:
@@ -150,6 +187,60 @@ def check(unsafe: bool, unsafe_setting: str = UNSAFE_SETTING) -> str | None:
         "Builds cannot run: no sandbox could be made on this machine (util-linux unshare with PID and mount "
         f"namespaces, as root or through user namespaces): {made}. {unsafe_setting} to run them without one, only "
         "where every build is trusted."
+    )
+
+
+def unreadable_code() -> str | None:
+    """Why the runner, dropped to a user of no rights, could not read its own code here (a clone made with umask
+    077: its folders of mode 0700); None when it can, or when it runs as the stack's own user."""
+    if os.geteuid() != 0:
+        return None
+    runner = PROJECT_DIR / "chalicelib" / "runner" / "job.py"
+    code = [PROJECT_DIR, runner.parent.parent, runner, Path(sys.prefix), Path(sys.prefix, "pyvenv.cfg")]
+    for path in code:
+        try:
+            mode = path.stat().st_mode
+        except OSError:
+            continue
+        needed = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0)
+        if mode & needed != needed:
+            return (
+                f"Builds cannot run: their runner runs as nobody, and {path} is not readable by other users (mode "
+                f"{stat.S_IMODE(mode):04o}, as a clone made with umask 077 is). Make it readable (chmod -R o+rX "
+                f"{PROJECT_DIR if path.is_relative_to(PROJECT_DIR) else path}) or clone again with umask 022."
+            )
+    return None
+
+
+def unreadable_repository(path: str) -> str | None:
+    """Why a job's runner, in its sandbox, could not read the local repository at ``path``; None when it can (or
+    when jobs run without one, as the stack's own user)."""
+    if not os.path.isdir(path):
+        return f"There is no repository at {path}: no such folder on this machine."
+    made = sandbox()
+    if not isinstance(made, Sandbox):
+        return None
+    # the same folder (an emptied /tmp is readable, and another), readable, its .git too
+    readable = (
+        'cd -- "$1" 2>/dev/null && test -r . && { [ ! -e .git ] || { test -r .git && test -x .git; }; } '
+        "&& stat -L -c %d:%i ."
+    )
+    try:
+        probe = subprocess.run(
+            [*made.prefix, "/bin/sh", "-c", readable, "probe", path],
+            env=_environment(), capture_output=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return None  # no answer is no refusal: the build says why if it cannot
+    outside = os.stat(path)
+    if probe.returncode == 0 and probe.stdout.decode().strip() == f"{outside.st_dev}:{outside.st_ino}":
+        return None
+    home = os.path.realpath(os.path.expanduser("~"))
+    emptied = ", ".join([*_PRIVATE_FOLDERS, *_PRIVATE_IF_PRESENT, home])
+    return (
+        f"Builds cannot read {path}: their runner runs as nobody in a sandbox that empties {emptied}, and folders "
+        "other users may not enter. Keep the repository where every user may read it outside those, as in "
+        f"{PROJECT_DIR / 'out'}/ (this stack's own folder stays visible to builds, read-only)."
     )
 
 

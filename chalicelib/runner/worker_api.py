@@ -38,6 +38,7 @@ from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
+from urllib.parse import parse_qs, urlsplit
 
 from chalicelib.runner import appveyor_cli
 from chalicelib.runner import container as job_container
@@ -66,6 +67,7 @@ _OUTCOMES = {outcome.lower(): outcome for outcome in OUTCOMES}
 _CATEGORIES = {"information": "information", "info": "information", "warning": "warning", "error": "error"}
 _VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _POLL_SECONDS = 0.05
+ID_TOKEN_ROUTE = "api/id-token"  # below APPVEYOR_API_URL: a container job's ACTIONS_ID_TOKEN_REQUEST_URL
 
 
 class BadRequest(Exception):
@@ -120,7 +122,7 @@ class WorkerApi:
     def upload_test_results(self, path: str, data: bytes, content_type: str) -> tuple[int, Any]:
         """``POST api/testresults/{format}/{jobId}``: the file forwarded to the service, for this job only."""
         parts = [part for part in path.split("?")[0].split("/") if part]
-        if not parts or not hmac.compare_digest(parts[0], self._secret):
+        if not self._own(path):
             return 403, {"message": "Use the whole APPVEYOR_API_URL, its path included: it is this job's own."}
         if len(parts) != 5 or parts[4] != self._run.spec["jobId"]:
             return 404, {"message": "Test results go to api/testresults/{format}/{jobId}, with this job's id."}
@@ -134,10 +136,38 @@ class WorkerApi:
         self._run.say(f"Test results ({parts[3]}): {answer.get('testsCount', 0)} tests.")
         return 200, answer
 
+    def id_token_request(self, path: str, authorization: str) -> tuple[int, Any]:
+        """``GET api/id-token?api-version=1&audience=AUD``: a container job's ``ACTIONS_ID_TOKEN_REQUEST_URL`` (the
+        service's own is out of its network's reach), asked for with the job's request token as GitHub Actions'
+        contract has it, and forwarded with it to the service: the same token, the same answer."""
+        if not self._own(path):
+            return 403, {"message": "Use the whole APPVEYOR_API_URL, its path included: it is this job's own."}
+        variables = self._run.spec["variables"]
+        url, token = variables.get("ACTIONS_ID_TOKEN_REQUEST_URL"), variables.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+        scheme, _, given = authorization.partition(" ")
+        if not url or not token:
+            return 404, {"message": "This job has no ID tokens: set id_token: true in appveyor.yml."}
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), str(token).encode()):
+            return 401, {"message": "Send the job's ACTIONS_ID_TOKEN_REQUEST_TOKEN as a bearer token."}
+        audience = parse_qs(urlsplit(path).query).get("audience", [""])[-1]
+        try:
+            value = self._run.client.id_token(str(url), str(token), audience)
+        except ProtocolError as error:
+            if error.status is not None and 400 <= error.status < 500:
+                return error.status, {"message": str(error)}
+            log.warning("worker API ID token: %s", error)
+            return 502, {"message": f"The service did not answer: {error}"}
+        self._run.log.add_secrets(value)
+        return 200, {"value": value}
+
+    def _own(self, path: str) -> bool:
+        parts = [part for part in path.split("?")[0].split("/") if part]
+        return bool(parts) and hmac.compare_digest(parts[0], self._secret)
+
     def handle(self, method: str, path: str, body: Any) -> tuple[int, Any]:
         """One request: (status, JSON answer)."""
         parts = [part for part in path.split("?")[0].split("/") if part]
-        if not parts or not hmac.compare_digest(parts[0], self._secret):
+        if not self._own(path):
             return 403, {"message": "Use the whole APPVEYOR_API_URL, its path included: it is this job's own."}
         route = "/".join(parts[1:]).lower()
         handler = _ROUTES.get((method, route))
@@ -330,6 +360,9 @@ def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 return
             raw = self.rfile.read(length) if length else b""
+            if method == "GET" and _is_id_token_request(self.path):
+                self._answer(*api.id_token_request(self.path, self.headers.get("Authorization") or ""))
+                return
             if results:
                 self._answer(*api.upload_test_results(self.path, raw, self.headers.get("Content-Type") or ""))
                 return
@@ -358,6 +391,11 @@ def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
 def _is_test_results(path: str) -> bool:
     parts = [part for part in path.split("?")[0].split("/") if part]
     return len(parts) >= 3 and parts[1].lower() == "api" and parts[2].lower() == "testresults"
+
+
+def _is_id_token_request(path: str) -> bool:
+    parts = [part for part in path.split("?")[0].split("/") if part]
+    return [part.lower() for part in parts[1:]] == ID_TOKEN_ROUTE.split("/")
 
 
 def _python() -> str:

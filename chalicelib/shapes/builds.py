@@ -7,6 +7,7 @@ from typing import Any
 
 from chalicelib.core.builds import Build, BuildSummary
 from chalicelib.core.jobs import Executor, Job, JobCounts
+from chalicelib.core.os_types import os_type
 from chalicelib.core.status import Status
 from chalicelib.shapes.time import optional_timestamps, timestamp
 
@@ -68,7 +69,7 @@ def job_json(job: Job) -> dict[str, Any]:
     shape = {
         "jobId": job.job_id,
         "name": job.name,
-        "osType": "Ubuntu",
+        "osType": os_type(job.spec.get("image")),
         "allowFailure": job.allow_failure,
         **counts_json(job.counts),
         "status": job.status,

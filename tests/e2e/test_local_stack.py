@@ -567,27 +567,25 @@ def test_a_commit_status_from_the_local_stack_links_to_the_build_on_the_stack(tm
     assert links == {f"{local.base_url}/#/projects/local/{project['slug']}/build/{version}"}
 
 
-def test_a_repository_outside_what_a_build_sees_fails_saying_where_to_put_it(stack: LocalStack, tmp_path: Path) -> None:
+def test_a_repository_outside_what_a_build_sees_is_refused_saying_where_to_put_it(
+    stack: LocalStack, tmp_path: Path
+) -> None:
     repository = Repository.create(tmp_path, "mine.git")  # under /tmp, which a build's sandbox does not see
     repository.commit({"appveyor.yml": "build_script:\n  - echo built\n"})
     api = requests.Session()
     api.headers["Authorization"] = f"Bearer {stack.key}"
-    slug = api.post(
+
+    reply = api.post(
         f"{stack.base_url}/api/projects",
         json={"repositoryProvider": "git", "repositoryName": str(repository.path)},
         timeout=10,
-    ).json()["slug"]
-    version = api.post(
-        f"{stack.base_url}/api/builds", json={"accountName": "local", "projectSlug": slug}, timeout=30
-    ).json()["version"]
+    )
 
-    build = finished(stack, f"/api/projects/local/{slug}/build/{version}", "build")
-
-    assert build["status"] == "failed"
-    log = stack.get(f"/api/buildjobs/{build['jobs'][0]['jobId']}/log", stack.key).text
-    assert "not found, or not a git repository" not in log
-    assert "does not see /tmp, /var/tmp, /dev/shm or home folders" in log, log
-    assert f"such as out/ inside the Conveyor folder ({PROJECT_DIR / 'out'}, ignored by git)" in log
+    assert reply.status_code == 400, reply.text
+    message = reply.json()["message"]
+    assert f"Builds cannot read {repository.path}" in message and "/tmp" in message
+    assert str(PROJECT_DIR / "out") in message
+    assert "mine" not in [project["slug"] for project in api.get(f"{stack.base_url}/api/projects", timeout=10).json()]
 
 
 def test_a_stopped_and_restarted_stack_still_has_its_projects_builds_logs_artifacts_and_secrets(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import tarfile
 import zipfile
 from pathlib import Path
@@ -16,9 +17,11 @@ import requests
 
 from chalicelib import aws
 from chalicelib.config import settings
+from chalicelib.runner import outside_cache
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.beneath import Pinned
 from chalicelib.runner.cache import CacheEntry, dependencies_checksum, restore_cache, save_cache
+from chalicelib.runner.outside_cache import EXCHANGE, JobShell
 from chalicelib.store.artifacts import artifact_url
 from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys
 from tests.storage import get_cache_entry, put_artifact, put_cache_entry
@@ -504,3 +507,45 @@ def test_damaged_archive_costs_only_the_cache(build: Path, tmp_path: Path, cache
 
     assert log.mentions("Cache entry 'deps' could not be restored")
     assert tree(build) == {}
+
+
+def job_shell(work: Path, home: Path) -> JobShell:
+    """A job's shell as the runner drives it for entries outside the build folder: here a plain bash."""
+    folder = work / EXCHANGE
+
+    def run(command: str) -> bool:
+        subprocess.run(["bash", "-c", command], check=False)
+        return True
+
+    return JobShell(home=str(home), base=work, folder=folder, inside=str(folder), run=run)
+
+
+def test_an_entry_of_the_home_folder_comes_back_in_another_jobs_home(tmp_path: Path, cache_prefix: CacheFolder) -> None:
+    first, second = tmp_path / "one", tmp_path / "two"
+    write(first / "home" / ".cargo", {"registry/crate": "crate-1"})
+    (first / "build").mkdir()
+    log = Log()
+    save_cache(first / "build", ["~/.cargo"], cache_prefix, log, shell=job_shell(first, first / "home"))
+    assert log.mentions("Updating", "~/.cargo"), log
+
+    (second / "build").mkdir(parents=True)
+    restore_cache(second / "build", ["$HOME/.cargo"], cache_prefix, log, shell=job_shell(second, second / "home"))
+
+    assert tree(second / "home") == {".cargo/registry/crate": "crate-1"}, log
+    assert not (first / EXCHANGE).exists() and not (second / EXCHANGE).exists()
+
+
+def test_an_entry_outside_the_build_folder_over_the_size_limit_is_not_saved(
+    tmp_path: Path, cache_prefix: CacheFolder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(outside_cache, "MAX_ENTRY_BYTES", 64)
+    write(tmp_path / "tools", {"big": os.urandom(4096).hex()})
+    (tmp_path / "build").mkdir()
+    log = Log()
+
+    save_cache(tmp_path / "build", [str(tmp_path / "tools")], cache_prefix, log, shell=job_shell(tmp_path, tmp_path))
+
+    assert log.mentions("over the 64 limit: not saved"), log
+    assert cache_prefix.metadata([CacheEntry("x", str(tmp_path / "tools"), (), outside=True).entry_id]) == {
+        CacheEntry("x", str(tmp_path / "tools"), (), outside=True).entry_id: None
+    }

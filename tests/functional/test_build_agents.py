@@ -73,6 +73,7 @@ def test_an_image_no_executor_serves_fails_at_once_naming_it_and_never_runs(
     build = project.wait(queued["version"])
     job = build["jobs"][0]
     assert (build["status"], job["status"]) == ("failed", "failed")
+    assert job["osType"] == "Windows"  # AppVeyor's value for its Windows images, wherever the job ran or not
     assert "executor" not in job
     messages = account.api.get(f"/buildjobs/{job['jobId']}/messages").json
     assert "'Visual Studio 2022'" in messages[0]["message"] and "Available:" in messages[0]["message"]

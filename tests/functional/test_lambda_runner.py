@@ -27,7 +27,7 @@ from chalicelib.config import settings
 from chalicelib.domain.execution import progress
 from chalicelib.domain.execution.job_tokens import mint_token
 from chalicelib.runner.protocol import Ticket
-from chalicelib.runner.sandbox import NOBODY
+from chalicelib.runner.sandbox import NOBODY, code_reachable
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml
@@ -133,6 +133,8 @@ def run_handler(namespace: tuple[str, ...], ticket: Ticket, scratch: Path, user:
     handler = [sys.executable, "-I", "-c", HANDLER, ticket.to_json()]
     if user is not None:  # as the sandbox drops to nobody (chalicelib/runner/sandbox.py)
         handler = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--", *handler]
+        # the function runs a package of the runner's code; here, that code may be in a clone nobody may enter
+        handler = ["/bin/sh", "-c", f'{code_reachable()} && exec "$@"', "handler", *handler]
     # As in the runner function: no setting of the service, no AWS endpoint; only the ticket and a /tmp.
     env = {"PATH": os.environ["PATH"], "TMPDIR": str(scratch), "AWS_LAMBDA_FUNCTION_NAME": FUNCTION_NAME}
     command = [*namespace, "--", sys.executable, "-I", "-c", INIT, str(report), *handler]

@@ -147,14 +147,6 @@ def test_git_provider_takes_a_clone_url_and_names_the_project_after_its_last_seg
     assert (project["name"], project["slug"]) == ("widget", "widget")
 
 
-@pytest.mark.parametrize("repository", ["/srv/repos/widget.git", "file:///srv/repos/widget.git"])
-def test_git_provider_takes_a_local_repository_where_the_stage_allows_it(account: Account, repository: str) -> None:
-    project = add_project(account, repository, "git")
-
-    assert project["repositoryName"] == repository
-    assert project["name"] == "widget"
-
-
 @pytest.mark.parametrize("repository", ["repos/widget.git", "./widget", "ftp://git.example.com/widget.git", ""])
 def test_git_provider_refuses_relative_paths_and_other_schemes(account: Account, repository: str) -> None:
     reply = account.api.post("/projects", {"repositoryProvider": "git", "repositoryName": repository})

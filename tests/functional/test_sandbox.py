@@ -9,8 +9,11 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
+import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,6 +21,8 @@ from typing import Any
 
 import pytest
 
+from chalicelib import executors
+from chalicelib.core.jobs import Executor
 from chalicelib.runner import sandbox as local
 from tests.builds import BuildProject, appveyor_yml
 
@@ -222,7 +227,9 @@ def test_scripts_run_without_privileges_see_only_their_sandbox_and_cannot_change
     assert 1 <= pid_count <= 8, log  # the runner, the scripts' shell and this script: not the machine's processes
     assert len(processes) == pid_count
     assert "chalicelib.runner" in processes[0], log  # PID 1 of the sandbox is the runner
-    assert [line for line in processes if "pytest" in line or "conveyor" in line] == [], log
+    # none of the stack's: the project's own path (a clone named conveyor) in the runner's and inspector's aside
+    named = [line.replace(os.path.realpath(local.PROJECT_DIR), "<project>") for line in processes]
+    assert [line for line in named if "pytest" in line or "conveyor" in line] == [], log
     assert [line.split()[1] for line in output_lines(log, "CANNOT-WRITE ")] == targets, log
     assert output_lines(log, "WROTE ") == []
     assert [str(path) for path in planted_on_host if path.exists()] == []
@@ -321,3 +328,53 @@ def section_after(log: str, command: str) -> str:
     start = next(index for index, line in enumerate(lines) if line.startswith(command))
     end = next((index for index in range(start + 1, len(lines)) if lines[index].startswith("$ ")), len(lines))
     return "\n".join(lines[start + 1 : end])
+
+
+@pytest.fixture
+def clone_in_a_private_folder(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The runner's code as a new user's clone has it: in a folder of mode 0700 (``mktemp -d``, a home folder on
+    Debian), outside the folders the sandbox empties anyway; beside it, a file of that user's."""
+    private = Path(tempfile.mkdtemp(prefix="conveyor-private-", dir="/run"))
+    clone = private / "conveyor"
+    shutil.copytree(
+        local.PROJECT_DIR / "chalicelib", clone / "chalicelib", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    (private / "notes.txt").write_text("the user's own\n")
+    monkeypatch.setattr(local, "PROJECT_DIR", clone)
+    yield clone
+    shutil.rmtree(private)
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="only root's sandbox drops to nobody")
+@needs_sandbox
+def test_a_runner_cloned_in_a_folder_of_mode_0700_starts_in_its_sandbox_which_sees_nothing_else_of_that_folder(
+    clone_in_a_private_folder: Path,
+) -> None:
+    clone = clone_in_a_private_folder
+    assert stat.S_IMODE(clone.parent.stat().st_mode) == 0o700
+    program = (
+        f"import os, sys; sys.path.insert(0, {str(clone)!r}); import chalicelib.runner.job as job; "
+        f"print(os.getuid(), job.__file__); print(sorted(os.listdir({str(clone.parent)!r})))"
+    )
+    prefix = local.as_user(local.NOBODY, ()).prefix
+
+    ran = subprocess.run([*prefix, sys.executable, "-I", "-c", program], capture_output=True, text=True, timeout=60)
+
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.splitlines() == [f"{local.NOBODY} {clone}/chalicelib/runner/job.py", "['conveyor']"]
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="only root's sandbox drops to nobody")
+@needs_sandbox
+def test_a_clone_other_users_may_not_read_refuses_jobs_at_once_saying_how_to_make_it_readable(
+    clone_in_a_private_folder: Path,
+) -> None:
+    clone = clone_in_a_private_folder
+    assert executors.refusal(Executor.RUNNER) is None  # below a folder of mode 0700: the sandbox reaches it
+    clone.chmod(0o700)  # as git clone makes it with umask 077
+
+    refusal = executors.refusal(Executor.RUNNER)
+
+    assert refusal is not None and f"{clone} is not readable by other users (mode 0700" in refusal
+    assert f"chmod -R o+rX {clone}" in refusal
+    assert executors.refusal(Executor.RUNNER, "Ubuntu2204") == refusal  # a container's runner runs as nobody too

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from urllib.parse import urlparse
 
-from chalicelib import outbound
+from chalicelib import executors, outbound
 from chalicelib.config import settings
 from chalicelib.domain.shared.validation import invalid, too_long
 from chalicelib.scm import forges
@@ -47,6 +47,9 @@ def _check_url(name: str) -> None:
             raise invalid("repositoryName", "Local repository paths are not allowed on this service.")
         if not (parsed.path or "").startswith("/"):
             raise invalid("repositoryName", "A local repository must be an absolute path or a file:// URL.")
+        unreadable = executors.local_repository_refusal(parsed.path)
+        if unreadable:
+            raise invalid("repositoryName", unreadable)
         return
     if parsed.scheme not in (*_URL_SCHEMES, "ssh") or not parsed.netloc:
         raise invalid("repositoryName", "repositoryName must be a clone URL (https://, http://, git:// or ssh://).")

@@ -17,6 +17,7 @@ from typing import Any, cast
 
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.os_types import os_type
 from chalicelib.core.projects import Project
 from chalicelib.domain.builds.job_environment import appveyor_variables
 from chalicelib.domain.configuration import filters, unhonoured
@@ -131,7 +132,7 @@ def _skipped(image: str | None) -> str | None:
     """Why a job of ``image`` does not run here: exec runs what the local executor runs in Conveyor's local image (no
     image, ``Ubuntu``, ``Ubuntu1604`` ... ``Ubuntu2204``), and no other."""
     name = (image or "").strip()
-    if images._WINDOWS.match(name):  # the service's own test of a Windows image name
+    if os_type(name) == "Windows":  # the service's own test of a Windows image name
         return f"skipped: '{name}' is a Windows image; conveyor exec runs Linux jobs only (in Conveyor's local image)."
     if not name or any(name.casefold() == known.casefold() for known in images.UBUNTU_IMAGES):
         return None
