@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from chalicelib.core.reprs import FieldsRepr
+
+# AppVeyor's Windows image names (``Visual Studio 2019``, ``Previous Visual Studio 2022``, ``WSL``), in any case
+WINDOWS_IMAGE = re.compile(r"^(previous )?visual studio 20(13|15|17|19|22)$|^wsl$", re.IGNORECASE)
 
 
 class Executor(StrEnum):

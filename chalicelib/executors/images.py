@@ -25,7 +25,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from chalicelib.config import settings
-from chalicelib.core.jobs import Executor
+from chalicelib.core.jobs import WINDOWS_IMAGE, Executor
 
 # AppVeyor's image names (case does not matter, as on AppVeyor), and the CodeBuild image each maps to (None: no
 # curated CodeBuild image has it). Windows and macOS images are served by build agents only.
@@ -38,7 +38,7 @@ UBUNTU_IMAGES: dict[str, str | None] = {
     "Ubuntu2004": None,  # CodeBuild's standard:5.0 is Ubuntu 20.04, but its python3 is older than the runner's 3.11
     "Ubuntu2204": "aws/codebuild/standard:7.0",  # Ubuntu 22.04
 }
-_WINDOWS = re.compile(r"^(previous )?visual studio 20(13|15|17|19|22)$|^wsl$", re.IGNORECASE)
+_WINDOWS = WINDOWS_IMAGE
 _MACOS = re.compile(r"^macos(-[a-z]+)?$", re.IGNORECASE)
 # a container image reference: [registry[:port]/]path[:tag][@digest], lower-case path (Docker's grammar, simplified)
 _CONTAINER = re.compile(

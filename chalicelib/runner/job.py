@@ -30,6 +30,7 @@ from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolEr
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
+from chalicelib.runner.windows.workspace import PROJECTS_ROOT_VARIABLE, WORKSPACE_VARIABLE, build_folder, remove_tree
 from chalicelib.runner.worker_api import WorkerApi
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,8 @@ def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
     container = job_container.JobContainer.from_ticket(ticket.container)
     if container is not None:
         return _run(client, spec, credentials, container.work, container)
+    if work is None and os.environ.get(WORKSPACE_VARIABLE):  # a build agent on Windows made the job's folder
+        work = Path(os.environ[WORKSPACE_VARIABLE])
     if work is not None:
         return _run(client, spec, credentials, work)
     with tempfile.TemporaryDirectory(prefix="conveyor-job-") as scratch:
@@ -90,13 +93,24 @@ def _run(
     work: Path,
     container: job_container.JobContainer | None = None,
 ) -> str:
-    if container is None:
+    windows_notes: list[str] = []
+    if os.name == "nt":  # a build agent on Windows: the build folder may be C:\projects\<slug> (windows/workspace.py)
+        slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
+        clone_folder = spec["configuration"]["cloneFolder"]
+        folder = build_folder(work, slug, clone_folder, os.environ.get(PROJECTS_ROOT_VARIABLE), windows_notes.append)
+        home = work / "temp"
+        home.mkdir(exist_ok=True)
+        if not folder.is_relative_to(work):
+            remove_tree(folder)  # a job before this one may have left it
+        folder.mkdir(parents=True)
+    elif container is None:
         folder, home = work / "build", work / "home"
         home.mkdir()
     else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
         slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
         folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
-    folder.mkdir()
+    if os.name != "nt":
+        folder.mkdir()
     limit = float(spec["timeoutSeconds"] or 3600)
     stream = LogStream(client.put_log_chunk, SecretMask(spec["secrets"]), name=f"log of {spec['jobId']}")
     run = Run(
@@ -108,9 +122,17 @@ def _run(
         variables={},
         deadline=time.monotonic() + limit,
         container=container,
+        scratch=work if os.name == "nt" else None,
     )
     with WorkerApi(run) as worker_api:
-        if container is None:
+        if os.name == "nt":
+            from chalicelib.runner.windows.environment import script_environment
+
+            run.variables.update(
+                script_environment(os.environ, spec["variables"], folder, home, worker_api.url, worker_api.bin_folder)
+            )
+            spec["warnings"].extend(windows_notes)
+        elif container is None:
             run.variables.update(_script_environment(spec, folder, home, worker_api.url, worker_api.bin_folder))
         else:
             run.variables.update(_container_environment(spec, container.inside(folder), worker_api.url))
@@ -134,6 +156,8 @@ def _run(
             run.say(message)
         finally:
             run.session.close()
+            if run.windows is not None:
+                run.windows.close()
             reason = run.end()
             beat.join(timeout=float(spec["heartbeatSeconds"] or 5) + 5)
     if reason == TIMED_OUT:
@@ -153,6 +177,9 @@ def _run(
             client.finish(result, message, stream.close(), artifacts)
     except TokenRevoked:
         return LEASE_LOST  # the service ended the job already (a lost lease): nothing more to say
+    finally:
+        if os.name == "nt" and not folder.is_relative_to(work):  # the agent removes the workspace, not this
+            remove_tree(folder)
     return result
 
 
@@ -250,6 +277,9 @@ def _phases(run: Run) -> bool:
     """Every phase of the job; whether it succeeded (a failure raises JobFailed)."""
     config = run.configuration
     cache_entries = [str(entry.get("value")) for entry in config["cacheEntries"] if entry.get("value")]
+    if cache_entries and run.windows is not None:
+        run.say("cache: is not kept on Windows build agents yet: its entries are neither restored nor saved.")
+        cache_entries = []
     cache = RemoteCache(run.client)
     failure: JobFailed | None = None
     try:
@@ -314,7 +344,7 @@ def _inline_deploy_phase(run: Run, config: JobConfiguration, count: int) -> None
 
 def _clone(run: Run) -> None:
     config = run.configuration
-    if config["cloneFolder"]:
+    if config["cloneFolder"] and run.windows is None:  # on Windows it is the build folder, or its log said why not
         run.say(
             f"clone_folder is not used on this runner; the build folder is {run.variables['APPVEYOR_BUILD_FOLDER']}."
         )
@@ -323,6 +353,9 @@ def _clone(run: Run) -> None:
         if run.spec["source"]["credentials"]:
             run.say("clone_script fetches the repository: the project's clone credentials are not given to scripts.")
         run_phase(run, "clone_script", clone_scripts)
+        return
+    if run.windows is not None:
+        _clone_with_git_for_windows(run)
         return
     from chalicelib.scm import git  # dulwich loads only where a job clones
     from chalicelib.scm.transport import SshAccess
@@ -352,19 +385,42 @@ def _clone(run: Run) -> None:
         raise JobFailed(str(error)) from error
 
 
+def _clone_with_git_for_windows(run: Run) -> None:
+    """On a Windows build agent: the machine's Git for Windows fetches the commit (runner/windows/git.py)."""
+    from chalicelib.runner.windows.git import GitFailed, fetch_source
+
+    source = run.spec["source"]
+    credentials, run.credentials = run.credentials, None  # used once, then dropped
+    key = (credentials.private_key, credentials.host_key) if isinstance(credentials, SshKey) else None
+    depth = f" (depth {source['depth']})" if source["depth"] else ""
+    run.say(f"Fetching commit {source['commitId'][:8]} of {source['ref']}{depth} with git")
+    login = credentials if isinstance(credentials, tuple) else None
+    try:
+        fetch_source(source, login, key, run.folder, run.work / "git", run.variables, run.say)
+    except GitFailed as error:
+        run.say(str(error))
+        raise JobFailed(str(error)) from error
+
+
 def _build_phase(run: Run, config: JobConfiguration) -> None:
     mode = config["buildMode"]
     if mode == "script":
         run_phase(run, "build_script", config["buildScripts"])
     elif mode == "msbuild":
-        run.say("MSBuild is not available on this Linux runner: the build phase is skipped (use build_script).")
+        where = "run by Conveyor's runner" if run.windows is not None else "available on this Linux runner"
+        run.say(f"MSBuild is not {where}: the build phase is skipped (use build_script).")
 
 
 def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
     if not entries:
         return
     try:
-        found = collect_artifacts(run.folder, entries, run.variables, run.upload_artifact, run.say, base=run.work)
+        if run.windows is not None:  # a Windows build agent: by path (there is no sandbox to keep)
+            from chalicelib.runner.windows.artifacts import collect
+
+            found = collect(run.folder, entries, run.variables, run.upload_artifact, run.say)
+        else:
+            found = collect_artifacts(run.folder, entries, run.variables, run.upload_artifact, run.say, base=run.work)
     except NotAFolder as error:  # a build swapped it for a link: what it leads to is not the build's to hand over
         message = f"Artifacts were not collected: {error}."
         run.say(message)

