@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,8 +53,14 @@ def pings() -> list[str]:
     return found
 
 
+@dataclass(frozen=True)
+class WineAgent:
+    process: subprocess.Popen[bytes]
+    key: str
+
+
 @pytest.fixture
-def windows_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[subprocess.Popen[bytes]]:
+def windows_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[WineAgent]:
     """``make windows-agent``'s command for a new agent of ``account`` serving Visual Studio 2019, running until the
     test ends; its key only in its environment."""
     body = {"name": unique("windows"), "images": [IMAGE], "pullRequests": False}
@@ -76,7 +83,7 @@ def windows_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[sub
         stderr=subprocess.STDOUT,
     )
     try:
-        yield agent
+        yield WineAgent(agent, registered.json["key"])
     finally:
         agent.kill()
         agent.wait()
@@ -89,26 +96,30 @@ def windows_project(account: Account, git_server: GitServer, *lines: str) -> Bui
     return BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(f"image: {IMAGE}", *lines)})
 
 
-def finished(project: BuildProject, agent: subprocess.Popen[bytes], **fields: Any) -> dict[str, Any]:
+def finished(project: BuildProject, agent: WineAgent, **fields: Any) -> dict[str, Any]:
     build = project.wait(project.start(**fields)["version"], seconds=120)
-    assert agent.poll() is None, "the agent ended"
+    assert agent.process.poll() is None, "the agent ended"
     return build
 
 
 def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_lines_and_phases(
-    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+    account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
     project = windows_project(
         account,
         git_server,
         "clone_script:",
         "  - cmd: mkdir bin\\Release & echo packed> bin\\Release\\app.zip",
+        "  - cmd: echo git packs are read-only> pack.txt & attrib +r pack.txt",
         "install:",
         "  - set GREETING=hello",
         "  - cd bin",
         "  - echo @set FROM_CALL=called> vars.cmd",
         "  - call vars.cmd",
+        "  - echo @echo from a batch file started without call> hello.cmd",
+        "  - hello.cmd",
         "build_script:",
+        "  - set",
         "  - echo %GREETING% %FROM_CALL% in %CD%",
         '  - if "%CI%"=="True" (echo CI is True on %CI_WINDOWS% windows) else (echo CI is not True)',
         "  - echo folder %APPVEYOR_BUILD_FOLDER%",
@@ -125,16 +136,24 @@ def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_li
     folder = next(line.split("folder ", 1)[1] for line in log.splitlines() if line.startswith("folder "))
     assert folder[1:3] == ":\\" and "/" not in folder  # a Windows path
     assert f"hello called in {folder}\\bin" in log  # set, call and cd of install, in build_script
+    assert "from a batch file started without call" in log  # and the lines after it ran
+    assert windows_agent.key not in log  # the agent's key never reaches the job, nor do its settings:
+    assert not [line for line in log.splitlines() if line.upper().startswith("CONVEYOR_")]  # (set listed them all)
     assert "CI is True on true windows" in log
     assert "\na Linux line" not in log and "Skipped on Windows: an 'sh:' script" in log
     messages = account.api.get(f"/buildjobs/{job['jobId']}/messages").json
     assert [(m["message"], m["category"]) for m in messages] == [("built on Windows", "warning")]
     artifacts = account.api.get(f"/buildjobs/{job['jobId']}/artifacts").json
     assert sorted(artifact["fileName"] for artifact in artifacts) == ["bin/Release/app.zip", "pushed/app.zip"]
+    workspace = f"prefix/drive_c/users/*/Temp/conveyor-jobs/job-{job['jobId']}"
+    deadline = time.monotonic() + 20
+    while list(WINDOWS.glob(workspace)):  # removed once the runner ended, its read-only file too
+        assert time.monotonic() < deadline, f"{workspace} is still there"
+        time.sleep(0.2)
 
 
 def test_a_failing_cmd_line_fails_the_job_by_its_exit_code_then_on_failure_and_on_finish_run(
-    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+    account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
     project = windows_project(
         account,
@@ -159,7 +178,7 @@ def test_a_failing_cmd_line_fails_the_job_by_its_exit_code_then_on_failure_and_o
 
 
 def test_a_ps_block_wines_stub_powershell_does_not_run_fails_instead_of_passing(
-    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+    account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
     project = windows_project(
         account,
@@ -176,7 +195,7 @@ def test_a_ps_block_wines_stub_powershell_does_not_run_fails_instead_of_passing(
 
 
 def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
-    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+    account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
     project = windows_project(
         account, git_server, "clone_script:", "  - cmd: echo cloned", "build_script:", f"  - {PING}"
@@ -196,7 +215,7 @@ def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
 
 
 def test_a_matrix_of_a_windows_and_an_ubuntu_job_passes_on_both(
-    account: Account, git_server: GitServer, windows_agent: subprocess.Popen[bytes]
+    account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
     project = BuildProject(
         account,

@@ -64,4 +64,7 @@ def run_runner(ticket: Ticket, timeout: float, workspaces: Path, projects_root: 
                 job.terminate()  # the runner and every process of the job
                 return process.wait()
     finally:
-        remove_tree(workspace)
+        try:
+            remove_tree(workspace)
+        except OSError as error:  # a file a process outside the job holds open: the agent goes on to the next job
+            log.warning("job %s: its workspace %s could not be removed: %s", ticket.job_id, workspace, error)

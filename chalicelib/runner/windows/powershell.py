@@ -75,7 +75,7 @@ function Install-Product {
     }
     throw "Node $Version ($Platform) is not installed on this machine (looked in $($roots -join ', '))"
 }
-Export-ModuleMember -Function *-Appveyor*, Start-FileDownload, Install-Product
+Export-ModuleMember -Function '*-Appveyor*', 'Start-FileDownload', 'Install-Product'
 """.lstrip()
 
 WRAPPER = r"""
@@ -99,7 +99,7 @@ $ConveyorPairs = foreach ($ConveyorEntry in [Environment]::GetEnvironmentVariabl
 exit $ConveyorStatus
 """.lstrip()
 
-_PROGRAMS = {"ps": ("powershell.exe", "Windows PowerShell"), "pwsh": ("pwsh.exe", "PowerShell 7 (pwsh)")}
+_PROGRAMS = {"ps": ("powershell.exe", "Windows PowerShell"), "pwsh": ("pwsh.exe", "PowerShell 7")}
 
 
 def command_line(program: str, wrapper: Path, folder: Path) -> list[str]:
