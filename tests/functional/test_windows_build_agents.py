@@ -48,3 +48,12 @@ def test_a_windows_agent_takes_pull_request_jobs_only_when_registered_to(
     assert takes_pull_requests.post("/agent/builds/next", {"sandboxed": False}).status == 204
     taken = takes_pull_requests.post("/agent/builds/next", WINDOWS)
     assert taken.status == 200 and taken.json["jobId"] == waiting["jobId"]
+
+
+def test_registering_an_agent_for_a_windows_image_warns_that_windows_jobs_have_no_sandbox(account: Account) -> None:
+    body = {"name": unique("windows"), "images": ["Visual Studio 2022", "gpu box"], "pullRequests": False}
+    reply = account.api.post("/build-agents", body)
+
+    assert reply.status == 200, reply.body
+    assert reply.json["warning"].startswith("On Windows (Visual Studio 2022) there is no sandbox")
+    assert '"pullRequests": true' in reply.json["warning"]
