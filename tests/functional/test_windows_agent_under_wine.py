@@ -177,7 +177,7 @@ def test_a_failing_cmd_line_fails_the_job_by_its_exit_code_then_on_failure_and_o
     assert "on_failure after cloned" in log and "on_finish ran" in log
 
 
-def test_a_ps_block_wines_stub_powershell_does_not_run_fails_instead_of_passing(
+def test_a_ps_block_that_wines_stub_powershell_did_not_run_fails_instead_of_passing(
     account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
     project = windows_project(
@@ -211,6 +211,26 @@ def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
     deadline = time.monotonic() + 10
     while pings():
         assert time.monotonic() < deadline, f"still running: {pings()}"
+        time.sleep(0.2)
+
+
+def test_a_killed_agent_takes_its_runner_and_the_jobs_processes_with_it(
+    account: Account, git_server: GitServer, windows_agent: WineAgent
+) -> None:
+    project = windows_project(
+        account, git_server, "clone_script:", "  - cmd: echo cloned", "build_script:", f"  - {PING}"
+    )
+    version = project.start()["version"]
+    job_id = project.wait(version, {"running"}, seconds=120)["jobs"][0]["jobId"]
+    deadline = time.monotonic() + 60
+    while not pings():
+        assert time.monotonic() < deadline, project.log(job_id)
+        time.sleep(0.2)
+
+    windows_agent.process.kill()  # the agent's Job Object closes with it: what it holds ends
+    deadline = time.monotonic() + 10
+    while pings():
+        assert time.monotonic() < deadline, f"still running after the agent was killed: {pings()}"
         time.sleep(0.2)
 
 
