@@ -277,9 +277,6 @@ def _phases(run: Run) -> bool:
     """Every phase of the job; whether it succeeded (a failure raises JobFailed)."""
     config = run.configuration
     cache_entries = [str(entry.get("value")) for entry in config["cacheEntries"] if entry.get("value")]
-    if cache_entries and run.windows is not None:
-        run.say("cache: is not kept on Windows build agents yet: its entries are neither restored nor saved.")
-        cache_entries = []
     cache = RemoteCache(run.client)
     failure: JobFailed | None = None
     try:
@@ -288,7 +285,7 @@ def _phases(run: Run) -> bool:
             run_phase(run, "init", config["initScripts"])
             _clone(run)
             if cache_entries:
-                restore_cache(run.folder, cache_entries, cache, run.say, base=run.work)
+                _restore_cache(run, cache_entries, cache)
             for phase, key in _BEFORE_TESTS:
                 run_phase(run, phase, config[key])
             _build_phase(run, config)
@@ -319,7 +316,7 @@ def _phases(run: Run) -> bool:
             raise failure from None
     if failure is None and cache_entries:
         if run.spec["cacheSave"]:
-            save_cache(run.folder, cache_entries, cache, run.say, base=run.work)
+            _save_cache(run, cache_entries, cache)
         else:
             run.say(
                 "The build cache is not saved for a build that gets no secure variables (a pull request's, or one "
@@ -331,6 +328,24 @@ def _phases(run: Run) -> bool:
         raise failure
     run.say("Build success")
     return True
+
+
+def _restore_cache(run: Run, entries: list[str], cache: RemoteCache) -> None:
+    if run.windows is not None:  # a Windows build agent: by path, entries anywhere on the machine
+        from chalicelib.runner.windows import cache as windows_cache
+
+        windows_cache.restore(run.folder, entries, run.variables, cache, run.say)
+    else:
+        restore_cache(run.folder, entries, cache, run.say, base=run.work)
+
+
+def _save_cache(run: Run, entries: list[str], cache: RemoteCache) -> None:
+    if run.windows is not None:
+        from chalicelib.runner.windows import cache as windows_cache
+
+        windows_cache.save(run.folder, entries, run.variables, cache, run.say)
+    else:
+        save_cache(run.folder, entries, cache, run.say, base=run.work)
 
 
 def _inline_deploy_phase(run: Run, config: JobConfiguration, count: int) -> None:

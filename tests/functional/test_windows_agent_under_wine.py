@@ -182,6 +182,31 @@ def test_a_failing_cmd_line_fails_the_job_by_its_exit_code_then_on_failure_and_o
     assert "on_failure after cloned" in log and "on_finish ran" in log
 
 
+def test_a_cache_entry_outside_the_build_folder_comes_back_in_the_next_build(
+    account: Account, git_server: GitServer, windows_agent: WineAgent
+) -> None:
+    kept = f"%LOCALAPPDATA%\\{unique('cache')}"
+    file = f"{kept}\\kept.txt"
+    project = windows_project(
+        account,
+        git_server,
+        "clone_script:",
+        "  - cmd: echo cloned",
+        "cache:",
+        f"  - '{kept}'",
+        "install:",
+        f"  - if exist {file} (type {file}) else (mkdir {kept} & echo kept by the cache> {file})",
+        "on_finish:",
+        f"  - rmdir /s /q {kept}",  # after the cache was saved: only the cache can bring it back
+    )
+    first = finished(project, windows_agent)
+    second = finished(project, windows_agent)
+
+    log = project.log(second["jobs"][0]["jobId"])
+    assert (first["status"], second["status"]) == ("success", "success"), log
+    assert f"Restoring build cache entry '{kept}'" in log and "\nkept by the cache" in log
+
+
 def test_a_ps_block_that_wines_stub_powershell_did_not_run_fails_instead_of_passing(
     account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
