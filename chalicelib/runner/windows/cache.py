@@ -34,8 +34,10 @@ class Entry:
 
     @property
     def entry_id(self) -> str:
-        """The entry's name in the job's cache folder: of its path, as Windows compares names."""
-        return hashlib.sha256(f"windows:{os.path.normcase(self.path)}".encode()).hexdigest()[:16]
+        """The entry's name in the job's cache folder: of its path as configured, compared as Windows compares names
+        (so agents whose %LOCALAPPDATA% differ share it)."""
+        configured = self.label.replace("/", "\\").lower()
+        return hashlib.sha256(f"windows:{configured}".encode()).hexdigest()[:16]
 
 
 def expand(text: str, variables: Mapping[str, str]) -> str:
