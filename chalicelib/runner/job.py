@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -101,8 +102,8 @@ def _run(
         home = work / "temp"
         home.mkdir(exist_ok=True)
         if not folder.is_relative_to(work):
-            remove_tree(folder)  # a job before this one may have left it
-        folder.mkdir(parents=True)
+            _remove_build_folder(folder, windows_notes.append)  # a job before this one may have left it
+        folder.mkdir(parents=True, exist_ok=True)
     elif container is None:
         folder, home = work / "build", work / "home"
         home.mkdir()
@@ -179,8 +180,17 @@ def _run(
         return LEASE_LOST  # the service ended the job already (a lost lease): nothing more to say
     finally:
         if os.name == "nt" and not folder.is_relative_to(work):  # the agent removes the workspace, not this
-            remove_tree(folder)
+            _remove_build_folder(folder, log.warning)
     return result
+
+
+def _remove_build_folder(folder: Path, say: Callable[[str], None]) -> None:
+    """Remove a Windows job's build folder outside its workspace (``C:\\projects\\<slug>``); a file another process
+    of the machine holds open is left, and said so."""
+    try:
+        remove_tree(folder)
+    except OSError as error:
+        say(f"The build folder {folder} could not be removed (what is left stays in it): {error}")
 
 
 def _script_environment(spec: JobSpec, folder: Path, home: Path, api_url: str, bin_folder: Path) -> dict[str, str]:

@@ -41,6 +41,7 @@ pytestmark = pytest.mark.skipif(MISSING is not None and not os.environ.get("CI")
 
 
 PING = "ping -n 300 127.0.0.1"
+CLONE_FOLDER = f"windows-{os.getpid()}"
 
 
 def pings() -> list[str]:
@@ -79,6 +80,7 @@ def windows_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[Win
         "CONVEYOR_AGENT_KEY": registered.json["key"],
     }
     command = ["wine", str(PYTHON), "-m", "chalicelib.cli", "agent", "--builds", "--url", api_url]
+    command += ["--projects", "C:\\projects"]  # build folders as on AppVeyor's images
     agent = subprocess.Popen(
         command,
         env=environment,
@@ -113,6 +115,7 @@ def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_li
     project = windows_project(
         account,
         git_server,
+        f"clone_folder: C:\\projects\\{CLONE_FOLDER}",
         "clone_script:",
         "  - cmd: mkdir bin\\Release & echo packed> bin\\Release\\app.zip",
         "  - cmd: echo git packs are read-only> pack.txt & attrib +r pack.txt",
@@ -139,7 +142,7 @@ def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_li
     log = project.log(job["jobId"])
     assert (build["status"], job["osType"], job["executor"]) == ("success", "Windows", "agent"), log
     folder = next(line.split("folder ", 1)[1] for line in log.splitlines() if line.startswith("folder "))
-    assert folder[1:3] == ":\\" and "/" not in folder  # a Windows path
+    assert folder == f"C:\\projects\\{CLONE_FOLDER}"  # clone_folder, below the agent's --projects
     assert f"hello called in {folder}\\bin" in log  # set, call and cd of install, in build_script
     assert "from a batch file started without call" in log  # and the lines after it ran
     assert windows_agent.key not in log  # the agent's key never reaches the job, nor do its settings:
@@ -152,8 +155,9 @@ def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_li
     assert sorted(artifact["fileName"] for artifact in artifacts) == ["bin/Release/app.zip", "pushed/app.zip"]
     workspace = f"prefix/drive_c/users/*/Temp/conveyor-jobs/job-{job['jobId']}"
     deadline = time.monotonic() + 20
-    while list(WINDOWS.glob(workspace)):  # removed once the runner ended, its read-only file too
-        assert time.monotonic() < deadline, f"{workspace} is still there"
+    # removed once the runner ended, the build folder and its read-only file too
+    while list(WINDOWS.glob(workspace)) or (WINDOWS / "prefix" / "drive_c" / "projects" / CLONE_FOLDER).exists():
+        assert time.monotonic() < deadline, f"{workspace} or the build folder is still there"
         time.sleep(0.2)
 
 
