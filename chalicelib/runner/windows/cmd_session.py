@@ -3,7 +3,7 @@ environment and current folder the last line (or PowerShell block) left, so ``se
 vcvarsall.bat`` hold for the next line and phase.
 
 Each line is written into a wrapper batch file, below a label the wrapper ``call``s (a ``.cmd`` the line starts
-without ``call``, ``appveyor`` among them, returns to the wrapper); the wrapper then keeps the line's
+without ``call``, an ``appveyor.cmd`` among them, returns to the wrapper); the wrapper then keeps the line's
 ``ERRORLEVEL``, writes ``set``, ``cd`` and that status to files, and exits. The runner reads them back: the status
 is the line's result, and the environment and folder are the next line's. (The status is read from a file, not from
 cmd.exe's exit code, which ``CALL`` loses under Wine.) A line that ends cmd.exe itself (``exit 3``) leaves no
