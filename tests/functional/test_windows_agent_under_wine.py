@@ -236,9 +236,8 @@ def test_a_ps_block_that_wines_stub_powershell_did_not_run_fails_instead_of_pass
     assert "without running the block to its end" in log
 
 
-def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
-    account: Account, git_server: GitServer, windows_agent: WineAgent
-) -> None:
+def start_a_ping(account: Account, git_server: GitServer) -> tuple[BuildProject, str]:
+    """A build whose Windows job is running this test's ping (its version)."""
     project = windows_project(
         account, git_server, "clone_script:", "  - cmd: echo cloned", "build_script:", f"  - {PING}"
     )
@@ -248,32 +247,48 @@ def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
     while not pings():  # the line's cmd.exe started Wine's ping.exe
         assert time.monotonic() < deadline, project.log(job_id)
         time.sleep(0.2)
-    assert account.api.delete(f"/builds/{account.name}/{project.project['slug']}/{version}").status == 204
-    assert project.wait(version, seconds=60)["status"] == "cancelled"
+    return project, version
+
+
+def assert_the_ping_ends(why: str) -> None:
     deadline = time.monotonic() + 10
     while pings():
-        assert time.monotonic() < deadline, f"still running: {pings()}"
+        assert time.monotonic() < deadline, f"still running after {why}: {pings()}"
         time.sleep(0.2)
+
+
+def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
+    account: Account, git_server: GitServer, windows_agent: WineAgent
+) -> None:
+    project, version = start_a_ping(account, git_server)
+
+    assert account.api.delete(f"/builds/{account.name}/{project.project['slug']}/{version}").status == 204
+
+    assert project.wait(version, seconds=60)["status"] == "cancelled"
+    assert_the_ping_ends("the cancel")
+
+
+def test_a_job_past_its_time_limit_fails_and_its_ping_tree_ends(
+    account: Account, git_server: GitServer, windows_agent: WineAgent, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_JOB_TIMEOUT_SECONDS", "10")  # read by the API when the runner asks for its spec
+    project, version = start_a_ping(account, git_server)
+
+    build = project.wait(version, seconds=60)
+
+    assert build["status"] == "failed"
+    assert "The job exceeded its time limit of 0 min 10 s." in project.log(build["jobs"][0]["jobId"])
+    assert_the_ping_ends("the time limit")
 
 
 def test_a_killed_agent_takes_its_runner_and_the_jobs_processes_with_it(
     account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
-    project = windows_project(
-        account, git_server, "clone_script:", "  - cmd: echo cloned", "build_script:", f"  - {PING}"
-    )
-    version = project.start()["version"]
-    job_id = project.wait(version, {"running"}, seconds=120)["jobs"][0]["jobId"]
-    deadline = time.monotonic() + 60
-    while not pings():
-        assert time.monotonic() < deadline, project.log(job_id)
-        time.sleep(0.2)
+    start_a_ping(account, git_server)
 
     windows_agent.process.kill()  # the agent's Job Object closes with it: what it holds ends
-    deadline = time.monotonic() + 10
-    while pings():
-        assert time.monotonic() < deadline, f"still running after the agent was killed: {pings()}"
-        time.sleep(0.2)
+
+    assert_the_ping_ends("the agent was killed")
 
 
 def test_a_matrix_of_a_windows_and_an_ubuntu_job_passes_on_both(
