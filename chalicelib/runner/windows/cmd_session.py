@@ -90,14 +90,11 @@ class WindowsSession:
             status = int(status_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             return outcome  # the line ended cmd.exe (exit N): its exit code stands, and so does the environment
-        self._take_state(environment_file, folder_file)
+        self.take(environment_file, folder_file)
         return Outcome(status)
 
     def take(self, environment_file: Path, folder_file: Path) -> bool:
         """Take the environment and folder a command wrote (``NAME=VALUE`` lines, a path); whether it wrote them."""
-        return self._take_state(environment_file, folder_file)
-
-    def _take_state(self, environment_file: Path, folder_file: Path) -> bool:
         try:
             dumped, folder = environment_file.read_bytes(), folder_file.read_bytes()
         except FileNotFoundError:
