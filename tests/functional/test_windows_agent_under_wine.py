@@ -4,13 +4,14 @@
 
 Git for Windows does not exist under Wine: these builds hand the job its files with clone_script (the Git for
 Windows commands are unit-tested, tests/unit/runner/windows/test_git.py). PowerShell does not exist here either, and
-Wine's powershell.exe is a stub that runs nothing and exits 0: no test takes its 0 for a ps: block's success (the one
-ps: test here checks that it is NOT taken), and the PowerShell the agent runs is parsed by a PowerShell grammar
-(tests/unit/runner/windows/test_powershell.py).
+Wine's powershell.exe is a stub that runs nothing and exits 0: no test takes its 0 for a ps: block's success (one
+checks that it is NOT taken, the test of what ps: blocks do skips saying so), and the PowerShell the agent runs is
+parsed by a PowerShell grammar (tests/unit/runner/windows/test_powershell.py).
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
@@ -255,6 +256,48 @@ def assert_the_ping_ends(why: str) -> None:
     while pings():
         assert time.monotonic() < deadline, f"still running after {why}: {pings()}"
         time.sleep(0.2)
+
+
+@functools.cache
+def powershell_runs() -> bool:
+    """Whether the Wine prefix's powershell.exe runs PowerShell (Wine's own is a stub: it prints nothing, exits 0)."""
+    environment = {**os.environ, "WINEPREFIX": str(WINDOWS / "prefix"), "WINEDEBUG": "-all"}
+    done = subprocess.run(
+        ["wine", "powershell.exe", "-NoProfile", "-Command", "Write-Output (6*7)"],
+        env=environment,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+    return done.stdout.decode(errors="replace").strip() == "42"
+
+
+@pytest.fixture
+def real_powershell() -> None:
+    """Skips a test that needs PowerShell where there is none, before the agent starts."""
+    if MISSING is None and not powershell_runs():
+        pytest.skip("no PowerShell here: Wine's powershell.exe is a stub that runs nothing and exits 0")
+
+
+def test_ps_blocks_exchange_environment_and_folder_with_cmd_lines(
+    real_powershell: None, account: Account, git_server: GitServer, windows_agent: WineAgent
+) -> None:
+    project = windows_project(
+        account,
+        git_server,
+        "clone_script:",
+        "  - cmd: mkdir sub",
+        "build_script:",
+        "  - set FROM_CMD=cmd",
+        '  - ps: $env:FROM_PS = "ps saw $env:FROM_CMD"; Set-Location sub',
+        "  - echo %FROM_PS% in %CD%",
+        "  - ps: Add-AppveyorMessage 'from PowerShell'",
+    )
+    build = finished(project, windows_agent)
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "success", log
+    assert "ps saw cmd in " in log and "\\sub" in log
 
 
 def test_cancelling_a_build_ends_the_running_ping_tree_at_once(
