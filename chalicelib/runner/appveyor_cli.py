@@ -10,6 +10,7 @@
     appveyor PushArtifact PATH [-FileName NAME] [-DeploymentName NAME] [-Type TYPE]
     appveyor UpdateBuild -Version VERSION
     appveyor GetIdToken [-Audience AUDIENCE]   (prints the job's OpenID Connect ID token; id_token: true)
+    appveyor DownloadFile URL [-FileName NAME] [-Timeout SECONDS]   (to the current folder, as Start-FileDownload)
     appveyor exit            (ends the job as a success once this command ends, after on_success and on_finish)
 
 Verbs and options ignore case, as on AppVeyor. Each call is one request to ``$APPVEYOR_API_URL``, which the runner
@@ -20,8 +21,11 @@ from __future__ import annotations
 
 import json
 import os
+import posixpath
+import shutil
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -36,6 +40,7 @@ _VERBS: dict[str, tuple[str, str, str | None, tuple[str, ...]]] = {
     "updatebuild": ("PUT", "api/build", None, ()),
     "exit": ("POST", "api/build/exit", None, ()),  # the runner's own route: AppVeyor's agent takes it its own way
     "getidtoken": ("POST", "api/build/idtoken", None, ()),  # the runner's own too: it masks the token it hands out
+    "downloadfile": ("GET", "", "url", ("url",)),  # no call to the runner: the file is fetched here
 }
 _TEST_FIELDS = {
     "name": "testName",
@@ -83,7 +88,7 @@ def parse(arguments: list[str]) -> tuple[str, str, dict[str, Any]]:
     if verb not in _VERBS:
         raise UsageError(
             f"unknown verb '{arguments[0]}'; known: AddMessage, AddCompilationMessage, SetVariable, "
-            "AddTest, UpdateTest, PushArtifact, UpdateBuild, GetIdToken, exit"
+            "AddTest, UpdateTest, PushArtifact, UpdateBuild, GetIdToken, DownloadFile, exit"
         )
     method, path, positional, required = _VERBS[verb]
     options: dict[str, str] = {}
@@ -115,6 +120,7 @@ def parse(arguments: list[str]) -> tuple[str, str, dict[str, Any]]:
         "updatebuild": _BUILD_FIELDS,
         "exit": {},
         "getidtoken": {"audience": "audience"},
+        "downloadfile": {"url": "url", "filename": "fileName", "timeout": "timeout"},
     }[verb]
     unknown = [name for name in options if name not in fields and name != "verbosity"]
     if unknown:
@@ -122,7 +128,29 @@ def parse(arguments: list[str]) -> tuple[str, str, dict[str, Any]]:
     body: dict[str, Any] = {fields[name]: value for name, value in options.items() if name in fields}
     if verb == "pushartifact":
         body["path"] = os.path.abspath(body["path"])
+    if verb == "downloadfile":
+        if urllib.parse.urlsplit(body["url"]).scheme not in ("http", "https"):
+            raise UsageError(f"DownloadFile takes an http or https URL, not '{body['url']}'")
+        name = body.get("fileName") or posixpath.basename(urllib.parse.urlsplit(body["url"]).path) or "download"
+        body["fileName"] = os.path.abspath(name)
     return method, path, body
+
+
+def download(body: dict[str, Any]) -> int:
+    """``appveyor DownloadFile``: the URL's content into the file, through the build's own proxy settings."""
+    try:
+        timeout = float(body.get("timeout") or 600)
+    except ValueError:
+        print(f"appveyor: -Timeout takes seconds, not '{body['timeout']}'", file=sys.stderr)
+        return 2
+    print(f"Downloading {body['fileName']} from {body['url']}")
+    try:
+        with urllib.request.urlopen(body["url"], timeout=timeout) as response, open(body["fileName"], "wb") as file:
+            shutil.copyfileobj(response, file)
+    except OSError as error:
+        print(f"appveyor: the download failed: {error}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def main(arguments: list[str]) -> int:
@@ -131,6 +159,8 @@ def main(arguments: list[str]) -> int:
     except UsageError as error:
         print(f"appveyor: {error}", file=sys.stderr)
         return 2
+    if method == "GET":  # DownloadFile
+        return download(body)
     base = os.environ.get("APPVEYOR_API_URL")
     if not base:
         print("appveyor: APPVEYOR_API_URL is not set: this command works inside a build", file=sys.stderr)

@@ -68,7 +68,8 @@ def collect_artifacts(
     base: Path | None = None,
 ) -> list[Artifact]:
     """Find, store and describe the job's artifacts, reading the build folder pinned below ``base`` (a folder the
-    runner made; by default the build folder's parent): raises NotAFolder when a build replaced it by a link."""
+    runner made; by default the build folder's parent): raises NotAFolder when a build replaced it by a link. (On
+    a Windows build agent, runner/windows/artifacts.py collects them by path.)"""
     with pin(base or build_folder.parent, build_folder) as root:
         artifacts: list[Artifact] = []
         stored: set[str] = set()
@@ -114,11 +115,11 @@ def _collect(
         stored.add(file_name)
         name = str(entry.get("name") or PurePosixPath(file_name).stem)
         if not is_folder:
-            return _upload(descriptor_path(fd), file_name, name, artifact_type, upload, log)
+            return upload_file(descriptor_path(fd), file_name, name, artifact_type, upload, log)
         with tempfile.TemporaryDirectory(prefix="conveyor-artifact-") as scratch:
             archive = Path(scratch, PurePosixPath(file_name).name)
             _zip_folder(root, fd, archive, PurePosixPath(relative).name, log)
-            return _upload(archive, file_name, name, artifact_type, upload, log)
+            return upload_file(archive, file_name, name, artifact_type, upload, log)
 
 
 def canonical_type(value: Any, path_text: str, log: Callable[[str], None]) -> str:
@@ -203,9 +204,10 @@ class ArtifactRefused(Exception):
     """An artifact past the job's limits (MAX_ARTIFACTS_BYTES in all); the message says so."""
 
 
-def _upload(
+def upload_file(
     local_path: Path, file_name: str, name: str, artifact_type: str, upload: Upload, log: Callable[[str], None]
 ) -> Artifact | None:
+    """Store one file as an artifact and describe it (None: refused past the job's limits, the log says why)."""
     log(f"Uploading artifact {file_name} ({local_path.stat().st_size:,} bytes)")
     try:
         size = upload(file_name, local_path)

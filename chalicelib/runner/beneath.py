@@ -17,8 +17,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-_READ = os.O_RDONLY | os.O_CLOEXEC | os.O_NOCTTY | os.O_NONBLOCK  # a pipe or a terminal neither blocks nor binds
-_FOLDER = _READ | os.O_DIRECTORY | os.O_NOFOLLOW
+# a pipe or a terminal neither blocks nor binds; on Windows (a build agent there) these names do not exist, and the
+# runner reads the build folder by its paths instead (runner/windows/artifacts.py)
+_READ = os.O_RDONLY | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_NONBLOCK", 0)
+_FOLDER = _READ | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
 class NotAFolder(OSError):

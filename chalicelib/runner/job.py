@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +33,7 @@ from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolEr
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
+from chalicelib.runner.windows.workspace import PROJECTS_ROOT_VARIABLE, WORKSPACE_VARIABLE, build_folder, remove_tree
 from chalicelib.runner.worker_api import ID_TOKEN_ROUTE, WorkerApi
 
 log = logging.getLogger(__name__)
@@ -53,6 +55,8 @@ def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
     preface = ticket.warnings  # where the job runs (its executor's words): the log's first lines
     if container is not None:
         return _run(client, spec, credentials, container.work, container, preface=preface)
+    if work is None and os.environ.get(WORKSPACE_VARIABLE):  # a build agent on Windows made the job's folder
+        work = Path(os.environ[WORKSPACE_VARIABLE])
     if work is not None:
         return _run(client, spec, credentials, work, preface=preface)
     with tempfile.TemporaryDirectory(prefix="conveyor-job-") as scratch:
@@ -93,14 +97,25 @@ def _run(
     container: job_container.JobContainer | None = None,
     preface: tuple[str, ...] = (),
 ) -> str:
-    if container is None:
+    windows_notes: list[str] = []
+    if os.name == "nt":  # a build agent on Windows: the build folder may be C:\projects\<slug> (windows/workspace.py)
+        slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
+        clone_folder = spec["configuration"]["cloneFolder"]
+        folder = build_folder(work, slug, clone_folder, os.environ.get(PROJECTS_ROOT_VARIABLE), windows_notes.append)
+        home = work / "temp"
+        home.mkdir(exist_ok=True)
+        if not folder.is_relative_to(work):
+            _remove_build_folder(folder, windows_notes.append)  # a job before this one may have left it
+        folder.mkdir(parents=True, exist_ok=True)
+    elif container is None:
         folder, home = work / "build", work / "home"
         home.mkdir()
     else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
         tempfile.tempdir = str(work / job_container.SCRATCH_FOLDER)  # the cache's archives: on the job's disk
         slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
         folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
-    folder.mkdir()
+    if os.name != "nt":
+        folder.mkdir()
     limit = float(spec["timeoutSeconds"] or 3600)
     stream = LogStream(client.put_log_chunk, SecretMask(spec["secrets"]), name=f"log of {spec['jobId']}")
     run = Run(
@@ -112,9 +127,17 @@ def _run(
         variables={},
         deadline=time.monotonic() + limit,
         container=container,
+        scratch=work if os.name == "nt" else None,
     )
     with WorkerApi(run) as worker_api:
-        if container is None:
+        if os.name == "nt":
+            from chalicelib.runner.windows.environment import script_environment
+
+            run.variables.update(
+                script_environment(os.environ, spec["variables"], folder, home, worker_api.url, worker_api.bin_folder)
+            )
+            spec["warnings"].extend(windows_notes)
+        elif container is None:
             run.variables.update(_script_environment(spec, folder, home, worker_api.url, worker_api.bin_folder))
         else:
             run.variables.update(_container_environment(spec, container.inside(folder), worker_api.url))
@@ -139,6 +162,8 @@ def _run(
         finally:
             run.past_a_limit()
             run.session.close()
+            if run.windows is not None:
+                run.windows.close()
             reason = run.end()
             beat.join(timeout=float(spec["heartbeatSeconds"] or 5) + 5)
     if reason == TIMED_OUT:
@@ -162,7 +187,19 @@ def _run(
             client.finish(result, message, stream.close(), artifacts)
     except TokenRevoked:
         return LEASE_LOST  # the service ended the job already (a lost lease): nothing more to say
+    finally:
+        if os.name == "nt" and not folder.is_relative_to(work):  # the agent removes the workspace, not this
+            _remove_build_folder(folder, log.warning)
     return result
+
+
+def _remove_build_folder(folder: Path, say: Callable[[str], None]) -> None:
+    """Remove a Windows job's build folder outside its workspace (``C:\\projects\\<slug>``); a file another process
+    of the machine holds open is left, and said so."""
+    try:
+        remove_tree(folder)
+    except OSError as error:
+        say(f"The build folder {folder} could not be removed (what is left stays in it): {error}")
 
 
 def _script_environment(spec: JobSpec, folder: Path, home: Path, api_url: str, bin_folder: Path) -> dict[str, str]:
@@ -275,7 +312,7 @@ def _phases(run: Run) -> bool:
             run_phase(run, "init", config["initScripts"])
             _clone(run)
             if cache_entries:
-                restore_cache(run.folder, cache_entries, cache, run.say, base=run.work, shell=_job_shell(run))
+                _restore_cache(run, cache_entries, cache)
             for phase, key in _BEFORE_TESTS:
                 run_phase(run, phase, config[key])
             _build_phase(run, config)
@@ -306,7 +343,7 @@ def _phases(run: Run) -> bool:
             raise failure from None
     if failure is None and cache_entries:
         if run.spec["cacheSave"]:
-            save_cache(run.folder, cache_entries, cache, run.say, base=run.work, shell=_job_shell(run))
+            _save_cache(run, cache_entries, cache)
         else:
             run.say(
                 "The build cache is not saved for a build that gets no secure variables (a pull request's, or one "
@@ -333,6 +370,24 @@ def _job_shell(run: Run) -> JobShell:
     return JobShell(home=home, base=run.work, folder=folder, inside=inside, run=quietly)
 
 
+def _restore_cache(run: Run, entries: list[str], cache: RemoteCache) -> None:
+    if run.windows is not None:  # a Windows build agent: by path, entries anywhere on the machine
+        from chalicelib.runner.windows import cache as windows_cache
+
+        windows_cache.restore(run.folder, entries, run.variables, cache, run.say)
+    else:
+        restore_cache(run.folder, entries, cache, run.say, base=run.work, shell=_job_shell(run))
+
+
+def _save_cache(run: Run, entries: list[str], cache: RemoteCache) -> None:
+    if run.windows is not None:
+        from chalicelib.runner.windows import cache as windows_cache
+
+        windows_cache.save(run.folder, entries, run.variables, cache, run.say)
+    else:
+        save_cache(run.folder, entries, cache, run.say, base=run.work, shell=_job_shell(run))
+
+
 def _inline_deploy_phase(run: Run, config: JobConfiguration, count: int) -> None:
     """before_deploy and after_deploy run where AppVeyor runs them, around its deploy phase, when an entry of
     deploy: deploys from this job; the entries themselves deliver afterwards, as the build's deployments."""
@@ -344,7 +399,7 @@ def _inline_deploy_phase(run: Run, config: JobConfiguration, count: int) -> None
 
 def _clone(run: Run) -> None:
     config = run.configuration
-    if config["cloneFolder"]:
+    if config["cloneFolder"] and run.windows is None:  # on Windows it is the build folder, or its log said why not
         run.say(
             f"clone_folder is not used on this runner; the build folder is {run.variables['APPVEYOR_BUILD_FOLDER']}."
         )
@@ -353,6 +408,9 @@ def _clone(run: Run) -> None:
         if run.spec["source"]["credentials"]:
             run.say("clone_script fetches the repository: the project's clone credentials are not given to scripts.")
         run_phase(run, "clone_script", clone_scripts)
+        return
+    if run.windows is not None:
+        _clone_with_git_for_windows(run)
         return
     from chalicelib.scm import git  # dulwich loads only where a job clones
     from chalicelib.scm.transport import SshAccess
@@ -382,19 +440,42 @@ def _clone(run: Run) -> None:
         raise JobFailed(str(error)) from error
 
 
+def _clone_with_git_for_windows(run: Run) -> None:
+    """On a Windows build agent: the machine's Git for Windows fetches the commit (runner/windows/git.py)."""
+    from chalicelib.runner.windows.git import GitFailed, fetch_source
+
+    source = run.spec["source"]
+    credentials, run.credentials = run.credentials, None  # used once, then dropped
+    key = (credentials.private_key, credentials.host_key) if isinstance(credentials, SshKey) else None
+    depth = f" (depth {source['depth']})" if source["depth"] else ""
+    run.say(f"Fetching commit {source['commitId'][:8]} of {source['ref']}{depth} with git")
+    login = credentials if isinstance(credentials, tuple) else None
+    try:
+        fetch_source(source, login, key, run.folder, run.work / "git", run.variables, run.say)
+    except GitFailed as error:
+        run.say(str(error))
+        raise JobFailed(str(error)) from error
+
+
 def _build_phase(run: Run, config: JobConfiguration) -> None:
     mode = config["buildMode"]
     if mode == "script":
         run_phase(run, "build_script", config["buildScripts"])
     elif mode == "msbuild":
-        run.say("MSBuild is not available on this Linux runner: the build phase is skipped (use build_script).")
+        where = "run by Conveyor's runner" if run.windows is not None else "available on this Linux runner"
+        run.say(f"MSBuild is not {where}: the build phase is skipped (use build_script).")
 
 
 def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
     if not entries:
         return
     try:
-        found = collect_artifacts(run.folder, entries, run.variables, run.upload_artifact, run.say, base=run.work)
+        if run.windows is not None:  # a Windows build agent: by path (there is no sandbox to keep)
+            from chalicelib.runner.windows.artifacts import collect
+
+            found = collect(run.folder, entries, run.variables, run.upload_artifact, run.say)
+        else:
+            found = collect_artifacts(run.folder, entries, run.variables, run.upload_artifact, run.say, base=run.work)
     except NotAFolder as error:  # a build swapped it for a link: what it leads to is not the build's to hand over
         message = f"Artifacts were not collected: {error}."
         run.say(message)

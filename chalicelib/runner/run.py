@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -12,6 +13,7 @@ from chalicelib.runner.job_spec import JobConfiguration, JobSpec
 from chalicelib.runner.limits import EXCEEDED, LimitWatch
 from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.session import Session
+from chalicelib.runner.windows.cmd_session import WindowsSession
 
 
 @dataclass(frozen=True)
@@ -41,14 +43,18 @@ class Run(Attempt):
     artifacts: list[Artifact] = field(default_factory=list)
     exit_requested: bool = False  # ``appveyor exit`` was called: the job skips to on_success and on_finish
     container: JobContainer | None = None  # where the scripts run (None: beside the runner)
+    scratch: Path | None = None  # the runner's own folder of the job, where the build folder is elsewhere (Windows)
     session: Session = field(init=False)  # the job's Bash, from its first script to its last
     cancel_message: str | None = None  # who cancelled the job, or why, as the service said it
     has_powershell: bool | None = None  # whether the job's shell finds pwsh (None: not asked yet)
     limit_message: str | None = None  # which limit the job went past, once it has (stop_reason EXCEEDED)
     _watch: LimitWatch | None = field(init=False, default=None)
     _uploaded: dict[str, int] = field(init=False, default_factory=dict)  # each artifact's size, by its file name
+    windows: WindowsSession | None = field(init=False, default=None)  # on Windows: its cmd lines and PowerShell
 
     def __post_init__(self) -> None:
+        if os.name == "nt":
+            self.windows = WindowsSession(self.folder, self.say, self.work / "commands")
         if self.container is None:
             self.session = Session(self.folder, self.output)
         else:
@@ -74,7 +80,9 @@ class Run(Attempt):
     def work(self) -> Path:
         """The job's folder the runner made, which no build can replace: the build folder is pinned from there
         (runner/beneath.py) when the runner reads or writes it."""
-        return self.container.work if self.container is not None else self.folder.parent
+        if self.container is not None:
+            return self.container.work
+        return self.scratch if self.scratch is not None else self.folder.parent
 
     @property
     def configuration(self) -> JobConfiguration:

@@ -76,6 +76,10 @@ def as_written(script: dict[str, Any], most: int = 200) -> str:
 def _script(run: Run, script: dict[str, Any]) -> shell.Outcome:
     """Run one script in the job's Bash session: Bash lines there, PowerShell in the session's pwsh, which Bash
     starts (runner/powershell.py), in the job's container when it has one."""
+    if run.windows is not None:  # a build agent on Windows
+        from chalicelib.runner.windows.scripts import run_script
+
+        return run_script(run.windows, script, run.variables, run.should_stop, run.work)
     language, text = str(script.get("language") or "cmd"), str(script.get("script") or "")
     if shell.in_session(script):
         return run.session.run(text, run.variables, run.should_stop)

@@ -90,7 +90,7 @@ class WorkerApi:
             self._servers.append(_UnixServer(str(socket_path), handler))
             self.url = f"http://localhost:{job_container.API_PORT}/{self._secret}/"
         else:
-            self.bin_folder = run.folder.parent / "bin"
+            self.bin_folder = run.work / "bin"
             self._python = _python()
             first = ThreadingHTTPServer(("127.0.0.1", 0), handler)
             self._servers.append(first)
@@ -106,9 +106,14 @@ class WorkerApi:
         command = self.bin_folder / "appveyor"
         # read through its loader: the runner may run from a zip (runner_package.py), where no file path works
         source = inspect.getsource(appveyor_cli)
-        # -I: the build's PYTHON* variables and user site do not change what the command does
-        command.write_text(f"#!{self._python} -I\n{source}")
-        command.chmod(0o755)
+        if os.name == "nt":  # cmd.exe runs no extensionless script: a .cmd launcher starts it (windows/launcher.py)
+            from chalicelib.runner.windows.launcher import write_launcher
+
+            write_launcher(self.bin_folder, self._python, source)
+        else:
+            # -I: the build's PYTHON* variables and user site do not change what the command does
+            command.write_text(f"#!{self._python} -I\n{source}")
+            command.chmod(0o755)
         for server in self._servers:
             # shutdown() waits for the loop's next look: a short poll keeps every job's end from waiting for it
             threading.Thread(target=server.serve_forever, args=(_POLL_SECONDS,), name="worker-api", daemon=True).start()
@@ -315,7 +320,11 @@ _ROUTES = {
 }
 
 
-class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+# none on Windows, where no job has a container
+_UNIX_STREAM_SERVER: Any = getattr(socketserver, "UnixStreamServer", object)
+
+
+class _UnixServer(socketserver.ThreadingMixIn, _UNIX_STREAM_SERVER):
     """HTTP on a unix socket: the Build Worker API of a job in a container (its first process forwards to it)."""
 
     def get_request(self) -> tuple[Any, Any]:

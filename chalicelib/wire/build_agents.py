@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.core.build_agents import BuildAgent
+from chalicelib.core.os_types import WINDOWS_IMAGE
 from chalicelib.domain.execution.build_agents import NewAgent, is_connected, taken_from_service
 from chalicelib.domain.shared.validation import MAX_NAME_LENGTH, invalid
 from chalicelib.runner.protocol import Ticket
@@ -28,17 +29,31 @@ def agent_json(agent: BuildAgent) -> dict[str, Any]:
 
 
 def new_agent_json(new: NewAgent) -> dict[str, Any]:
-    """A newly registered agent, with its key: shown this once, never again; and, if it takes jobs the service
-    would run itself, a warning saying which."""
+    """A newly registered agent, with its key: shown this once, never again; and a warning if it takes jobs the
+    service would run itself, saying which, or serves Windows images, whose jobs run with no sandbox."""
     shape = {**agent_json(new.agent), "key": new.key}
+    warnings = []
     taken = taken_from_service(new.agent)
     if taken:
-        shape["warning"] = (
+        warnings.append(
             f"Every job of this account with the image {', '.join(taken)} now runs on this agent instead of the "
             "service's own runners (AWS CodeBuild), its secure variables included"
             f"{', pull requests too' if new.agent.pull_requests else ''}. "
             "Delete the agent to give them back."
         )
+    windows = [image for image in new.agent.images if WINDOWS_IMAGE.match(image)]
+    if windows:
+        warnings.append(
+            f"On Windows ({', '.join(windows)}) there is no sandbox: jobs run as the agent's user and reach what it "
+            "reaches, its key in memory included"
+            + (
+                ", and this agent takes pull request builds. Run it on a throwaway machine."
+                if new.agent.pull_requests
+                else '; it takes no pull request builds unless registered with "pullRequests": true.'
+            )
+        )
+    if warnings:
+        shape["warning"] = " ".join(warnings)
     return shape
 
 

@@ -154,7 +154,10 @@ def test_a_failing_job_makes_the_exit_status_non_zero_unless_allow_failures_allo
     )
 
     assert done.returncode == 1, done.stdout + done.stderr
-    assert "[Environment: FLAVOUR=bad] Command exited with code 1" in done.stdout.splitlines(), done.stdout
+    assert (
+        '[Environment: FLAVOUR=bad] Command exited with code 1 in build_script: test "$FLAVOUR" = good'
+        in done.stdout.splitlines()
+    ), done.stdout
     assert any(line.startswith("Environment: FLAVOUR=bad") and " failed " in line for line in done.stdout.splitlines())
     assert allowed.returncode == 0, allowed.stdout + allowed.stderr
     assert "failed (allowed)" in allowed.stdout, allowed.stdout

@@ -123,7 +123,7 @@ def appveyor_variables(project: Project, build: Build, job: Job, build_folder: P
     variables = {
         "APPVEYOR": "true",
         "CI": "true",
-        "CI_LINUX": "true",  # every executor here runs Linux: a Windows image has none (docs/executors.md)
+        "CI_LINUX": "true",  # a build agent on Windows sets the Windows values itself (runner/windows/environment.py)
         "CI_WINDOWS": "false",
         "APPVEYOR_URL": settings().base_url or "",
         "APPVEYOR_ACCOUNT_NAME": project.account_name,

@@ -124,14 +124,15 @@ def agent_of(authorization: str | None) -> BuildAgent:
     return agent
 
 
-def next_job(agent: BuildAgent, sandboxed: bool = True) -> Ticket | None:
+def next_job(agent: BuildAgent, sandboxed: bool = True, windows: bool = False) -> Ticket | None:
     """Claim a waiting job of an image the agent serves (the oldest of the first of its images that has one; a pull
-    request's only if it takes them and runs jobs in a sandbox, where they cannot read its key; one its project's
+    request's only if it takes them and runs jobs in a sandbox, where they cannot read its key, or is a Windows agent,
+    where no sandbox exists and registering it with "pullRequests": true is the team's choice; one its project's
     max_jobs lets start): its ticket, or None when none waits."""
     api_url = settings().runner_api_url
     if api_url is None:
         raise Conflict("Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL).")
-    kinds = (False, True) if agent.pull_requests and sandboxed else (False,)
+    kinds = (False, True) if agent.pull_requests and (sandboxed or windows) else (False,)
     partitions = [job_store.agent_partition(agent.account_id, image, kind) for image in agent.images for kind in kinds]
     full: dict[int, int] = {}  # max_jobs: per project, the largest limit its jobs found no slot free under
     for partition in partitions:

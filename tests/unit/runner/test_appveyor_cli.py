@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import os
 import shlex
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
 
 import pytest
 
-from chalicelib.runner.appveyor_cli import UsageError, parse
+from chalicelib.runner.appveyor_cli import UsageError, main, parse
 
 
 def test_add_message_takes_its_text_first_and_options_after() -> None:
@@ -165,3 +169,41 @@ def test_get_id_token_asks_the_runner_with_its_optional_audience() -> None:
     assert parse(["getidtoken"]) == ("POST", "api/build/idtoken", {})
     with pytest.raises(UsageError, match="unknown option -lifetime"):
         parse(["GetIdToken", "-Lifetime", "60"])
+
+
+@pytest.fixture
+def served_file() -> Iterator[str]:
+    """A URL on loopback that serves b"payload" at /files/tool.zip."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            self.send_response(200 if self.path == "/files/tool.zip" else 404)
+            self.send_header("Content-Length", "7")
+            self.end_headers()
+            self.wfile.write(b"payload")
+
+        def log_message(self, *_: object) -> None:
+            return
+
+    server = HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/files/tool.zip"
+    server.shutdown()
+    server.server_close()
+
+
+def test_download_file_saves_the_url_into_the_current_folder_under_its_name_or_the_one_given(
+    served_file: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+
+    assert main(["DownloadFile", served_file]) == 0
+    assert main(["downloadfile", served_file, "-FileName", "renamed.zip"]) == 0
+    assert main(["DownloadFile", served_file.replace("tool.zip", "missing.zip"), "-FileName", "missing.zip"]) == 1
+
+    assert (tmp_path / "tool.zip").read_bytes() == (tmp_path / "renamed.zip").read_bytes() == b"payload"
+
+
+def test_download_file_takes_only_web_urls() -> None:
+    with pytest.raises(UsageError, match="http or https URL"):
+        parse(["DownloadFile", "file:///etc/passwd"])
