@@ -190,9 +190,9 @@ def update_tests(request: Request, jobId: str) -> Response:
 
 def quarantine(request: Request, jobId: str) -> Response:
     def view(job: Job) -> dict[str, Any]:
-        from chalicelib.domain.builds import test_history  # only jobs whose test_script failed ask: cold start
+        from chalicelib.domain.builds import tests_history  # only jobs whose test_script failed ask: cold start
 
-        return {"quarantined": test_history.quarantine_job_failures(job)}
+        return {"quarantined": tests_history.quarantine_job_failures(job)}
 
     return _runner_call(request, jobId, view)
 

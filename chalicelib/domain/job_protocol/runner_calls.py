@@ -265,12 +265,12 @@ def finish(job: Job, said: Finish, build: Build | None = None) -> None:
 
 def _record_tests(job: Job, build: Build | None, tests: list[Any]) -> None:
     """The attempt's tests join their history; its failure is logged, never the job's (it has ended already)."""
-    from chalicelib.domain.builds import test_history  # loaded only by finishes that carry tests: cold start
+    from chalicelib.domain.builds import tests_history  # loaded only by finishes that carry tests: cold start
 
     try:
         build = build or build_store.get_build(job.project_id, job.build_id)
         if build is not None:
-            test_history.record_job_tests(job, build, tests, datetime.now(UTC))
+            tests_history.record_job_tests(job, build, tests, datetime.now(UTC))
     except Exception:
         log.exception("job %s: its tests' history was not written", job.job_id)
 

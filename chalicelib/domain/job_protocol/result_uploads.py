@@ -49,7 +49,7 @@ def store_results(job: Job, format_name: str, data: bytes, from_build: bool) -> 
 
     Tests sent with a key rather than by the build (``from_build``) are marked and kept apart: they show in the job
     beside the build's own, but never replace them (store/reports.py), count only where the build reported no test
-    of that name, excuse no failure in the quarantine and make no test flaky (domain/builds/test_history.py), for
+    of that name, excuse no failure in the quarantine and make no test flaky (domain/builds/tests_history.py), for
     whoever may run builds could otherwise rewrite what the build reported and, with quarantine on, hide its real
     failures (issue 43)."""
     tests = result_files.parse(format_name, data)
