@@ -35,9 +35,10 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
-from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket
+from chalicelib.runner.protocol import JobClient, ProtocolError
 
 log = logging.getLogger(__name__)
 PROJECT_DIR = Path(__file__).resolve().parents[2]

@@ -19,14 +19,15 @@ import time
 from pathlib import Path
 from typing import Any, Literal
 
+from chalicelib.protocol.attempt import TIMED_OUT
+from chalicelib.protocol.job_spec import JobConfiguration, JobSpec
+from chalicelib.protocol.logstream import LogStream, SecretMask
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
-from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
-from chalicelib.runner.job_spec import JobConfiguration, JobSpec
-from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
+from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase

@@ -39,9 +39,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.protocol.artifact_types import canonical_type
 from chalicelib.runner import appveyor_cli
 from chalicelib.runner import container as job_container
-from chalicelib.runner.artifacts import Artifact, canonical_type
+from chalicelib.runner.artifacts import Artifact
 from chalicelib.runner.beneath import Outside, Pinned, descriptor_path, opened, pin
 from chalicelib.runner.protocol import ProtocolError
 

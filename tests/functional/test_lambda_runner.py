@@ -26,7 +26,7 @@ import pytest
 from chalicelib.config import settings
 from chalicelib.domain.execution import progress
 from chalicelib.domain.execution.job_tokens import mint_token
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.sandbox import NOBODY
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store

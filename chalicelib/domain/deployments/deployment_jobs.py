@@ -33,8 +33,8 @@ from chalicelib.domain.execution import progress
 from chalicelib.domain.shared.secrets import DESTINATION_SETTINGS
 from chalicelib.errors import ConveyorError
 from chalicelib.executors import job_timeout
-from chalicelib.runner.attempt import Attempt
-from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.protocol.attempt import Attempt
+from chalicelib.protocol.logstream import LogStream, SecretMask
 from chalicelib.shapes.builds import build_json, job_json
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import builds as build_store

@@ -26,7 +26,7 @@ from chalicelib.domain.shared.validation import invalid, valid_name
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, NotFound, Unauthorized
 from chalicelib.executors.images import DEFAULT_IMAGE, runs_in_cloud
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import build_agents as store
 from chalicelib.store import counters, job_moves
 from chalicelib.store import jobs as job_store

@@ -18,7 +18,7 @@ from chalicelib.domain.execution import job_slots, progress, routing
 from chalicelib.domain.execution.job_tokens import keys_of, mint_token
 from chalicelib.domain.projects.request_variables import withholds_secrets
 from chalicelib.executors import codebuild
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 

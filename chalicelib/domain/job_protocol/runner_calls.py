@@ -28,7 +28,7 @@ from chalicelib.domain.forges.repository_credentials import clone_source
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
-from chalicelib.runner.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
+from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -311,7 +311,9 @@ def _counts(found: dict[str, list[Any]], artifacts: int) -> JobCounts:
 def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[JobArtifact]:
     """The artifacts the runner names that are in storage, with the size storage has (not the runner's word) and
     its ETag: what is served later must be this object (an upload URL outlives its job by minutes)."""
-    from chalicelib.runner.artifacts import canonical_type  # the runner's own rules, loaded only here: cold start
+    from chalicelib.protocol.artifact_types import (
+        canonical_type,  # the types a runner names, loaded only here: cold start
+    )
 
     stored: dict[str, JobArtifact] = {}
     for artifact in artifacts:

@@ -50,7 +50,7 @@ from chalicelib.deploy import providers
 from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import Invalid
 from chalicelib.notify import providers as notifiers
-from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.protocol.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
 from chalicelib.store import keys
 
 TOKEN_PREFIX = "cvy2:"

@@ -26,7 +26,7 @@ from chalicelib.domain.configuration.yamlconfig import DEFAULT_VERSION_FORMAT, d
 from chalicelib.domain.configuration.yamlconfig import merge_repository_file as read_for_branch
 from chalicelib.errors import Invalid
 from chalicelib.executors import images
-from chalicelib.runner.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
+from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
 
 Json = dict[str, Any]
 BUILD_NUMBER = 1  # every exec is a first build: APPVEYOR_BUILD_NUMBER, and {build} in the version

@@ -1,5 +1,5 @@
 """The job spec the service sends a runner (domain/job_protocol/runner_calls.job_spec) holds each key of its type
-(runner/job_spec.JobSpec) and no other: a setting the runner honours cannot be added to one side and forgotten on
+(protocol/job_spec.JobSpec) and no other: a setting the runner honours cannot be added to one side and forgotten on
 the other. Built here from a rich appveyor.yml through the domain's own code, as a build of it queues its jobs."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from chalicelib.domain.configuration import job_overrides
 from chalicelib.domain.configuration.matrix import MatrixJob, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import read_repository_file
 from chalicelib.domain.job_protocol import runner_calls
-from chalicelib.runner.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSource, JobSpec, read_spec
+from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSource, JobSpec, read_spec
 
 Json = dict[str, Any]
 NOW = datetime(2026, 11, 28, tzinfo=UTC)
