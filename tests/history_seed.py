@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 
 from chalicelib.core import flakiness
-from chalicelib.domain.builds.tests_history import test_id_of
+from chalicelib.domain.testing.tests_history import test_id_of
 from chalicelib.store.models import TestHistoryModel
 from chalicelib.store.tests_history import SUMMARY, WORKING
 

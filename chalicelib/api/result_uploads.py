@@ -15,10 +15,10 @@ from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, respond
-from chalicelib.domain.builds import result_files
-from chalicelib.domain.execution.job_tokens import TOKEN_PREFIX
+from chalicelib.domain.job_identity.job_tokens import TOKEN_PREFIX
 from chalicelib.domain.job_protocol import result_uploads
 from chalicelib.domain.team.auth import authenticate
+from chalicelib.domain.testing import result_files
 from chalicelib.errors import ConveyorError
 
 

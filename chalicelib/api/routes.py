@@ -37,7 +37,7 @@ JSON = ("application/json",)  # Chalice's default: a request whose body is of an
 ARTIFACT_DEPTH = 4  # a file name may hold "/" unencoded: routes for up to this many segments
 PROJECT = "/projects/{accountName}/{projectSlug}"
 RUNNER = "/api/runner/jobs/{jobId}"
-ISSUER = "/oidc/{accountName}"  # an account's OpenID Connect issuer (domain/builds/id_tokens.py)
+ISSUER = "/oidc/{accountName}"  # an account's OpenID Connect issuer (domain/job_identity/id_tokens.py)
 
 
 @dataclass(frozen=True, repr=False)

@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.api.calls import Call
-from chalicelib.domain.builds import tests_history
 from chalicelib.domain.shared.validation import invalid
+from chalicelib.domain.testing import tests_history
 from chalicelib.errors import Invalid
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.tests_history import quarantine_json, test_run_json, test_summary_json

@@ -25,7 +25,7 @@ from chalicelib import aws
 from chalicelib.api import runner as runner_views
 from chalicelib.config import settings
 from chalicelib.domain.execution import lost_jobs
-from chalicelib.domain.execution.job_tokens import NewToken, keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import NewToken, keys_of, mint_token
 from chalicelib.domain.job_protocol import runner_cache, runner_calls
 from chalicelib.errors import Invalid
 from chalicelib.protocol.ticket import Ticket

@@ -25,7 +25,7 @@ import pytest
 
 from chalicelib.config import settings
 from chalicelib.domain.execution import progress
-from chalicelib.domain.execution.job_tokens import mint_token
+from chalicelib.domain.job_identity.job_tokens import mint_token
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.sandbox import NOBODY
 from chalicelib.store import job_moves

@@ -21,7 +21,7 @@ from chalicelib.core.build_agents import BuildAgent
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Status
 from chalicelib.domain.execution import job_slots, progress
-from chalicelib.domain.execution.job_tokens import keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.domain.shared.validation import invalid, valid_name
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, NotFound, Unauthorized

@@ -15,7 +15,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.execution import job_slots, progress, routing
-from chalicelib.domain.execution.job_tokens import keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.domain.projects.request_variables import withholds_secrets
 from chalicelib.executors import codebuild
 from chalicelib.protocol.ticket import Ticket

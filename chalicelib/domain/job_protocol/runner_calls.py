@@ -1,5 +1,5 @@
 """The job protocol: what a runner holding a job token may read and report, for its one job and nothing else
-(the token itself, and the lease it renews, are domain/execution/job_tokens.py's)."""
+(the token itself, and the lease it renews, are domain/job_identity/job_tokens.py's)."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts, MoveFiel
 from chalicelib.core.projects import Project
 from chalicelib.core.reports import SENT_FROM_OUTSIDE, counted_tests, failure_marks, sent_from_outside
 from chalicelib.core.status import Event, Status
-from chalicelib.domain.builds import id_tokens
-from chalicelib.domain.builds.build_lookup import build_and_project
 from chalicelib.domain.builds.job_environment import job_environment
 from chalicelib.domain.configuration.job_overrides import job_configuration, job_warnings
 from chalicelib.domain.configuration.matrix import version_build_number
 from chalicelib.domain.deployments.inline_deployments import deploys_in
 from chalicelib.domain.execution import progress
 from chalicelib.domain.forges.repository_credentials import clone_source
+from chalicelib.domain.job_identity import id_tokens
+from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
@@ -189,8 +189,8 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
 
 
 def add_parsed_tests(job: Job, tests: list[dict[str, Any]]) -> None:
-    """Store the tests of a result file (domain/builds/result_files.py): each checked for size before any is stored, and
-    the job's quota taken for all of them at once. Tests marked as sent from outside the build get items of their
+    """Store the tests of a result file (domain/testing/result_files.py): each checked for size before any is stored,
+    and the job's quota taken for all of them at once. Tests marked as sent from outside the build get items of their
     own (store/reports.py): they never replace what the build reported."""
     sized = [(reports.TEST, _sized(_bounded(test))) for test in tests]
     _take_quota(job, len(sized))
@@ -265,7 +265,7 @@ def finish(job: Job, said: Finish, build: Build | None = None) -> None:
 
 def _record_tests(job: Job, build: Build | None, tests: list[Any]) -> None:
     """The attempt's tests join their history; its failure is logged, never the job's (it has ended already)."""
-    from chalicelib.domain.builds import tests_history  # loaded only by finishes that carry tests: cold start
+    from chalicelib.domain.testing import tests_history  # loaded only by finishes that carry tests: cold start
 
     try:
         build = build or build_store.get_build(job.project_id, job.build_id)
