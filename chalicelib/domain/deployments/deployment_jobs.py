@@ -24,13 +24,13 @@ from chalicelib.core.jobs import Executor, Job, JobCounts, MoveFields
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployFailed, DeployStopped
+from chalicelib.deploy.destinations import DESTINATION_SETTINGS
 from chalicelib.domain.builds.job_environment import appveyor_variables
 from chalicelib.domain.deployments.delivery_inputs import DeploymentInputs, job_artifacts, substitute
 from chalicelib.domain.deployments.environments import environment_values
 from chalicelib.domain.deployments.inline_delivery import inline_inputs
 from chalicelib.domain.execution import progress
 from chalicelib.domain.job_identity import id_tokens
-from chalicelib.domain.shared.secrets import DESTINATION_SETTINGS
 from chalicelib.errors import ConveyorError
 from chalicelib.executors import job_timeout
 from chalicelib.protocol.attempt import Attempt
