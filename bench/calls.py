@@ -343,7 +343,7 @@ def _seed(client: Any, server: Any, size: int) -> Seeded:
                 "job_ids": [f"seed{base + n}"],
             },
         )
-    with _phase(f"{size} tests of {TEST_RUNS} runs each"):  # as job finishes write them (store/test_history.py)
+    with _phase(f"{size} tests of {TEST_RUNS} runs each"):  # as job finishes write them (store/tests_history.py)
         from tests.history_seed import seed_tests
 
         test_ids = seed_tests(built.project["projectId"], tests=size, runs=TEST_RUNS)

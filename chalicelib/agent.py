@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import sandbox, shell
 from chalicelib.runner.job import not_dumpable
-from chalicelib.runner.protocol import Ticket
 
 POLL_SECONDS = 2.0
 HEARTBEAT_SECONDS = 3.0

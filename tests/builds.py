@@ -7,6 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chalicelib.domain.shared import secrets
+from chalicelib.notify.destinations import notification_destination
 from chalicelib.store import builds as build_store
 from tests.gitserver import GitServer, Repository
 from tests.support import Account, add_project, project_path, unique
@@ -70,7 +71,7 @@ class BuildProject:
         """The token the project's settings would show for the secure setting ``key`` of a notifications ``entry``
         (its provider and settings, as written): bound to where the entry sends."""
         owner = secrets.Owner(self.project["accountId"], "project", self.project["projectId"])
-        field = secrets.notification_field(key, secrets.notification_destination(entry))
+        field = secrets.notification_field(key, notification_destination(entry))
         return secrets.encrypt(owner, field, plain)
 
     def log(self, job_id: str) -> str:

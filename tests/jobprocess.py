@@ -15,7 +15,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKER = "conveyor-first-line"

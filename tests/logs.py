@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.protocol.logstream import LogStream, SecretMask
 from chalicelib.store import logs
 
 

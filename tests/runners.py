@@ -10,8 +10,8 @@ import sys
 import time
 
 from chalicelib.domain.execution import progress
-from chalicelib.domain.execution.job_tokens import keys_of, mint_token
-from chalicelib.runner.protocol import Ticket
+from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 

@@ -17,7 +17,7 @@ from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response
-from chalicelib.domain.builds import id_tokens
+from chalicelib.domain.job_identity import id_tokens
 from chalicelib.errors import ConveyorError
 
 CACHE_SECONDS = 300

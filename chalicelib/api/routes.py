@@ -37,7 +37,7 @@ JSON = ("application/json",)  # Chalice's default: a request whose body is of an
 ARTIFACT_DEPTH = 4  # a file name may hold "/" unencoded: routes for up to this many segments
 PROJECT = "/projects/{accountName}/{projectSlug}"
 RUNNER = "/api/runner/jobs/{jobId}"
-ISSUER = "/oidc/{accountName}"  # an account's OpenID Connect issuer (domain/builds/id_tokens.py)
+ISSUER = "/oidc/{accountName}"  # an account's OpenID Connect issuer (domain/job_identity/id_tokens.py)
 
 
 @dataclass(frozen=True, repr=False)
@@ -100,10 +100,10 @@ ROUTES: tuple[Route, ...] = (
     Route("GET", RUNNER + "/id-token", "oidc.job_id_token"),
     Route("GET", ISSUER + "/.well-known/openid-configuration", "oidc.openid_configuration"),
     Route("GET", ISSUER + "/.well-known/jwks", "oidc.issuer_jwks"),
-    # test_results.py: a test results file for a running job, with its job token or a key that may run its builds
+    # result_uploads.py: a test results file for a running job, with its job token or a key that may run its builds
     # (at /api and, for user-level keys, under the account prefix, as an API route is)
     *(
-        Route("POST", prefix + "/testresults/{resultsFormat}/{jobId}", "test_results.upload_test_results")
+        Route("POST", prefix + "/testresults/{resultsFormat}/{jobId}", "result_uploads.upload_test_results")
         for prefix in ("/api", ACCOUNT_PREFIX)
     ),
     # webhooks.py: repositories' webhooks, with the project's webhook id (and secret)
@@ -177,23 +177,23 @@ API_ROUTES: tuple[ApiRoute, ...] = (
         "GET", PROJECT + "/build/{buildVersion}", "project_reads.get_project_build_by_version", visitor=Visitor.PROJECT
     ),
     ApiRoute("GET", PROJECT + "/history", "project_reads.get_project_history", visitor=Visitor.PROJECT),
-    # test_history.py: a project's tests, one test's runs, the quarantine (Conveyor's extension)
-    ApiRoute("GET", PROJECT + "/tests", "test_history.list_project_tests"),
-    ApiRoute("GET", PROJECT + "/tests/{testId}/history", "test_history.get_test_history"),
-    ApiRoute("GET", PROJECT + "/tests/quarantine", "test_history.get_test_quarantine"),
+    # tests_history.py: a project's tests, one test's runs, the quarantine (Conveyor's extension)
+    ApiRoute("GET", PROJECT + "/tests", "tests_history.list_project_tests"),
+    ApiRoute("GET", PROJECT + "/tests/{testId}/history", "tests_history.get_test_history"),
+    ApiRoute("GET", PROJECT + "/tests/quarantine", "tests_history.get_test_quarantine"),
     ApiRoute(
-        "PUT", PROJECT + "/tests/quarantine", "test_history.update_test_quarantine", Permission.UPDATE_PROJECT_SETTINGS
+        "PUT", PROJECT + "/tests/quarantine", "tests_history.update_test_quarantine", Permission.UPDATE_PROJECT_SETTINGS
     ),
     ApiRoute(
         "DELETE",
         PROJECT + "/tests/quarantine",
-        "test_history.clear_test_quarantine",
+        "tests_history.clear_test_quarantine",
         Permission.UPDATE_PROJECT_SETTINGS,
     ),
     ApiRoute(
         "DELETE",
         PROJECT + "/tests/quarantine/{testId}",
-        "test_history.release_quarantined_test",
+        "tests_history.release_quarantined_test",
         Permission.UPDATE_PROJECT_SETTINGS,
     ),
     # builds.py

@@ -39,7 +39,7 @@ from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.jobs import Job
-from chalicelib.domain.execution import job_tokens
+from chalicelib.domain.job_identity import job_tokens
 from chalicelib.domain.job_protocol import runner_cache, runner_calls
 from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import ConveyorError, Invalid, NotFound
@@ -190,9 +190,9 @@ def update_tests(request: Request, jobId: str) -> Response:
 
 def quarantine(request: Request, jobId: str) -> Response:
     def view(job: Job) -> dict[str, Any]:
-        from chalicelib.domain.builds import test_history  # only jobs whose test_script failed ask: cold start
+        from chalicelib.domain.testing import tests_history  # only jobs whose test_script failed ask: cold start
 
-        return {"quarantined": test_history.quarantine_job_failures(job)}
+        return {"quarantined": tests_history.quarantine_job_failures(job)}
 
     return _runner_call(request, jobId, view)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from chalicelib.config import settings
 from chalicelib.core.jobs import Executor
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 
 _GRACE_SECONDS = 120  # beyond the job's own limit, before the local executor kills a runner that did not stop
 

@@ -8,7 +8,7 @@ a build leaves behind meets the next job.
 from __future__ import annotations
 
 from chalicelib import aws
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 
 
 def start(ticket: Ticket, function_name: str) -> None:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from botocore.exceptions import BotoCoreError, ClientError
 
 from chalicelib import aws
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 
 log = logging.getLogger(__name__)
 TICKET_VARIABLE = "CONVEYOR_TICKET"

@@ -40,9 +40,10 @@ from pathlib import Path
 
 from chalicelib.config import settings
 from chalicelib.executors import job_disk
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
-from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket
+from chalicelib.runner.protocol import JobClient, ProtocolError
 
 log = logging.getLogger(__name__)
 PROJECT_DIR = Path(__file__).resolve().parents[2]

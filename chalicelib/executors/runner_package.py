@@ -1,9 +1,9 @@
 """The runner as one zip file, for executors that start from someone else's image (CodeBuild's buildspec fetches it).
 
-It holds the runner's own code and what it imports of this package (the git client and its outbound guard), not
-the service: no store, no domain, no AWS client. ``python3 runner.zip`` runs the ticket on standard input;
-``--check`` says whether the image has the runner's libraries, ``--requirements`` lists them (pinned to what the
-service runs with), for ``pip install --target <folder of the zip>/site``.
+It holds the runner's own code and what it imports of this package (the job protocol's types, the git client and its
+outbound guard), not the service: no store, no domain, no AWS client. ``python3 runner.zip`` runs the ticket on
+standard input; ``--check`` says whether the image has the runner's libraries, ``--requirements`` lists them (pinned
+to what the service runs with), for ``pip install --target <folder of the zip>/site``.
 """
 
 from __future__ import annotations
@@ -15,7 +15,14 @@ from importlib.metadata import version
 from pathlib import Path
 
 _ROOT = Path(__file__).resolve().parents[2]
-_CODE = ("chalicelib/__init__.py", "chalicelib/config.py", "chalicelib/runner", "chalicelib/scm", "chalicelib/outbound")
+_CODE = (
+    "chalicelib/__init__.py",
+    "chalicelib/config.py",
+    "chalicelib/protocol",
+    "chalicelib/runner",
+    "chalicelib/scm",
+    "chalicelib/outbound",
+)
 # the runner's libraries by distribution name, and a module of each to check for
 LIBRARIES = {
     "urllib3": "urllib3",

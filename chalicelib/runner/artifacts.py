@@ -21,23 +21,11 @@ from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from chalicelib.protocol.artifact_types import canonical_type
 from chalicelib.runner.beneath import Outside, Pinned, descriptor_path, opened, pin
 
 Upload = Callable[[str, Path], int]  # (file name, local file) -> its size once stored
 
-ARTIFACT_TYPES = (
-    "Auto",
-    "WebDeployPackage",
-    "NuGetPackage",
-    "AzureCloudService",
-    "AzureCloudServiceConfig",
-    "SsdtPackage",
-    "Zip",
-    "File",
-    "ElasticBeanstalkPackage",
-    "OctopusPackage",
-)
-_CANONICAL_TYPES = {name.lower(): name for name in ARTIFACT_TYPES}
 _VARIABLE = re.compile(r"\$\(([^)]*)\)")
 _WILDCARDS = re.compile(r"[*?]")  # AppVeyor's wildcards; a path without them is taken literally, "[" and all
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
@@ -53,7 +41,7 @@ class Artifact:
 
     file_name: str  # relative to the build folder, "/"-separated: what the API shows and download URLs use
     name: str
-    type: str  # one of ARTIFACT_TYPES
+    type: str  # one of ARTIFACT_TYPES (protocol/artifact_types.py)
     size: int
     created: datetime  # UTC, when stored
 
@@ -120,17 +108,6 @@ def _collect(
             archive = Path(scratch, PurePosixPath(file_name).name)
             _zip_folder(root, fd, archive, PurePosixPath(relative).name, log)
             return upload_file(archive, file_name, name, artifact_type, upload, log)
-
-
-def canonical_type(value: Any, path_text: str, log: Callable[[str], None]) -> str:
-    """AppVeyor's spelling of an artifact type given in any case; "Auto" when none or unknown (with a warning)."""
-    if not value or not str(value).strip():
-        return "Auto"
-    canonical = _CANONICAL_TYPES.get(str(value).strip().lower())
-    if canonical is None:
-        log(f"Unknown artifact type '{value}' for '{path_text}'; using Auto.")
-        return "Auto"
-    return canonical
 
 
 def expand_variables(text: str, variables: Mapping[str, str]) -> str:

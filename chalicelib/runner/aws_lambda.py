@@ -21,8 +21,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.job import run_ticket
-from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket
+from chalicelib.runner.protocol import JobClient, ProtocolError
 
 log = logging.getLogger(__name__)
 SCRATCH = Path(tempfile.gettempdir())

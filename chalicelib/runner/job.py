@@ -20,16 +20,17 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
+from chalicelib.protocol.attempt import TIMED_OUT
+from chalicelib.protocol.job_spec import JobConfiguration, JobSpec
+from chalicelib.protocol.logstream import LogStream, SecretMask
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner import limits
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
-from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
-from chalicelib.runner.job_spec import JobConfiguration, JobSpec
-from chalicelib.runner.logstream import LogStream, SecretMask
 from chalicelib.runner.outside_cache import EXCHANGE, JobShell
-from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, Ticket, TokenRevoked
+from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
@@ -259,7 +260,7 @@ def heartbeat(run: Run) -> None:
 
 # The phases, in AppVeyor's order.
 
-_Scripts = Literal[  # the job's settings (runner/job_spec.JobConfiguration) the phases below run
+_Scripts = Literal[  # the job's settings (protocol/job_spec.JobConfiguration) the phases below run
     "installScripts",
     "beforeBuildScripts",
     "afterBuildScripts",

@@ -18,7 +18,8 @@ from urllib.parse import quote
 
 import urllib3
 
-from chalicelib.runner.job_spec import JobSpec, read_spec
+from chalicelib.protocol.job_spec import JobSpec, read_spec
+from chalicelib.protocol.ticket import Ticket
 
 log = logging.getLogger(__name__)
 _TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
@@ -37,41 +38,6 @@ class ProtocolError(Exception):
 
 class TokenRevoked(ProtocolError):
     """The job token no longer works: the job has ended, or its lease was lost."""
-
-
-@dataclass(frozen=True)
-class Ticket:
-    """What a runner is handed to run one job, and all it is handed."""
-
-    api_url: str
-    job_id: str
-    token: str
-    warnings: tuple[str, ...] = ()  # what the executor wants every line of the log to start with
-    # the job's container, where the container executor runs its scripts (runner/container.py): the job's folder
-    # on this side and the descriptors of the container's shell; None: the scripts run beside the runner
-    container: dict[str, Any] | None = None
-
-    @classmethod
-    def from_json(cls, text: str | bytes) -> Ticket:
-        data = json.loads(text)
-        return cls(
-            api_url=str(data["apiUrl"]).rstrip("/"),
-            job_id=str(data["jobId"]),
-            token=str(data["token"]),
-            warnings=tuple(str(line) for line in data.get("warnings") or ()),
-            container=dict(data["container"]) if data.get("container") else None,
-        )
-
-    def to_json(self) -> str:
-        fields: dict[str, Any] = {
-            "apiUrl": self.api_url,
-            "jobId": self.job_id,
-            "token": self.token,
-            "warnings": list(self.warnings),
-        }
-        if self.container is not None:
-            fields["container"] = self.container
-        return json.dumps(fields)
 
 
 @dataclass(frozen=True)

@@ -6,10 +6,10 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from chalicelib.protocol.attempt import Attempt
+from chalicelib.protocol.job_spec import JobConfiguration, JobSpec
 from chalicelib.runner.artifacts import Artifact, ArtifactRefused
-from chalicelib.runner.attempt import Attempt
 from chalicelib.runner.container import JobContainer
-from chalicelib.runner.job_spec import JobConfiguration, JobSpec
 from chalicelib.runner.limits import EXCEEDED, LimitWatch
 from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.session import Session

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO
 
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 
 log = logging.getLogger(__name__)
 NOBODY = 65534

@@ -40,9 +40,10 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
 
+from chalicelib.protocol.artifact_types import canonical_type
 from chalicelib.runner import appveyor_cli
 from chalicelib.runner import container as job_container
-from chalicelib.runner.artifacts import Artifact, ArtifactRefused, canonical_type
+from chalicelib.runner.artifacts import Artifact, ArtifactRefused
 from chalicelib.runner.beneath import Outside, Pinned, descriptor_path, opened, pin
 from chalicelib.runner.protocol import ProtocolError
 

@@ -4,7 +4,7 @@
 {job_prefix}log/log.txt                      the finished log (the chunks are deleted once it exists)
 
 S3 has no append, so a log stream re-sends its current chunk as it grows and starts a new one when it is
-full (see chalicelib/runner/logstream.py): a runner through the job protocol, which stores each chunk here.
+full (see chalicelib/protocol/logstream.py): a runner through the job protocol, which stores each chunk here.
 A runner's finish carries its last chunk: a log of one chunk it never sent goes straight to log.txt.
 How the API reads it is store/log_reads.py.
 """

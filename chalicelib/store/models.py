@@ -425,7 +425,7 @@ class JobModel(Model):
 
 
 class TestHistoryModel(Model):
-    """A project's tests (issue 38), in the shapes its reads need (store/test_history.py): under ``p#{projectId}``,
+    """A project's tests (issue 38), in the shapes its reads need (store/tests_history.py): under ``p#{projectId}``,
     one small summary item per test (``s#{testId}``: what the tests list reads, one Query), one working item per
     test (``w#{testId}``: its last 100 runs and recent commits, from which the summary is derived) and the
     quarantine (``q``); under ``t#{projectId}#{testId}``, one item per run (``{finished}#{jobId}#{attempt}``)."""

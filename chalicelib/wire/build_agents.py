@@ -8,7 +8,7 @@ from chalicelib.core.build_agents import BuildAgent
 from chalicelib.core.os_types import WINDOWS_IMAGE
 from chalicelib.domain.execution.build_agents import NewAgent, is_connected, taken_from_service
 from chalicelib.domain.shared.validation import MAX_NAME_LENGTH, invalid
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.shapes.time import timestamp
 from chalicelib.wire.fields import Fields
 

@@ -16,9 +16,9 @@ from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.execution import lost_jobs, progress
 from chalicelib.domain.execution.dispatch import dispatch_job
-from chalicelib.domain.execution.job_tokens import heartbeat, mint_token, runner_job
+from chalicelib.domain.job_identity.job_tokens import heartbeat, mint_token, runner_job
 from chalicelib.domain.job_protocol import runner_calls
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import build_states, job_moves
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store

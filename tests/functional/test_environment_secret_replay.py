@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from chalicelib.deploy.destinations import delivery_binding
 from chalicelib.domain.deployments.environments import environment_values
 from chalicelib.domain.migrations import migrate
 from chalicelib.domain.shared import secrets
@@ -118,7 +119,7 @@ def test_environment_secrets_bound_to_their_provider_alone_deliver_after_the_mig
     assert stored is not None
     # how tokens were made before they were bound to the destination too: to the provider alone
     provider_only = replace(
-        secrets.environment_owner(stored), binding=secrets.delivery_binding(stored.provider, stored.access_key_hash)
+        secrets.environment_owner(stored), binding=delivery_binding(stored.provider, stored.access_key_hash)
     )
     settings = copy.deepcopy(stored.settings)
     password, db = secrets.encrypt(provider_only, "setting/password", "old-password"), "variable/DB_PASSWORD"

@@ -25,7 +25,7 @@ from cryptography.hazmat.primitives.serialization import load_der_public_key
 
 from chalicelib import aws
 from chalicelib.config import settings
-from chalicelib.domain.builds import id_tokens
+from chalicelib.domain.job_identity import id_tokens
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store

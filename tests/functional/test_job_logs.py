@@ -15,7 +15,7 @@ from botocore.exceptions import ClientError
 from chalicelib import aws
 from chalicelib.config import settings
 from chalicelib.core.logs import ByteRange, LogPart, LogReply
-from chalicelib.runner.logstream import MAX_LINE_BYTES, SecretMask
+from chalicelib.protocol.logstream import MAX_LINE_BYTES, SecretMask
 from chalicelib.store import blobs, log_reads, logs
 from chalicelib.store.log_reads import read_log
 from chalicelib.store.logs import delete_log

@@ -26,11 +26,12 @@ from chalicelib import aws
 from chalicelib.api import runner as runner_views
 from chalicelib.config import settings
 from chalicelib.domain.execution import lost_jobs
-from chalicelib.domain.execution.job_tokens import NewToken, keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import NewToken, keys_of, mint_token
 from chalicelib.domain.job_protocol import runner_cache, runner_calls
 from chalicelib.errors import Invalid
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.job import LEASE_LOST, run_ticket
-from chalicelib.runner.protocol import JobClient, Ticket
+from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store

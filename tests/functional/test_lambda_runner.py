@@ -25,8 +25,8 @@ import pytest
 
 from chalicelib.config import settings
 from chalicelib.domain.execution import progress
-from chalicelib.domain.execution.job_tokens import mint_token
-from chalicelib.runner.protocol import Ticket
+from chalicelib.domain.job_identity.job_tokens import mint_token
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.sandbox import NOBODY, code_reachable
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from chalicelib.runner.logstream import SecretMask
+from chalicelib.protocol.logstream import SecretMask
 from chalicelib.store import blobs, log_reads
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml

@@ -973,14 +973,14 @@ def _seeded_test(world: World) -> Params:
 
 def _quarantined_test(world: World) -> Params:
     """A throwaway test id put in the shared project's quarantine."""
-    from chalicelib.store import test_history
+    from chalicelib.store import tests_history
 
     project_id = world.project.project["projectId"]
     test_id = unique("quarantined")
-    found = test_history.get_quarantine(project_id)
+    found = tests_history.get_quarantine(project_id)
     body = found.body if found else {"enabled": False, "tests": {}}
     body["tests"] = {**body.get("tests", {}), test_id: {"testName": test_id, "since": 0}}
-    assert test_history.save_quarantine(project_id, body, found.version if found else 0)
+    assert tests_history.save_quarantine(project_id, body, found.version if found else 0)
     return {"testId": test_id}
 
 

@@ -33,6 +33,7 @@ from boto3.dynamodb.types import TypeDeserializer
 from chalice.test import Client
 
 from chalicelib.config import settings
+from chalicelib.deploy.destinations import delivery_binding
 from chalicelib.domain.shared import secrets
 from chalicelib.domain.team.accounts import create_account, create_api_key
 from chalicelib.domain.team.keys_and_passwords import password_matches
@@ -574,7 +575,7 @@ def owner_of(item: dict[str, Any]) -> secrets.Owner:
     if item["__table"] == settings().table_name("environments"):
         stored_settings = item["settings"]
         stored_settings = json.loads(stored_settings) if isinstance(stored_settings, str) else stored_settings
-        binding = secrets.delivery_binding(item["provider"], item["access_key_hash"], stored_settings)
+        binding = delivery_binding(item["provider"], item["access_key_hash"], stored_settings)
         return secrets.Owner(int(item["account_id"]), "environment", int(item["environment_id"]), binding=binding)
     return secrets.Owner(int(item["account_id"]), "project", int(item["project_id"]))
 

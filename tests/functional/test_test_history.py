@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.api import test_history as test_history_views
-from chalicelib.store import test_history as history_store
+from chalicelib.api import tests_history as test_history_views
+from chalicelib.store import tests_history as history_store
 from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
 from tests.gitserver import GitServer

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from chalicelib.api import test_results as test_result_views
-from chalicelib.domain.job_protocol.test_uploads import job_for_caller
+from chalicelib.api import result_uploads as test_result_views
+from chalicelib.domain.job_protocol.result_uploads import job_for_caller
 from chalicelib.domain.team.auth import authenticate
 from chalicelib.errors import Forbidden
 from tests.builds import BuildProject, appveyor_yml

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain.execution.job_tokens import keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
 from tests.builds import BuildProject, appveyor_yml

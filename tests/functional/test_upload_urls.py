@@ -20,7 +20,7 @@ import requests
 from chalicelib.config import settings
 from chalicelib.deploy.base import DeployFailed, open_artifact
 from chalicelib.domain.deployments.delivery_inputs import job_artifacts
-from chalicelib.domain.execution.job_tokens import keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.store import blobs, job_moves, logs, uploads
 from chalicelib.store import jobs as job_store
 from chalicelib.store.artifacts import artifact_key

@@ -73,20 +73,3 @@ def history(
 
 def jobs_of(build: Build) -> list[Job]:
     return job_store.get_jobs(build.job_ids)
-
-
-def build_and_project(job: Job, read: tuple[Build | None, Project | None] = (None, None)) -> tuple[Build, Project]:
-    """The job's build and project: ``read`` with the job when its token named them (no read here), else one read
-    for a job that names its project's key (jobs stored before: two)."""
-    build, project = read
-    if build is not None and project is not None:
-        return build, project
-    if job.project_slug is not None:
-        found = store.get_build_and_project(job.account_id, job.project_id, job.build_id, job.project_slug)
-    else:
-        build = store.get_build(job.project_id, job.build_id)
-        project = project_store.get_project_by_id(job.account_id, job.project_id)
-        found = (build, project) if build is not None and project is not None else None
-    if found is None:
-        raise NotFound("The job's build no longer exists.")
-    return found

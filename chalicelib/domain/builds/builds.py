@@ -16,7 +16,7 @@ from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.builds.build_lookup import BUILD_NOT_FOUND, find_build_by_id
 from chalicelib.domain.configuration import filters, job_overrides, unhonoured
-from chalicelib.domain.configuration.matrix import JobSpec, build_version, job_specs
+from chalicelib.domain.configuration.matrix import MatrixJob, build_version, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import merge_repository_file, read_repository_file
 from chalicelib.domain.execution import progress, routing
 from chalicelib.domain.forges import commit_statuses
@@ -267,7 +267,7 @@ def _queue(
     executor (domain/execution/routing.py): one refused there, or asking for what Conveyor refuses, ends failed saying
     why; the others are sent to be dispatched (a build agent's waits for its agent to ask), and the commit's status is
     announced. The build and its jobs, as stored."""
-    specs = job_specs(configuration)
+    specs = matrix_jobs(configuration)
     if not specs:
         raise Invalid(EMPTY_MATRIX)
     if origin.pushed is not None:  # a webhook's build: for: items may skip some of its jobs, as filters skip builds
@@ -336,7 +336,7 @@ def _check_size(configuration: dict[str, Any], version_format: str, branch: str)
         )
 
 
-def _job(build: Build, job_id: str, spec: JobSpec, now: datetime) -> Job:
+def _job(build: Build, job_id: str, spec: MatrixJob, now: datetime) -> Job:
     return Job(
         job_id=job_id,
         build_id=build.build_id,

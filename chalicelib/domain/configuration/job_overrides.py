@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import Any
 
 from chalicelib.domain.configuration import filters
-from chalicelib.domain.configuration.matrix import JobSpec
+from chalicelib.domain.configuration.matrix import MatrixJob
 from chalicelib.domain.configuration.yamlconfig.for_items import JOB_ITEMS, merge_job_item
 from chalicelib.errors import Invalid
 
@@ -42,7 +42,7 @@ def job_warnings(configuration: Json, spec: Json) -> list[str]:
     ]
 
 
-def spec_fields(configuration: Json, spec: JobSpec) -> Json:
+def spec_fields(configuration: Json, spec: MatrixJob) -> Json:
     """What a new job's spec keeps of its build's configuration for itself: the for: items that select it, and
     max_jobs (what its dispatcher checks before it runs)."""
     fields: Json = {}
@@ -53,7 +53,7 @@ def spec_fields(configuration: Json, spec: JobSpec) -> Json:
     return fields
 
 
-def unskipped(configuration: Json, specs: list[JobSpec], pushed: filters.PushedCommit) -> list[JobSpec]:
+def unskipped(configuration: Json, specs: list[MatrixJob], pushed: filters.PushedCommit) -> list[MatrixJob]:
     """The jobs a webhook's build runs: those no for: item's filters (branches, skip_tags, skip_non_tags,
     skip_commits, only_commits) skip, numbered again; Invalid, saying why, when every job is skipped."""
     items = configuration.get(JOB_ITEMS) or []
@@ -76,7 +76,7 @@ def unskipped(configuration: Json, specs: list[JobSpec], pushed: filters.PushedC
     return [replace(spec, number=number) for number, spec in enumerate(kept, start=1)]
 
 
-def with_job_notifications(configuration: Json, specs: list[JobSpec]) -> Json:
+def with_job_notifications(configuration: Json, specs: list[MatrixJob]) -> Json:
     """The build's configuration with the notifications of the for: items that select any of its jobs joined to
     its own (AppVeyor merges them: a build notifies, not a job)."""
     items = configuration.get(JOB_ITEMS) or []

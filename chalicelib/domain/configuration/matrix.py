@@ -54,7 +54,9 @@ _VERSION_PLACEHOLDER = re.compile(r"\{(build|branch)\}")
 
 
 @dataclass(frozen=True)
-class JobSpec:
+class MatrixJob:
+    """One job of the build matrix: a cell of its product that its exclusions kept (not the spec a runner is sent)."""
+
     number: int  # 1, 2, ... in matrix order (APPVEYOR_JOB_NUMBER)
     name: str  # AppVeyor's job name; "" for a single-job build
     image: str | None
@@ -83,7 +85,7 @@ class _Combination:
         return self.named.get(name)
 
 
-def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
+def matrix_jobs(configuration: dict[str, Any]) -> list[MatrixJob]:
     """The jobs of a build: the product of images, env matrix rows, configurations and platforms, minus exclusions.
 
     Invalid, before any job is made, when the matrix has more condition rows or keys than allowed, or the product
@@ -149,7 +151,7 @@ def job_specs(configuration: dict[str, Any]) -> list[JobSpec]:
         return "; ".join(f"{dimension}: {value}" for dimension, value in parts if value)
 
     return [
-        JobSpec(
+        MatrixJob(
             number=number,
             name=name(combination),
             image=combination.image,

@@ -38,9 +38,9 @@ HONOURED: dict[str, str] = {
     "shallow_clone": "the runner's fetch, of depth 1",
     "clone_script": "the runner",
     "environment": "the job's variables and matrix",
-    "id_token": "the job's ID token request variables (domain/builds/id_tokens.py)",
+    "id_token": "the job's ID token request variables (domain/job_identity/id_tokens.py)",
     "id_token_pull_requests": "ID tokens for builds whose secrets are withheld, from the project's settings only "
-    "(domain/builds/id_tokens.py): a repository's appveyor.yml is the pull request's own",
+    "(domain/job_identity/id_tokens.py): a repository's appveyor.yml is the pull request's own",
     "matrix": "the build's jobs (domain/configuration/matrix.py)",
     "cache": "the runner's build cache",
     "install": "the runner",

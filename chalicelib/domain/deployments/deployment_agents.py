@@ -81,7 +81,10 @@ def append_log(environment: Environment, job_id: str, lines: list[str]) -> None:
     job = _own_job(environment, job_id)
     if Status(job.status).finished:
         raise Conflict("The job has finished; its log is closed.")
-    from chalicelib.runner.logstream import SecretMask, split_line  # the runner loads only where used: cold start
+    from chalicelib.protocol.logstream import (  # the log's masking, loaded only where used: cold start
+        SecretMask,
+        split_line,
+    )
 
     mask = SecretMask(environment_values(environment, left_out=[])[2])
     body = b"".join(piece + b"\n" for line in lines for piece in split_line(mask(line)))

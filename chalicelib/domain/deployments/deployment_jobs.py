@@ -24,17 +24,17 @@ from chalicelib.core.jobs import Executor, Job, JobCounts, MoveFields
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployFailed, DeployStopped
-from chalicelib.domain.builds import id_tokens
+from chalicelib.deploy.destinations import DESTINATION_SETTINGS
 from chalicelib.domain.builds.job_environment import appveyor_variables
 from chalicelib.domain.deployments.delivery_inputs import DeploymentInputs, job_artifacts, substitute
 from chalicelib.domain.deployments.environments import environment_values
 from chalicelib.domain.deployments.inline_delivery import inline_inputs
 from chalicelib.domain.execution import progress
-from chalicelib.domain.shared.secrets import DESTINATION_SETTINGS
+from chalicelib.domain.job_identity import id_tokens
 from chalicelib.errors import ConveyorError
 from chalicelib.executors import job_timeout
-from chalicelib.runner.attempt import Attempt
-from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.protocol.attempt import Attempt
+from chalicelib.protocol.logstream import LogStream, SecretMask
 from chalicelib.shapes.builds import build_json, job_json
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import builds as build_store

@@ -22,6 +22,7 @@ from typing import Any
 from chalicelib import outbound
 from chalicelib.core.environments import Environment
 from chalicelib.deploy import providers
+from chalicelib.deploy.destinations import delivery_binding, destinations
 from chalicelib.domain.deployments.delivery_inputs import substitute
 from chalicelib.domain.projects.project_settings import valid_named_values
 from chalicelib.domain.shared import secrets
@@ -185,7 +186,7 @@ def rebound_settings(environment: Environment) -> dict[str, Any] | None:
     environments."""
     owner = secrets.environment_owner(environment)
     earlier = [  # how its tokens were bound before: to its provider (and an Agent's key) alone, to nothing
-        replace(owner, binding=secrets.delivery_binding(environment.provider, environment.access_key_hash)),
+        replace(owner, binding=delivery_binding(environment.provider, environment.access_key_hash)),
         replace(owner, binding=""),
     ]
     settings = copy.deepcopy(environment.settings)
@@ -327,8 +328,8 @@ def _destination(environment: Environment) -> tuple[str, str]:
         {"name": entry["name"], "value": {"value": substitute(str(entry["value"].get("value") or ""), variables)}}
         for entry in settings.get("providerSettings", [])
     ]
-    binding = secrets.delivery_binding(environment.provider, environment.access_key_hash, environment.settings)
-    return binding, secrets.destinations(written)
+    binding = delivery_binding(environment.provider, environment.access_key_hash, environment.settings)
+    return binding, destinations(written)
 
 
 def _delivered_secrets(settings: dict[str, Any]) -> list[tuple[dict[str, Any], str, str]]:

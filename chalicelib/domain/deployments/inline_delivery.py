@@ -18,6 +18,7 @@ from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment, InlineEntry
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
+from chalicelib.deploy.destinations import DESTINATION_SETTINGS, deploy_destination
 from chalicelib.domain.builds.job_environment import appveyor_variables, job_environment
 from chalicelib.domain.deployments.delivery_inputs import DeploymentInputs, job_artifacts, substitute
 from chalicelib.domain.deployments.inline_deployments import job_entry
@@ -81,11 +82,11 @@ def _delivery_settings(
     unrequested |= built_in
     settings, secret_values = _settings(project, entry)
     settings = {
-        name: substitute(value, unrequested if name.lower() in secrets.DESTINATION_SETTINGS else variables)
+        name: substitute(value, unrequested if name.lower() in DESTINATION_SETTINGS else variables)
         for name, value in settings.items()
     }
     for name, value in settings.items():
-        if name.lower() in secrets.DESTINATION_SETTINGS and "$(" in value:
+        if name.lower() in DESTINATION_SETTINGS and "$(" in value:
             raise _Refused(f"The deploy: entry's {name} '{value}' names a variable this deployment does not have.")
     return settings, secret_values
 
@@ -103,7 +104,7 @@ def _settings(project: Project, entry: dict[str, Any]) -> tuple[dict[str, str], 
     """The entry's provider settings by name, secure ones decrypted as the project's for the entry's destination,
     and those secrets."""
     owner = secrets.project_owner(project)
-    destination = secrets.deploy_destination(entry)
+    destination = deploy_destination(entry)
     settings: dict[str, str] = {}
     secret_values: list[str] = []
     named = [setting for setting in entry.get("providerSettings") or [] if isinstance(setting, dict)]
@@ -134,18 +135,18 @@ def _settings(project: Project, entry: dict[str, Any]) -> tuple[dict[str, str], 
 def _check_destination(entry: dict[str, Any]) -> None:
     """An entry with a secret names its destination as written: a $(VARIABLE) there could be set by whoever starts
     a build (its request's variables), and send the secret elsewhere; and a secure destination is no part of what
-    the secrets are bound to (secrets.destinations), so one added beside a stored password would take it to a
+    the secrets are bound to (deploy/destinations.py), so one added beside a stored password would take it to a
     server of whoever may change the settings."""
     named = [setting for setting in entry.get("providerSettings") or [] if isinstance(setting, dict)]
     other_secrets = any(
         (setting.get("value") or {}).get("isEncrypted")
-        and str(setting.get("name", "")).lower() not in secrets.DESTINATION_SETTINGS
+        and str(setting.get("name", "")).lower() not in DESTINATION_SETTINGS
         for setting in named
     )
     for setting in named:
         name = str(setting.get("name", ""))
         value = setting.get("value") or {}
-        if name.lower() not in secrets.DESTINATION_SETTINGS:
+        if name.lower() not in DESTINATION_SETTINGS:
             continue
         if value.get("isEncrypted") and other_secrets:  # a secret URL alone goes where it says
             raise _Refused(

@@ -29,6 +29,7 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.deploy import providers
+from chalicelib.deploy.destinations import DESTINATION_SETTINGS
 from chalicelib.domain.configuration.job_overrides import job_configuration
 from chalicelib.domain.deployments.delivery_inputs import substitute
 from chalicelib.domain.deployments.deploy_conditions import JobVariables, conditions_hold, job_variables
@@ -36,7 +37,6 @@ from chalicelib.domain.deployments.deployments import Target, environment_named,
 from chalicelib.domain.deployments.environments import INLINE_PROJECTS, inline_deployment_projects
 from chalicelib.domain.forges.commit_statuses import MAX_BUILD_MESSAGES
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
-from chalicelib.domain.shared import secrets
 from chalicelib.errors import Conflict, Invalid
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import builds as build_store
@@ -211,7 +211,7 @@ def _passable(
         if isinstance(variable, dict) and isinstance(variable.get("name"), str):
             taken.add(variable["name"].lower())
     for setting in settings.get("providerSettings") or []:
-        if isinstance(setting, dict) and str(setting.get("name", "")).lower() in secrets.DESTINATION_SETTINGS:
+        if isinstance(setting, dict) and str(setting.get("name", "")).lower() in DESTINATION_SETTINGS:
             written = str((setting.get("value") or {}).get("value") or "")
             taken.update(found.lower() for found in re.findall(r"\$\(([^)]*)\)", written))
     passed = {name: value for name, value in values.items() if name.lower() not in taken}

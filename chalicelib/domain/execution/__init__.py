@@ -1,1 +1,1 @@
-"""A build job's lifecycle: status moves, dispatch, routing, slots, job tokens, build agents, lost jobs."""
+"""A build job's lifecycle: status moves, dispatch, routing, slots, build agents, lost jobs."""

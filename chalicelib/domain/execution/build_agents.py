@@ -21,12 +21,12 @@ from chalicelib.core.build_agents import BuildAgent
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.status import Status
 from chalicelib.domain.execution import job_slots, progress
-from chalicelib.domain.execution.job_tokens import keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.domain.shared.validation import invalid, valid_name
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, NotFound, Unauthorized
 from chalicelib.executors.images import DEFAULT_IMAGE, runs_in_cloud
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import build_agents as store
 from chalicelib.store import counters, job_moves
 from chalicelib.store import jobs as job_store

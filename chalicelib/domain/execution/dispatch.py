@@ -16,10 +16,10 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Executor, Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.execution import job_slots, lost_jobs, progress, routing
-from chalicelib.domain.execution.job_tokens import keys_of, mint_token
+from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.domain.projects.request_variables import withholds_secrets
 from chalicelib.executors import codebuild
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 

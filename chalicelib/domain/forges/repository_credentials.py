@@ -17,7 +17,7 @@ from chalicelib.core.repository_names import public_repository_name, without_cre
 from chalicelib.domain.forges.repositories import clone_url
 from chalicelib.domain.shared import secrets
 from chalicelib.domain.shared.validation import MAX_TEXT_LENGTH, invalid
-from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.protocol.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
 from chalicelib.scm import forges
 
 CREDENTIALS = "credentials"

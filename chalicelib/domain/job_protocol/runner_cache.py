@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from chalicelib.core.jobs import Job
-from chalicelib.domain.builds.build_lookup import build_and_project
+from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Forbidden, Invalid
 from chalicelib.store import blobs

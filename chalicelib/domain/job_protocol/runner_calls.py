@@ -1,5 +1,5 @@
 """The job protocol: what a runner holding a job token may read and report, for its one job and nothing else
-(the token itself, and the lease it renews, are domain/execution/job_tokens.py's)."""
+(the token itself, and the lease it renews, are domain/job_identity/job_tokens.py's)."""
 
 from __future__ import annotations
 
@@ -17,18 +17,18 @@ from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts, MoveFiel
 from chalicelib.core.projects import Project
 from chalicelib.core.reports import SENT_FROM_OUTSIDE, counted_tests, failure_marks, sent_from_outside
 from chalicelib.core.status import Event, Status
-from chalicelib.domain.builds import id_tokens
-from chalicelib.domain.builds.build_lookup import build_and_project
 from chalicelib.domain.builds.job_environment import job_environment
 from chalicelib.domain.configuration.job_overrides import job_configuration, job_warnings
 from chalicelib.domain.configuration.matrix import version_build_number
 from chalicelib.domain.deployments.inline_deployments import deploys_in
 from chalicelib.domain.execution import progress
 from chalicelib.domain.forges.repository_credentials import clone_source
+from chalicelib.domain.job_identity import id_tokens
+from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
-from chalicelib.runner.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
+from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -36,7 +36,7 @@ from chalicelib.store.artifacts import artifact_key, stored_artifact
 from chalicelib.store.uploads import presigned_upload
 
 log = logging.getLogger(__name__)
-# a runner's chunks are 1 MiB, and it keeps a job's log within 100 MiB and a few lines (runner/logstream.py)
+# a runner's chunks are 1 MiB, and it keeps a job's log within 100 MiB and a few lines (protocol/logstream.py)
 MAX_LOG_CHUNK = 127
 MAX_LOG_CHUNK_BYTES = 2 * 1024 * 1024
 MAX_ARTIFACT_BYTES = 5 * 1024**3  # one presigned PUT
@@ -193,8 +193,8 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
 
 
 def add_parsed_tests(job: Job, tests: list[dict[str, Any]], outside: bool = False) -> None:
-    """Store the tests of a result file (domain/builds/result_files.py): each checked for size before any is stored, and
-    the job's quota taken for all of them at once. Tests sent from outside the build (``outside``: marked so) get
+    """Store the tests of a result file (domain/testing/result_files.py): each checked for size before any is stored,
+    and the job's quota taken for all of them at once. Tests sent from outside the build (``outside``: marked so) get
     items of their own (store/reports.py), which never replace what the build reported, and a quota of their own."""
     sized = [(reports.TEST, _sized(_bounded(test))) for test in tests]
     if outside:
@@ -274,12 +274,12 @@ def finish(job: Job, said: Finish, build: Build | None = None) -> None:
 
 def _record_tests(job: Job, build: Build | None, tests: list[Any]) -> None:
     """The attempt's tests join their history; its failure is logged, never the job's (it has ended already)."""
-    from chalicelib.domain.builds import test_history  # loaded only by finishes that carry tests: cold start
+    from chalicelib.domain.testing import tests_history  # loaded only by finishes that carry tests: cold start
 
     try:
         build = build or build_store.get_build(job.project_id, job.build_id)
         if build is not None:
-            test_history.record_job_tests(job, build, tests, datetime.now(UTC))
+            tests_history.record_job_tests(job, build, tests, datetime.now(UTC))
     except Exception:
         log.exception("job %s: its tests' history was not written", job.job_id)
 
@@ -320,7 +320,9 @@ def _counts(found: dict[str, list[Any]], artifacts: int) -> JobCounts:
 def _stored_artifacts(prefix: str, artifacts: list[dict[str, Any]]) -> list[JobArtifact]:
     """The artifacts the runner names that are in storage, with the size storage has (not the runner's word) and
     its ETag: what is served later must be this object (an upload URL outlives its job by minutes)."""
-    from chalicelib.runner.artifacts import canonical_type  # the runner's own rules, loaded only here: cold start
+    from chalicelib.protocol.artifact_types import (
+        canonical_type,  # the types a runner names, loaded only here: cold start
+    )
 
     stored: dict[str, JobArtifact] = {}
     for artifact in artifacts:

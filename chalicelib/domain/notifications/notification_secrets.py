@@ -2,7 +2,7 @@
 
 Until the third review of issue 34 a notifications entry's secure settings were bound to their key alone
 (``notification/KEY``): a token moved into another entry, aimed at another receiver, still decrypted. They are now
-bound to the entry's provider and receiver too (``secrets.notification_destination``). ``conveyor migrate``
+bound to the entry's provider and receiver too (``notify/destinations.py``). ``conveyor migrate``
 re-encrypts so the tokens stored in projects' settings (their configuration, and their settings YAML kept as
 written) and in environments' settings, each for the entry it is stored in; the tokens of ``cvy1:`` (bound to the
 account alone) with them. A repository's appveyor.yml is no stored data: an entry there whose token was copied

@@ -36,6 +36,7 @@ from chalicelib.domain.team.auth import caller_of
 from chalicelib.errors import Invalid
 from chalicelib.notify import messages, notices_of
 from chalicelib.notify import providers as notifiers
+from chalicelib.notify.destinations import notification_destination
 from chalicelib.notify.notifier import Entry, Notice, SendFailed
 from chalicelib.notify.notifiers.email import email_notice
 from chalicelib.shapes.time import timestamp
@@ -146,7 +147,7 @@ def _configured(project: Project, build: Build, status: Status, changed: bool, m
             _unsent(build, index, written, reason, "warning")
             continue
         try:
-            destination = secrets.notification_destination(entry)
+            destination = notification_destination(entry)
             values = _revealed(secrets.project_owner(project), entry.get("settings") or {}, pull_request, destination)
         except _Unrevealed as error:
             _unsent(build, index, written, str(error).rstrip("."), "warning")

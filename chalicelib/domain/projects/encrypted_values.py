@@ -8,7 +8,7 @@ from chalicelib.domain.projects.project_lookup import find_project
 from chalicelib.domain.shared import secrets
 from chalicelib.domain.shared.validation import invalid
 from chalicelib.domain.team.auth import Caller
-from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.protocol.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
 
 
 def encrypt_value(caller: Caller, plain: str, project_slug: str | None) -> str:

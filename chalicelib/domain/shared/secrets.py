@@ -13,11 +13,12 @@ An environment's settings and variables are bound, besides, to where its deploym
 and its destination settings as written (``setting/password@FTP:server=ftp.example.com``, as an appveyor.yml deploy:
 entry's), or an Agent environment's access key (``setting/password@Agent:<key hash>``). Changed to another provider
 or destination, or handed to another agent's key, the stored tokens no longer decrypt: the secrets go only where
-they were set for.
+they were set for. Where a deployment delivers is deploy/destinations.py's to say.
 
 A notifications entry's secure settings are bound, besides, to where the entry sends: its provider and the
 settings naming its receiver as written (``notification/auth_token@webhook:url=https://hooks.example.com``;
-notify/providers.py names them), so that a token set for one receiver, moved into another entry, decrypts nowhere.
+notify/destinations.py says where an entry sends), so that a token set for one receiver, moved into another entry,
+decrypts nowhere.
 
 A value encrypted with ``POST /api/account/encrypt`` (AppVeyor's endpoint: what tools put after ``secure:`` in a
 repository's appveyor.yml) is bound to the caller's account (``cvya:``) or, with ``projectSlug``, to one project of it
@@ -42,19 +43,17 @@ from __future__ import annotations
 import base64
 import binascii
 import copy
-import hashlib
-import json
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from chalicelib.core.environments import Environment
 from chalicelib.core.projects import Project
-from chalicelib.deploy import providers
+from chalicelib.deploy.destinations import DESTINATION_SETTINGS, delivery_binding, deploy_destination
 from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import Invalid
-from chalicelib.notify import providers as notifiers
-from chalicelib.runner.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
+from chalicelib.notify.destinations import NOTIFICATION_DESTINATIONS, notification_destination
+from chalicelib.protocol.logstream import MIN_SECRET_CHARS  # the log masks no shorter value
 from chalicelib.store import keys
 
 TOKEN_PREFIX = "cvy2:"
@@ -74,13 +73,7 @@ MAX_SECRET_BYTES = 4096  # what KMS encrypts in one call
 MAX_NEW_SECRETS = 200  # secure values one request may set (or send tokens of): each costs a KMS call
 _VARIABLE_LISTS = frozenset({"environmentVariables", "variables", "onEnvironmentVariables"})
 _SETTING_LISTS = frozenset({"providerSettings"})
-AGENT_PROVIDER = providers.AGENT  # the provider whose deliveries go to whoever holds the environment's access key
 BOUND_TO_DELIVERY = ("setting/", "variable/")  # an environment's fields a deployment hands over (notifications: not)
-# the settings that say where secrets go, an environment's or an appveyor.yml deploy: entry's, of whichever provider
-DESTINATION_SETTINGS = providers.destination_settings()
-# the settings that say where a notifications entry sends, of whichever provider: what its secrets are bound to
-NOTIFICATION_DESTINATIONS = notifiers.destination_settings()
-MAX_DESTINATION_CHARS = 1024  # of a destination as bound; a longer one is bound by its digest (KMS bounds a context)
 _ENTRIES = "notification entries"  # _walk's place: the entries of a notifications list
 
 
@@ -164,17 +157,6 @@ def environment_owner(environment: Environment) -> Owner:
     return replace(owner, binding=where)
 
 
-def delivery_binding(provider: str, access_key_hash: str, settings: Mapping[str, Any] | None = None) -> str:
-    """Where an environment's deployments hand its settings and variables: for an Agent environment whoever holds
-    its access key (known by the key's hash); for another, its provider and the destination settings of its
-    ``settings`` as written (``destinations``), if it has any. Without ``settings``: the provider alone, as
-    environments' secrets were bound before their destinations were (issue 34, second review)."""
-    if provider == AGENT_PROVIDER:
-        return f"@{provider}:{access_key_hash}"
-    written = destinations((settings or {}).get("providerSettings") or [])
-    return f"@{provider}:{written}" if written else f"@{provider}"
-
-
 def encrypt(owner: Owner, field: str, plain: str) -> str:
     """The token of a new secret of ``owner``'s ``field``."""
     blob = keys.encrypt(plain.encode(), owner.context(field))
@@ -255,32 +237,6 @@ def notification_field(key: str, destination: str) -> str:
     return f"notification/{key}{destination}"
 
 
-def notification_destination(entry: Any) -> str:
-    """Where a notifications entry sends, as its secure settings are bound to it: its provider (in any case) and
-    each destination setting's value as written, a secure one aside. Values keep their case (unlike deploy entries'
-    host names): a URL's path, a query, an address's local part tell receivers apart, so a token set for
-    ``https://hooks.example.com/Team-A`` is no token for ``.../team-a`` (fourth review)."""
-    if not isinstance(entry, dict):
-        return ""
-    settings = entry.get("settings")
-    written = []
-    for name, value in settings.items() if isinstance(settings, dict) else ():
-        if str(name).lower() in NOTIFICATION_DESTINATIONS and not _is_secure(value) and value not in (None, "", []):
-            written.append(f"{str(name).lower()}={_destination_text(value)}")
-    where = ";".join(sorted(written))
-    if len(where) > MAX_DESTINATION_CHARS:
-        where = "sha256=" + hashlib.sha256(where.encode()).hexdigest()
-    return f"@{str(entry.get('provider') or '').strip().lower()}:{where}"
-
-
-def _destination_text(value: Any) -> str:
-    if isinstance(value, list):
-        return ",".join(_destination_text(item) for item in value)
-    if isinstance(value, dict):
-        return json.dumps(value, sort_keys=True)
-    return str(value).strip()
-
-
 def hidden_notification_destinations(entry: Any) -> list[str]:
     """A notifications entry's destination settings that are secure beside other secure settings: a secure
     destination is no part of what the entry's secrets are bound to (``notification_destination``), so it would
@@ -292,24 +248,6 @@ def hidden_notification_destinations(entry: Any) -> list[str]:
     hidden = [name for name in hidden if _is_secure(settings[name])]
     secure = sum(1 for _ in _walk(settings, "notifications", ""))
     return hidden if hidden and secure > len(hidden) else []
-
-
-def deploy_destination(entry: dict[str, Any]) -> str:
-    """Where a deploy: entry delivers, as its secure settings are bound to it: the provider and each destination
-    setting's value as written (lower-cased: host names are not case-sensitive)."""
-    return f"@{entry.get('provider') or ''}:{destinations(entry.get('providerSettings') or [])}"
-
-
-def destinations(provider_settings: list[Any]) -> str:
-    """Where provider settings deliver, as one text: every destination setting's value, each name however it is
-    written (``host`` and ``HOST`` both: a provider reads one, and either may be the one), sorted."""
-    written = []
-    for setting in provider_settings:
-        if isinstance(setting, dict) and str(setting.get("name", "")).lower() in DESTINATION_SETTINGS:
-            value = setting.get("value") or {}
-            if not value.get("isEncrypted"):
-                written.append(f"{str(setting['name']).lower()}={str(value.get('value') or '').strip().lower()}")
-    return ";".join(sorted(written))
 
 
 def _check_secure_destinations(node: Any, field: str) -> None:

@@ -20,7 +20,7 @@ from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.domain.builds import builds
 from chalicelib.domain.configuration import filters, job_overrides
-from chalicelib.domain.configuration.matrix import job_specs
+from chalicelib.domain.configuration.matrix import matrix_jobs
 from chalicelib.domain.execution import progress
 from chalicelib.domain.shared.secrets import WEBHOOK_SECRET_FIELD, decrypt, project_owner
 from chalicelib.errors import Invalid, NotFound
@@ -172,7 +172,7 @@ def _builds_nothing(configuration: dict[str, Any], pushed: filters.PushedCommit)
     """Why a push builds nothing, when its matrix is empty or its for: items skip every job (it rolls nothing away
     either); None when it builds."""
     try:
-        specs = job_specs(configuration)
+        specs = matrix_jobs(configuration)
         if not specs:
             raise Invalid(builds.EMPTY_MATRIX)
         job_overrides.unskipped(configuration, specs, pushed)

@@ -26,7 +26,7 @@ from chalicelib.core.status import JobState, Status, build_status
 from chalicelib.errors import Invalid
 from chalicelib.executors import containers
 from chalicelib.local.exec import console as out
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 
 if TYPE_CHECKING:
     from chalicelib.local.exec.folders import StateFolders

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from chalicelib.local.exec.console import Console, LogLines
-from chalicelib.runner.job_spec import JobSpec
+from chalicelib.protocol.job_spec import JobSpec
 
 Json = dict[str, Any]
 MAX_TESTS_LISTED = 20  # beyond this, only the failed tests are printed by name

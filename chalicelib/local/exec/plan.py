@@ -1,6 +1,6 @@
 """Which jobs ``conveyor exec`` runs, and each one's spec: appveyor.yml read and expanded by the domain's own
 functions, as the service reads it for a build of the branch started by hand (``merge_repository_file`` over a
-new project's settings, ``job_specs``, the ``for:`` items' ``job_configuration``).
+new project's settings, ``matrix_jobs``, the ``for:`` items' ``job_configuration``).
 
 As for a build started through the API, the commit filters (``branches``, ``skip_commits``, ``for:`` items' job
 filters) start or skip nothing: a filter that would skip a push of this branch is said, and the jobs run. Secure
@@ -22,12 +22,12 @@ from chalicelib.core.projects import Project
 from chalicelib.domain.builds.job_environment import appveyor_variables
 from chalicelib.domain.configuration import filters, unhonoured
 from chalicelib.domain.configuration.job_overrides import job_configuration, job_warnings, spec_fields
-from chalicelib.domain.configuration.matrix import build_version, job_specs
+from chalicelib.domain.configuration.matrix import build_version, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
 from chalicelib.domain.configuration.yamlconfig import merge_repository_file as read_for_branch
 from chalicelib.errors import Invalid
 from chalicelib.executors import images
-from chalicelib.runner.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
+from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
 
 Json = dict[str, Any]
 BUILD_NUMBER = 1  # every exec is a first build: APPVEYOR_BUILD_NUMBER, and {build} in the version
@@ -79,7 +79,7 @@ def plan(text: str, checkout: Checkout, given: dict[str, str], cache: bool = Fal
     configuration, version_format = read_for_branch(
         default_configuration(), DEFAULT_VERSION_FORMAT, text, checkout.branch
     )
-    specs = job_specs(configuration)
+    specs = matrix_jobs(configuration)
     if not specs:
         raise Invalid("The build matrix is empty: every job is excluded.")
     now = datetime.now(UTC)

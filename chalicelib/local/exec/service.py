@@ -28,7 +28,7 @@ from dulwich.repo import MemoryRepo
 from dulwich.server import BackendRepo, DictBackend
 from dulwich.web import make_wsgi_chain
 
-from chalicelib.domain.builds import result_files
+from chalicelib.domain.testing import result_files
 from chalicelib.errors import Invalid
 from chalicelib.local.exec import folders
 from chalicelib.local.exec.jobs import ExecJob

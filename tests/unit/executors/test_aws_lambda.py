@@ -11,7 +11,7 @@ from botocore.stub import Stubber
 
 from chalicelib import aws
 from chalicelib.executors.aws_lambda import start
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 
 
 @pytest.fixture

@@ -28,3 +28,18 @@ def test_the_zip_lists_the_libraries_it_needs_pinned(tmp_path: Path) -> None:
 
     assert [line.split("==")[0] for line in listed] == list(LIBRARIES)
     assert all("==" in line for line in listed)
+
+
+def test_the_zip_holds_every_module_of_the_service_the_runner_imports(tmp_path: Path) -> None:
+    package = tmp_path / "runner.zip"
+    package.write_bytes(runner_zip())
+    program = (
+        f"import sys; sys.path.insert(0, {str(package)!r}); import chalicelib.runner.job; "
+        "print(*(getattr(m, '__file__', None) or '' for n, m in sys.modules.items() if n.startswith('chalicelib')))"
+    )
+
+    loaded = subprocess.run([sys.executable, "-I", "-c", program], capture_output=True, text=True, check=True)
+
+    files = loaded.stdout.split()
+    assert any(file.endswith("chalicelib/protocol/job_spec.py") for file in files)
+    assert [file for file in files if not file.startswith(str(package))] == []

@@ -10,6 +10,7 @@ import pytest
 
 from chalicelib.domain.shared import secrets
 from chalicelib.notify import providers
+from chalicelib.notify.destinations import notification_destination
 from chalicelib.notify.providers import NOTIFIERS, Notifier
 
 API_DOCS = Path(__file__).resolve().parents[3] / "docs" / "api.md"
@@ -36,9 +37,9 @@ def test_an_entry_is_bound_to_its_provider_in_any_case_and_its_plain_destination
     email = {"provider": "Email", "settings": {"to": ["A@example.com", "b@example.com"], "subject": "hi"}}
     hidden = {"provider": "Webhook", "settings": {"url": {"secure": "cvy2:y"}, "method": "PUT"}}
 
-    assert secrets.notification_destination(slack) == "@slack:channel=#Builds"  # a URL's path has case: values keep it
-    assert secrets.notification_destination(email) == "@email:to=A@example.com,b@example.com"
-    assert secrets.notification_destination(hidden) == "@webhook:"  # a secure url binds nothing
+    assert notification_destination(slack) == "@slack:channel=#Builds"  # a URL's path has case: values keep it
+    assert notification_destination(email) == "@email:to=A@example.com,b@example.com"
+    assert notification_destination(hidden) == "@webhook:"  # a secure url binds nothing
     assert secrets.hidden_notification_destinations(hidden) == []  # alone: nothing to hide it beside
     beside = {**hidden, "settings": {**hidden["settings"], "authorization": {"secure": "cvy2:z"}}}
     assert secrets.hidden_notification_destinations(beside) == ["url"]
@@ -47,6 +48,6 @@ def test_an_entry_is_bound_to_its_provider_in_any_case_and_its_plain_destination
 def test_a_url_binds_the_secrets_of_an_entry_of_any_provider_and_a_long_one_by_its_digest() -> None:
     entry = {"provider": "GitHubPullRequest", "settings": {"url": "https://hooks.example.com/" + "x" * 2000}}
 
-    bound = secrets.notification_destination(entry)
+    bound = notification_destination(entry)
 
     assert bound.startswith("@githubpullrequest:sha256=") and len(bound) < 100

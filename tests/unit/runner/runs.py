@@ -7,9 +7,10 @@ import os
 import time
 from pathlib import Path
 
-from chalicelib.runner.job_spec import JobSpec
-from chalicelib.runner.logstream import LogStream, SecretMask
-from chalicelib.runner.protocol import JobClient, Ticket
+from chalicelib.protocol.job_spec import JobSpec
+from chalicelib.protocol.logstream import LogStream, SecretMask
+from chalicelib.protocol.ticket import Ticket
+from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.run import Run
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from chalicelib.protocol.logstream import LogStream, SecretMask
 from chalicelib.runner import run as run_module
 from chalicelib.runner.artifacts import ArtifactRefused
-from chalicelib.runner.logstream import LogStream, SecretMask
 from tests.unit.runner.runs import Log, new_run
 
 

@@ -9,7 +9,7 @@ import pytest
 from chalicelib.core.build_agents import BuildAgent
 from chalicelib.domain.execution.build_agents import NewAgent
 from chalicelib.errors import Invalid
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.wire.build_agents import agent_json, new_agent_json, parse_registration, ticket_json
 
 CREATED = datetime(2026, 11, 1, tzinfo=UTC)

@@ -107,7 +107,7 @@ _MORE_FIELDS: dict[str, Any] = {
     "testAssembliesMode": "include",
     "testCategoriesMode": "include",
     "onBuildFinishScripts": [],
-    "idToken": False,  # the job's OpenID Connect ID tokens (domain/builds/id_tokens.py)
+    "idToken": False,  # the job's OpenID Connect ID tokens (domain/job_identity/id_tokens.py)
     "idTokenPullRequests": False,  # ...and for builds whose secrets are withheld: read from the project's settings only
 }
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from chalicelib.domain.configuration import filters, job_overrides
-from chalicelib.domain.configuration.matrix import job_specs
+from chalicelib.domain.configuration.matrix import matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import from_yaml, merge_repository_file, read_repository_file
 from chalicelib.errors import Invalid
 
@@ -262,7 +262,7 @@ for:
 
 def specs_of(text: str, branch: str = "main") -> tuple[Json, list[Any]]:
     configuration = read(text, branch)
-    return configuration, job_specs(configuration)
+    return configuration, matrix_jobs(configuration)
 
 
 def test_job_items_select_jobs_by_their_matrix_rows() -> None:
@@ -326,7 +326,7 @@ def test_a_build_whose_every_job_is_skipped_says_why() -> None:
 def test_a_project_variable_wins_over_a_job_items_too() -> None:
     project = {"environmentVariables": [named("SHARED", "project")]}
     merged, _ = merge_repository_file(project, "1.{build}", JOBS, "main")
-    specs = job_specs(merged)
+    specs = matrix_jobs(merged)
     special = job_overrides.job_configuration(merged, {"overrides": list(specs[3].overrides)})
     assert variables(special) == {"SHARED": "project", "EXTRA": "x"}
 

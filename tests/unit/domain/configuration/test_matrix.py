@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain.configuration.matrix import JobSpec, build_version, job_specs
+from chalicelib.domain.configuration.matrix import MatrixJob, build_version, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import from_yaml
 from chalicelib.errors import Invalid
 
@@ -41,7 +41,7 @@ def configuration(**fields: Any) -> Json:
     }
 
 
-def names(jobs: list[JobSpec]) -> list[str]:
+def names(jobs: list[MatrixJob]) -> list[str]:
     return [job.name for job in jobs]
 
 
@@ -52,13 +52,13 @@ def two_rows_two_platforms(**fields: Any) -> Json:
 
 
 def test_build_without_a_matrix_has_one_nameless_job() -> None:
-    assert job_specs(configuration()) == [
-        JobSpec(number=1, name="", image=None, configuration=None, platform=None, variables=(), allow_failure=False)
+    assert matrix_jobs(configuration()) == [
+        MatrixJob(number=1, name="", image=None, configuration=None, platform=None, variables=(), allow_failure=False)
     ]
 
 
 def test_single_job_build_has_no_name_even_with_a_value_in_each_dimension() -> None:
-    [job] = job_specs(
+    [job] = matrix_jobs(
         configuration(
             operatingSystem=values("Ubuntu"),
             environmentVariablesMatrix=[row(PY="3.12")],
@@ -73,7 +73,7 @@ def test_single_job_build_has_no_name_even_with_a_value_in_each_dimension() -> N
 
 
 def test_env_rows_times_platforms_vary_platform_innermost() -> None:
-    jobs = job_specs(two_rows_two_platforms())
+    jobs = matrix_jobs(two_rows_two_platforms())
 
     assert [(job.number, job.variables, job.platform) for job in jobs] == [
         (1, (named("PY", "3.11"),), "x86"),
@@ -90,7 +90,7 @@ def test_env_rows_times_platforms_vary_platform_innermost() -> None:
 
 
 def test_image_is_outermost_and_configuration_comes_before_platform() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         configuration(
             operatingSystem=values("Ubuntu", "Visual Studio 2019"),
             configuration=values("Debug", "Release"),
@@ -107,14 +107,14 @@ def test_image_is_outermost_and_configuration_comes_before_platform() -> None:
 
 
 def test_configurations_alone_name_jobs_by_configuration() -> None:
-    jobs = job_specs(configuration(configuration=values("Debug", "Release")))
+    jobs = matrix_jobs(configuration(configuration=values("Debug", "Release")))
 
     assert names(jobs) == ["Configuration: Debug", "Configuration: Release"]
     assert [job.image for job in jobs] == [None, None]
 
 
 def test_environment_part_lists_a_rows_variables_in_order() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         configuration(
             environmentVariablesMatrix=[
                 row(PYTHON="C:\\Python38", PYTHON_VERSION="3.8.x", PYTHON_ARCH="32"),
@@ -131,7 +131,7 @@ def test_environment_part_lists_a_rows_variables_in_order() -> None:
 
 
 def test_secure_variable_shows_as_secure_in_the_name() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         configuration(
             environmentVariablesMatrix=[
                 {"variables": [named("DB", "mysql"), named("PASSWORD", "DHEU39J6X9VD376==", secure=True)]},
@@ -145,20 +145,20 @@ def test_secure_variable_shows_as_secure_in_the_name() -> None:
 
 
 def test_common_variables_are_not_part_of_a_jobs_name_or_variables() -> None:
-    jobs = job_specs(two_rows_two_platforms(environmentVariables=[named("COMMON", "x")]))
+    jobs = matrix_jobs(two_rows_two_platforms(environmentVariables=[named("COMMON", "x")]))
 
     assert jobs[0].name == "Environment: PY=3.11; Platform: x86"
     assert jobs[0].variables == (named("PY", "3.11"),)
 
 
 def test_empty_row_gives_no_environment_part() -> None:
-    jobs = job_specs(configuration(environmentVariablesMatrix=[row(), row(FULL="1")], platform=values("x64")))
+    jobs = matrix_jobs(configuration(environmentVariablesMatrix=[row(), row(FULL="1")], platform=values("x64")))
 
     assert names(jobs) == ["Platform: x64", "Environment: FULL=1; Platform: x64"]
 
 
 def test_job_name_in_a_row_names_the_job_and_is_not_a_variable() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         configuration(
             environmentVariablesMatrix=[
                 row(
@@ -179,13 +179,13 @@ def test_job_name_in_a_row_names_the_job_and_is_not_a_variable() -> None:
 
 
 def test_job_name_names_even_a_single_job() -> None:
-    [job] = job_specs(configuration(environmentVariablesMatrix=[row(job_name="Only")]))
+    [job] = matrix_jobs(configuration(environmentVariablesMatrix=[row(job_name="Only")]))
 
     assert job.name == "Only"
 
 
 def test_worker_image_in_a_row_sets_that_jobs_image() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         configuration(
             operatingSystem=values("Visual Studio 2019"),
             environmentVariablesMatrix=[row(APPVEYOR_BUILD_WORKER_IMAGE="Ubuntu", CC="gcc"), row(CC="msvc")],
@@ -200,7 +200,7 @@ def test_worker_image_in_a_row_sets_that_jobs_image() -> None:
 
 
 def test_worker_image_rows_without_an_image_list_are_named_by_their_environment() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         configuration(
             environmentVariablesMatrix=[
                 row(APPVEYOR_BUILD_WORKER_IMAGE="Visual Studio 2015", TOOLSET="msvc-14.0"),
@@ -214,7 +214,7 @@ def test_worker_image_rows_without_an_image_list_are_named_by_their_environment(
 
 
 def test_exclude_removes_matching_jobs_and_numbers_the_rest() -> None:
-    jobs = job_specs(two_rows_two_platforms(matrixExclude=[row(PY="3.11", platform="x86")]))
+    jobs = matrix_jobs(two_rows_two_platforms(matrixExclude=[row(PY="3.11", platform="x86")]))
 
     assert [(job.number, job.name) for job in jobs] == [
         (1, "Environment: PY=3.11; Platform: x64"),
@@ -224,13 +224,13 @@ def test_exclude_removes_matching_jobs_and_numbers_the_rest() -> None:
 
 
 def test_except_removes_matching_jobs_like_exclude() -> None:
-    jobs = job_specs(two_rows_two_platforms(matrixExcept=[row(platform="x86")]))
+    jobs = matrix_jobs(two_rows_two_platforms(matrixExcept=[row(platform="x86")]))
 
     assert [job.platform for job in jobs] == ["x64", "x64"]
 
 
 def test_only_keeps_jobs_matching_any_of_its_rows() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         two_rows_two_platforms(matrixOnly=[row(PY="3.12", platform="x64"), row(PY="3.11", platform="x86")])
     )
 
@@ -238,7 +238,7 @@ def test_only_keeps_jobs_matching_any_of_its_rows() -> None:
 
 
 def test_exclusions_narrowing_to_one_job_leave_it_nameless() -> None:
-    [job] = job_specs(two_rows_two_platforms(matrixOnly=[row(PY="3.12", platform="x64")]))
+    [job] = matrix_jobs(two_rows_two_platforms(matrixOnly=[row(PY="3.12", platform="x64")]))
 
     assert (job.number, job.name, job.platform) == (1, "", "x64")
 
@@ -246,13 +246,13 @@ def test_exclusions_narrowing_to_one_job_leave_it_nameless() -> None:
 def test_condition_keys_for_dimensions_ignore_case_but_values_do_not() -> None:
     config = configuration(operatingSystem=values("Ubuntu", "macOS"), platform=values("x64", "ARM"))
 
-    assert [job.image for job in job_specs({**config, "matrixExclude": [row(OS="Ubuntu")]})] == ["macOS", "macOS"]
-    assert len(job_specs({**config, "matrixExclude": [row(image="ubuntu")]})) == 4
-    assert [job.platform for job in job_specs({**config, "matrixExcept": [row(Platform="ARM")]})] == ["x64", "x64"]
+    assert [job.image for job in matrix_jobs({**config, "matrixExclude": [row(OS="Ubuntu")]})] == ["macOS", "macOS"]
+    assert len(matrix_jobs({**config, "matrixExclude": [row(image="ubuntu")]})) == 4
+    assert [job.platform for job in matrix_jobs({**config, "matrixExcept": [row(Platform="ARM")]})] == ["x64", "x64"]
 
 
 def test_condition_on_a_variable_the_job_does_not_have_does_not_match() -> None:
-    jobs = job_specs(two_rows_two_platforms(matrixExclude=[row(NODE="18")]))
+    jobs = matrix_jobs(two_rows_two_platforms(matrixExclude=[row(NODE="18")]))
 
     assert len(jobs) == 4
 
@@ -262,14 +262,14 @@ def test_condition_may_name_a_common_variable() -> None:
         environmentVariables=[named("PY", "3.11"), named("TARGET", "web")], matrixExclude=[row(TARGET="web", PY="3.12")]
     )
 
-    assert [job.name for job in job_specs(config)] == [
+    assert [job.name for job in matrix_jobs(config)] == [
         "Environment: PY=3.11; Platform: x86",
         "Environment: PY=3.11; Platform: x64",
     ]
 
 
 def test_condition_on_a_test_category_matches_no_job() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         two_rows_two_platforms(
             matrixExclude=[row(test_category="UI")], matrixAllowFailures=[row(test_category="UI", platform="x86")]
         )
@@ -280,11 +280,11 @@ def test_condition_on_a_test_category_matches_no_job() -> None:
 
 
 def test_condition_without_keys_matches_every_job() -> None:
-    assert job_specs(two_rows_two_platforms(matrixExclude=[row()])) == []
+    assert matrix_jobs(two_rows_two_platforms(matrixExclude=[row()])) == []
 
 
 def test_allow_failures_marks_matching_jobs() -> None:
-    jobs = job_specs(
+    jobs = matrix_jobs(
         two_rows_two_platforms(matrixAllowFailures=[row(platform="x86", PY="3.12"), row(PY="3.11", platform="x64")])
     )
 
@@ -292,8 +292,8 @@ def test_allow_failures_marks_matching_jobs() -> None:
 
 
 def test_everything_excluded_leaves_no_jobs() -> None:
-    assert job_specs(two_rows_two_platforms(matrixExclude=[row(platform="x86"), row(platform="x64")])) == []
-    assert job_specs(two_rows_two_platforms(matrixOnly=[row(platform="ARM")])) == []
+    assert matrix_jobs(two_rows_two_platforms(matrixExclude=[row(platform="x86"), row(platform="x64")])) == []
+    assert matrix_jobs(two_rows_two_platforms(matrixOnly=[row(platform="ARM")])) == []
 
 
 def test_matrix_from_appveyor_yml() -> None:
@@ -305,7 +305,7 @@ def test_matrix_from_appveyor_yml() -> None:
         "  allow_failures:\n    - image: Ubuntu\n      PY: 3.12\n"
     )
 
-    assert [(job.number, job.name, job.allow_failure) for job in job_specs(config)] == [
+    assert [(job.number, job.name, job.allow_failure) for job in matrix_jobs(config)] == [
         (1, "Image: Ubuntu; Environment: PY=3.11; Configuration: Release", False),
         (2, "Image: Ubuntu; Environment: PY=3.12; Configuration: Release", True),
         (3, "Image: Visual Studio 2022; Environment: PY=3.12; Configuration: Release", False),
@@ -327,11 +327,11 @@ def test_version_does_not_expand_placeholders_inside_the_branch() -> None:
 
 def test_more_than_90_jobs_are_refused_naming_the_limit() -> None:
     with pytest.raises(Invalid, match=r"91 jobs; at most 90"):
-        job_specs(configuration(configuration=values(*map(str, range(91)))))
+        matrix_jobs(configuration(configuration=values(*map(str, range(91)))))
 
 
 def test_a_product_of_at_most_1000_cells_may_be_excluded_down_to_its_jobs() -> None:
-    jobs = job_specs(configuration(configuration=values(*map(str, range(10))), platform=values(*map(str, range(100))),
+    jobs = matrix_jobs(configuration(configuration=values(*map(str, range(10))), platform=values(*map(str, range(100))),
                                    matrixOnly=[{"variables": [named("platform", "7")]}]))  # fmt: skip
 
     assert len(jobs) == 10
@@ -339,5 +339,5 @@ def test_a_product_of_at_most_1000_cells_may_be_excluded_down_to_its_jobs() -> N
 
 def test_a_product_over_1000_cells_is_refused_whatever_it_excludes() -> None:
     with pytest.raises(Invalid, match=r"1001 combinations .* at most 1000"):
-        job_specs(configuration(configuration=values(*map(str, range(7))), platform=values(*map(str, range(143))),
+        matrix_jobs(configuration(configuration=values(*map(str, range(7))), platform=values(*map(str, range(143))),
                                 matrixOnly=[{"variables": [named("platform", "7")]}]))  # fmt: skip

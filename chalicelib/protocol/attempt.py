@@ -6,7 +6,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from chalicelib.runner.logstream import LogStream
+from chalicelib.protocol.logstream import LogStream
 
 TIMED_OUT = "timed out"
 

@@ -27,8 +27,10 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
-from chalicelib.errors import Unauthorized
+from chalicelib.errors import NotFound, Unauthorized
+from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
+from chalicelib.store import projects as project_store
 
 TOKEN_PREFIX = "cvyj_"
 _MAX_ID = 2**53  # ids are counters: far below what JSON and DynamoDB's numbers hold
@@ -121,6 +123,23 @@ def runner_job_with_build(job_id: str, authorization: str | None, project: bool)
     if found is not None and found.project_id != checked.project_id:  # deleted, and another made of its name
         found = None
     return RunnerJob(checked, build, found)
+
+
+def build_and_project(job: Job, read: tuple[Build | None, Project | None] = (None, None)) -> tuple[Build, Project]:
+    """The job's build and project: ``read`` with the job when its token named them (no read here), else one read
+    for a job that names its project's key (jobs stored before: two)."""
+    build, project = read
+    if build is not None and project is not None:
+        return build, project
+    if job.project_slug is not None:
+        found = build_store.get_build_and_project(job.account_id, job.project_id, job.build_id, job.project_slug)
+    else:
+        build = build_store.get_build(job.project_id, job.build_id)
+        project = project_store.get_project_by_id(job.account_id, job.project_id)
+        found = (build, project) if build is not None and project is not None else None
+    if found is None:
+        raise NotFound("The job's build no longer exists.")
+    return found
 
 
 def _checked(job: Job | None, token: str) -> Job:

@@ -33,8 +33,8 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.repository_names import public_repository_name
 from chalicelib.core.status import Status
-from chalicelib.domain.builds.build_lookup import build_and_project
 from chalicelib.domain.configuration.job_overrides import job_configuration
+from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import withholds_secrets
 from chalicelib.errors import Forbidden, Invalid, NotFound, Unauthorized, Unavailable
 from chalicelib.store import accounts as account_store

@@ -15,10 +15,10 @@ from chalice import Response
 from chalice.app import Request
 
 from chalicelib.api.http import check_parameters, error_response, respond
-from chalicelib.domain.builds import result_files
-from chalicelib.domain.execution.job_tokens import TOKEN_PREFIX
-from chalicelib.domain.job_protocol import test_uploads
+from chalicelib.domain.job_identity.job_tokens import TOKEN_PREFIX
+from chalicelib.domain.job_protocol import result_uploads
 from chalicelib.domain.team.auth import authenticate
+from chalicelib.domain.testing import result_files
 from chalicelib.errors import ConveyorError
 
 
@@ -31,10 +31,10 @@ def upload_test_results(
         scheme, _, token = (authorization or "").strip().partition(" ")
         from_build = scheme.lower() == "bearer" and token.strip().startswith(TOKEN_PREFIX)
         if from_build:
-            job = test_uploads.job_for_token(jobId, authorization)
+            job = result_uploads.job_for_token(jobId, authorization)
         else:
-            job = test_uploads.job_for_caller(authenticate(authorization, prefixAccountName), jobId)
-        return respond(test_uploads.store_results(job, resultsFormat, _file(request), from_build))
+            job = result_uploads.job_for_caller(authenticate(authorization, prefixAccountName), jobId)
+        return respond(result_uploads.store_results(job, resultsFormat, _file(request), from_build))
     except ConveyorError as error:
         return error_response(error)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 
-from chalicelib.runner.logstream import MAX_LINE_BYTES, SecretMask, split_line
+from chalicelib.protocol.logstream import MAX_LINE_BYTES, SecretMask, split_line
 
 
 def test_secret_is_replaced_wherever_it_occurs() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from chalicelib.runner.logstream import LogEnd, LogStream, SecretMask
+from chalicelib.protocol.logstream import LogEnd, LogStream, SecretMask
 
 NO_SECRETS = SecretMask([])
 NEVER = 3600.0  # seconds between background flushes: none happens during a test

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from chalicelib.runner.attempt import TIMED_OUT, Attempt
-from chalicelib.runner.logstream import LogStream, SecretMask
+from chalicelib.protocol.attempt import TIMED_OUT, Attempt
+from chalicelib.protocol.logstream import LogStream, SecretMask
 
 
 def attempt(seconds_left: float) -> Attempt:

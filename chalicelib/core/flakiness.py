@@ -1,4 +1,4 @@
-"""A test's history in brief, and when it is flaky: pure functions over what store/test_history.py keeps.
+"""A test's history in brief, and when it is flaky: pure functions over what store/tests_history.py keeps.
 
 A test is **flaky** when it both passed and failed on the same commit (a re-run of a job included): the definition
 Buildkite, CircleCI and Mergify share. It stays flaky until it has passed on every run of its last 100 runs, or on

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from chalicelib.domain.builds.result_files import parse
+from chalicelib.domain.testing.result_files import parse
 from chalicelib.errors import Invalid
 
 JUNIT = b"""<?xml version="1.0"?>

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from chalicelib.api.calls import Call
-from chalicelib.domain.builds import test_history
 from chalicelib.domain.shared.validation import invalid
+from chalicelib.domain.testing import tests_history
 from chalicelib.errors import Invalid
 from chalicelib.wire.fields import Fields
-from chalicelib.wire.test_history import quarantine_json, test_run_json, test_summary_json
+from chalicelib.wire.tests_history import quarantine_json, test_run_json, test_summary_json
 
 
 def _query(call: Call, name: str) -> str | None:
@@ -21,20 +21,20 @@ def _query(call: Call, name: str) -> str | None:
 
 def list_project_tests(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
     sort = (_query(call, "sort") or "name").lower()
-    if sort not in test_history.SORTS:
-        raise Invalid(f"sort is one of {', '.join(test_history.SORTS)}.")
-    tests, enabled = test_history.project_tests(call.caller, accountName, projectSlug, sort)
+    if sort not in tests_history.SORTS:
+        raise Invalid(f"sort is one of {', '.join(tests_history.SORTS)}.")
+    tests, enabled = tests_history.project_tests(call.caller, accountName, projectSlug, sort)
     return {"tests": [test_summary_json(test) for test in tests], "quarantine": enabled}
 
 
 def get_test_history(call: Call, accountName: str, projectSlug: str, testId: str) -> dict[str, Any]:
     before = _query(call, "before")
-    summary, runs, after = test_history.test_history(call.caller, accountName, projectSlug, testId, before)
+    summary, runs, after = tests_history.test_history(call.caller, accountName, projectSlug, testId, before)
     return {"test": test_summary_json(summary), "runs": [test_run_json(run) for run in runs], "next": after}
 
 
 def get_test_quarantine(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    return quarantine_json(test_history.get_quarantine(call.caller, accountName, projectSlug))
+    return quarantine_json(tests_history.get_quarantine(call.caller, accountName, projectSlug))
 
 
 def update_test_quarantine(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
@@ -42,12 +42,12 @@ def update_test_quarantine(call: Call, accountName: str, projectSlug: str) -> di
     if not isinstance(fields.body.get("enabled"), bool):
         raise invalid("enabled", "enabled must be true or false.")
     enabled = fields.boolean("enabled")
-    return quarantine_json(test_history.set_quarantine(call.caller, accountName, projectSlug, enabled))
+    return quarantine_json(tests_history.set_quarantine(call.caller, accountName, projectSlug, enabled))
 
 
 def clear_test_quarantine(call: Call, accountName: str, projectSlug: str) -> dict[str, Any]:
-    return quarantine_json(test_history.release_tests(call.caller, accountName, projectSlug, None))
+    return quarantine_json(tests_history.release_tests(call.caller, accountName, projectSlug, None))
 
 
 def release_quarantined_test(call: Call, accountName: str, projectSlug: str, testId: str) -> dict[str, Any]:
-    return quarantine_json(test_history.release_tests(call.caller, accountName, projectSlug, testId))
+    return quarantine_json(tests_history.release_tests(call.caller, accountName, projectSlug, testId))

@@ -3,7 +3,7 @@ imported whole, so that pytest does not take them for tests.)"""
 
 from __future__ import annotations
 
-from chalicelib.domain.builds import test_history as history
+from chalicelib.domain.testing import tests_history as history
 
 
 def test_a_test_keeps_its_id_across_runs_and_another_file_or_framework_is_another_test() -> None:

@@ -2,7 +2,7 @@
 project's tests list and one test's history show, and which failures quarantine lets pass.
 
 A test is named by its framework, file and name (``test_id``). Each job's attempt that reported it adds a run,
-kept by project, test, commit, branch, job name and attempt; its working state and summary follow (core/test_stats.py
+kept by project, test, commit, branch, job name and attempt; its working state and summary follow (core/flakiness.py
 says when it is flaky), except a pull request's, whose author chooses what it reports. A project's quarantine,
 when on, holds the tests that flaked: a job whose test_script failed only by such tests goes on (or ends) green,
 saying which (runner/job.py asks).
@@ -16,7 +16,7 @@ import time
 from datetime import datetime
 from typing import Any
 
-from chalicelib.core import test_stats
+from chalicelib.core import flakiness
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.reports import Report, counted_tests, sent_from_outside
@@ -26,7 +26,7 @@ from chalicelib.domain.team.access import Right
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import reports
-from chalicelib.store import test_history as store
+from chalicelib.store import tests_history as store
 
 log = logging.getLogger(__name__)
 SORTS = ("name", "slowest", "failing", "flaky")
@@ -44,7 +44,7 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
     """Add the runs of a job's attempt that is ending to its tests' history (``tests``: one per name, as
     core/reports.counted_tests gives them); tests that flaked enter the project's quarantine when it is on. A finish
     sent again for the same attempt adds nothing more."""
-    runs: dict[str, tuple[test_stats.Run, Report]] = {}
+    runs: dict[str, tuple[flakiness.Run, Report]] = {}
     at = int(finished.timestamp())
     for report in tests:
         body = report.body
@@ -53,7 +53,7 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
             continue
         test_id = test_id_of(body.get("testFramework"), body.get("fileName"), name)
         duration = body.get("durationMilliseconds")
-        run = test_stats.Run(
+        run = flakiness.Run(
             at=at,
             outcome=str(body.get("outcome") or "None"),
             duration=int(duration) if isinstance(duration, int | float) and not isinstance(duration, bool) else None,
@@ -73,14 +73,14 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
     # a pull request's build reports what its author wants (a fork's, anyone's), and so does one started with
     # variables by someone who may not change the project: their runs are kept in each test's history, but never
     # make a test flaky, nor put it in quarantine, nor change its summary
-    # Tests a key sent into the job (domain/job_protocol/test_uploads.py) are kept too, and leave the states
+    # Tests a key sent into the job (domain/job_protocol/result_uploads.py) are kept too, and leave the states
     # alone likewise.
     own = {test_id: run for test_id, run in runs.items() if not run[0].sent_from_outside}
     flaked = [] if withholds_secrets(build) or not own else _update_states(job.project_id, own)
     store.add_test_runs(
         job.project_id,
         [
-            (test_id, f"{finished.isoformat()}#{job.job_id}#{run.attempt:04d}", test_stats.run_json(run))
+            (test_id, f"{finished.isoformat()}#{job.job_id}#{run.attempt:04d}", flakiness.run_json(run))
             for test_id, (run, _) in runs.items()
         ],
     )
@@ -88,7 +88,7 @@ def record_job_tests(job: Job, build: Build, tests: list[Report], finished: date
         _quarantine(job.project_id, {test_id: runs[test_id][0] for test_id in flaked}, runs)
 
 
-def _update_states(project_id: int, runs: dict[str, tuple[test_stats.Run, Report]]) -> list[str]:
+def _update_states(project_id: int, runs: dict[str, tuple[flakiness.Run, Report]]) -> list[str]:
     """Each test's working state and summary with its new run, written under the version read (a test another
     job wrote meanwhile is read and written again); the ids of the tests that flaked with this run."""
     pending = list(runs)
@@ -102,19 +102,19 @@ def _update_states(project_id: int, runs: dict[str, tuple[test_stats.Run, Report
             if found is not None and found.body.get("lastRun") == _run_key(run):
                 continue  # a finish sent again after this attempt's runs were written: counted once
             state = (
-                test_stats.state_of(found.body)
+                flakiness.state_of(found.body)
                 if found
-                else test_stats.TestState(
+                else flakiness.TestState(
                     name=str(report.body.get("testName")),
                     framework=report.body.get("testFramework"),
                     file_name=report.body.get("fileName"),
                 )
             )
-            state = test_stats.record(state, run)
+            state = flakiness.record(state, run)
             if state.flaky_at == run.at and test_id not in flaked:
                 flaked.append(test_id)
-            summary = test_stats.summary(state, test_id)
-            body = {**test_stats.state_json(state), "lastRun": _run_key(run)}
+            summary = flakiness.summary(state, test_id)
+            body = {**flakiness.state_json(state), "lastRun": _run_key(run)}
             updates.append((test_id, body, summary, found.version if found else 0))
         pending = store.save_working_states(project_id, updates)
         if not pending:
@@ -122,11 +122,11 @@ def _update_states(project_id: int, runs: dict[str, tuple[test_stats.Run, Report
     raise Conflict("The project's tests changed too often meanwhile: their history could not be written.")
 
 
-def _run_key(run: test_stats.Run) -> str:
+def _run_key(run: flakiness.Run) -> str:
     return f"{run.job_id}#{run.attempt}"
 
 
-def _quarantine(project_id: int, flaked: dict[str, test_stats.Run], runs: dict[str, Any]) -> None:
+def _quarantine(project_id: int, flaked: dict[str, flakiness.Run], runs: dict[str, Any]) -> None:
     """Put the tests that flaked into the project's quarantine, when it is on."""
     for _ in range(_WRITE_ROUNDS):
         found = store.get_quarantine(project_id)
@@ -209,7 +209,7 @@ def test_history(
 def _with_flags(
     summary: dict[str, Any], held: dict[str, Any], now: int, quarantined: bool | None = False
 ) -> dict[str, Any]:
-    flaky = test_stats.is_flaky(
+    flaky = flakiness.is_flaky(
         summary.get("flakyAt"), summary.get("lastFailedAt"), int(summary.get("passStreak") or 0), now
     )
     shaped = {**summary, "flaky": flaky}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any, TypedDict, cast
 
 # JSON, its keys the API's camelCase. mypy checks both sides against these types (the runner reads each key with [],
-# so one the type lacks is an error), and tests/unit/runner/test_job_spec.py that the service sends each key and no
+# so one the type lacks is an error), and tests/unit/protocol/test_job_spec.py that the service sends each key and no
 # other: a setting neither side can forget. A runner ignores keys it does not know (a newer service may send more),
 # and reads a key a service from before did not send as read_spec says.
 

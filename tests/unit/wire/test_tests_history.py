@@ -3,7 +3,7 @@ imported whole, so that pytest does not take them for tests.)"""
 
 from __future__ import annotations
 
-from chalicelib.wire import test_history as shapes
+from chalicelib.wire import tests_history as shapes
 
 
 def test_a_summary_shows_every_field_and_flags_absent_ones_as_false() -> None:

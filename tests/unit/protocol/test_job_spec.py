@@ -1,5 +1,5 @@
 """The job spec the service sends a runner (domain/job_protocol/runner_calls.job_spec) holds each key of its type
-(runner/job_spec.JobSpec) and no other: a setting the runner honours cannot be added to one side and forgotten on
+(protocol/job_spec.JobSpec) and no other: a setting the runner honours cannot be added to one side and forgotten on
 the other. Built here from a rich appveyor.yml through the domain's own code, as a build of it queues its jobs."""
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.domain.configuration import job_overrides
-from chalicelib.domain.configuration.matrix import JobSpec as MatrixCell
-from chalicelib.domain.configuration.matrix import job_specs
+from chalicelib.domain.configuration.matrix import MatrixJob, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import read_repository_file
 from chalicelib.domain.job_protocol import runner_calls
-from chalicelib.runner.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSource, JobSpec, read_spec
+from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSource, JobSpec, read_spec
 
 Json = dict[str, Any]
 NOW = datetime(2026, 11, 28, tzinfo=UTC)
@@ -64,7 +63,7 @@ for:
 """
 
 
-def job_of(build: Build, cell: MatrixCell) -> Job:
+def job_of(build: Build, cell: MatrixJob) -> Job:
     """The job a build of the file queues for one cell of its matrix (domain/builds/builds.py's)."""
     spec = {
         "image": cell.image,
@@ -82,7 +81,7 @@ def sent_specs(text: str) -> list[JobSpec]:
     project = Project(1, "team", 2, "app", "app", "gitHub", "git", "team/app", "hook", "1.0.{build}", {}, NOW)
     commit = {"commitId": "a" * 40, "message": "work"}
     build = Build(1, 2, 3, 1, "2.0.1", "main", "refs/heads/main", commit, configuration, [], "queued", NOW)
-    return [runner_calls.job_spec(job_of(build, cell), (build, project)) for cell in job_specs(configuration)]
+    return [runner_calls.job_spec(job_of(build, cell), (build, project)) for cell in matrix_jobs(configuration)]
 
 
 def script(text: str) -> Json:

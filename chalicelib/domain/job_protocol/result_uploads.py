@@ -1,7 +1,7 @@
 """Test result files uploaded to a running job (``POST /api/testresults/{format}/{jobId}``), by its own runner with
 the job token, or from outside with a key that may run the project's builds.
 
-A file is parsed whole before anything is stored: a malformed or hostile one (domain/builds/result_files.py) is a 400
+A file is parsed whole before anything is stored: a malformed or hostile one (domain/testing/result_files.py) is a 400
 that leaves the job's tests as they were.
 """
 
@@ -12,11 +12,11 @@ from typing import Any
 from chalicelib.core.jobs import Job
 from chalicelib.core.reports import SENT_FROM_OUTSIDE
 from chalicelib.core.status import Status
-from chalicelib.domain.builds import result_files
-from chalicelib.domain.execution import job_tokens
+from chalicelib.domain.job_identity import job_tokens
 from chalicelib.domain.job_protocol import runner_calls
 from chalicelib.domain.team.access import Right, require_right
 from chalicelib.domain.team.auth import Caller
+from chalicelib.domain.testing import result_files
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
@@ -49,7 +49,7 @@ def store_results(job: Job, format_name: str, data: bytes, from_build: bool) -> 
 
     Tests sent with a key rather than by the build (``from_build``) are marked and kept apart: they show in the job
     beside the build's own, but never replace them (store/reports.py), count only where the build reported no test
-    of that name, excuse no failure in the quarantine and make no test flaky (domain/builds/test_history.py), for
+    of that name, excuse no failure in the quarantine and make no test flaky (domain/testing/tests_history.py), for
     whoever may run builds could otherwise rewrite what the build reported and, with quarantine on, hide its real
     failures (issue 43)."""
     tests = result_files.parse(format_name, data)

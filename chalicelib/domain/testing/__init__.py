@@ -1,0 +1,1 @@
+"""A build's tests: the result files its jobs send, each test's history and flakiness, and the quarantine."""
