@@ -522,7 +522,8 @@ def test_a_job_for_an_image_only_a_silent_agent_serves_shows_it_waits_for_one(
     screenshots(driver, "build-waiting-for-agent")
     assert api.call("DELETE", f"/builds/local/{slug}/{version}").status_code == 204
     status_becomes(driver, "#build-status", "cancelled")
-    wait(driver, lambda d: not d.find_element(By.CSS_SELECTOR, ".job .waiting").is_displayed())
+    # no longer waiting: the job says who cancelled it instead
+    wait(driver, lambda d: d.find_element(By.CSS_SELECTOR, ".job .waiting").text.startswith("Cancelled by "))
 
 
 def test_a_job_a_build_agent_ran_shows_the_agents_name(
