@@ -139,8 +139,9 @@ class LogStream:
     def write(self, line: str, own: bool = False) -> None:
         """Append one line of output, given without its newline; it is masked before anything is kept. Past
         ``max_bytes`` output is left out, saying so once; the runner's ``own`` lines have a little room beyond."""
-        if self._abandoned:
-            return
+        if self._abandoned or (self._capped and not own):
+            return  # before any work on it: the runner is outside the job's CPU limit, and output past the cap is
+            # cheap to drop
         pieces = split_line(self._mask(line))
         with self._lock:
             if self._closed:
