@@ -136,6 +136,10 @@ class LogStream:
         """Mask these too in every line written from now on (an ID token the job was handed, say)."""
         self._mask.add(*secrets)
 
+    def mask(self, text: str) -> str:
+        """``text`` as the log would keep it: its secrets masked (a message said beside the log, say)."""
+        return self._mask(text)
+
     def write(self, line: str, own: bool = False) -> None:
         """Append one line of output, given without its newline; it is masked before anything is kept. Past
         ``max_bytes`` output is left out, saying so once; the runner's ``own`` lines have a little room beyond."""

@@ -395,6 +395,23 @@ def test_secret_values_never_reach_the_log(make_project) -> None:  # type: ignor
         assert secret.encode() not in s3.get_object(Bucket=settings().bucket, Key=entry["Key"])["Body"].read()
 
 
+def test_a_secret_value_written_in_a_failing_command_is_masked_in_the_jobs_message(make_project) -> None:  # type: ignore[no-untyped-def]
+    secret = "hunter2-written-in-the-yml"
+    project = make_project({"appveyor.yml": appveyor_yml("build_script:", f"  - test x = {secret}")})
+    reply = project.account.api.put(
+        f"{project.path}/settings/environment-variables",
+        [{"name": "SECRET", "value": {"isEncrypted": True, "value": secret}}],
+    )
+    assert reply.status == 204, reply.body
+
+    build = project.run()
+    job = build["jobs"][0]
+
+    assert build["status"] == "failed"
+    assert job["message"] == "Command exited with code 1 in build_script: test x = [secure]", job
+    assert secret not in project.log(job["jobId"])
+
+
 def test_duplicate_delivery_of_a_job_message_runs_the_job_once(make_project) -> None:  # type: ignore[no-untyped-def]
     project = make_project({"appveyor.yml": appveyor_yml("build_script:", "  - echo ran once")})
     build = project.run()
