@@ -89,7 +89,9 @@ def root_file_system(folder: Path, image_root: Path) -> Path:
     os.chmod(layers / "upper", image.st_mode & 0o7777)
     options = f"lowerdir={image_root},upperdir={layers / 'upper'},workdir={layers / 'work'}"
     try:
-        _run("mount", "-t", "overlay", "overlay", "-o", options, str(layers / "merged"))
+        # nodev: a device node in the image or the upper layer opens nothing. Not nosuid: the image's sudo, how a
+        # build becomes root of its container (its user namespace, never this machine's root), is setuid.
+        _run("mount", "-t", "overlay", "overlay", "-o", f"nodev,{options}", str(layers / "merged"))
     except DiskRefused as error:
         raise DiskRefused(f"the container's file system could not be made: {error}") from error
     return layers / "merged"

@@ -4,6 +4,7 @@ that leaves nothing behind once removed. Needs root (a loop mount); skipped else
 from __future__ import annotations
 
 import os
+import stat
 import subprocess
 from pathlib import Path
 
@@ -41,3 +42,18 @@ def test_a_disk_that_cannot_be_made_leaves_nothing(tmp_path: Path) -> None:
 
 def test_podman_is_given_the_memory_limit_for_swap_too() -> None:
     assert resource_limits(512, 1.5) == ("--memory", "512m", "--memory-swap", "512m", "--cpus", "1.5")
+
+
+def test_a_device_node_in_a_containers_file_system_opens_nothing(tmp_path: Path) -> None:
+    """An image (or what a job left in its writable layer) holding a device node gives the container no device."""
+    image_root = tmp_path / "image"
+    image_root.mkdir()
+    os.mknod(image_root / "null", 0o666 | stat.S_IFCHR, os.makedev(1, 3))  # /dev/null's numbers
+    folder = tmp_path / "job"
+    job_disk.make(folder, 16)
+    try:
+        merged = job_disk.root_file_system(folder, image_root)
+        with pytest.raises(PermissionError):
+            (merged / "null").open("wb").close()
+    finally:
+        job_disk.remove(folder)
