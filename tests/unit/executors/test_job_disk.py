@@ -57,3 +57,36 @@ def test_a_device_node_in_a_containers_file_system_opens_nothing(tmp_path: Path)
             (merged / "null").open("wb").close()
     finally:
         job_disk.remove(folder)
+
+
+def test_the_jobs_folder_is_made_for_this_service_alone(tmp_path: Path) -> None:
+    root = tmp_path / "conveyor-jobs"
+
+    job_disk.checked_root(root)
+    job_disk.checked_root(root)  # found again, as it was made
+
+    assert stat.S_IMODE(os.lstat(root).st_mode) == 0o711
+
+
+def _made_by_another_user(root: Path) -> None:
+    root.mkdir()
+    os.chown(root, 65534, 65534)
+
+
+def _writable_by_others(root: Path) -> None:
+    root.mkdir()
+    root.chmod(0o777)
+
+
+def _a_link(root: Path) -> None:
+    (root.parent / "elsewhere").mkdir(mode=0o711)
+    root.symlink_to(root.parent / "elsewhere")
+
+
+@pytest.mark.parametrize("plant", [_made_by_another_user, _writable_by_others, _a_link])
+def test_a_jobs_folder_someone_else_planted_is_refused(tmp_path: Path, plant) -> None:  # type: ignore[no-untyped-def]
+    root = tmp_path / "conveyor-jobs"
+    plant(root)
+
+    with pytest.raises(job_disk.DiskRefused, match="remove it"):
+        job_disk.checked_root(root)
