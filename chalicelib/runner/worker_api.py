@@ -54,7 +54,7 @@ log = logging.getLogger(__name__)
 # the runner holds at once.
 MAX_BODY_BYTES = 1024 * 1024  # a JSON call: the service takes none bigger (protocol.MAX_JSON_BYTES)
 MAX_RESULTS_BYTES = 5 * 1024 * 1024 + 64 * 1024  # a test results file: the service's own limit, with multipart headers
-MAX_CONNECTIONS = 32  # open at once, each a thread of the runner; one more is answered 503 and closed
+MAX_CONNECTIONS = 64  # open at once, each a thread (a parallel test run keeps one per worker); more get a 503
 MAX_BODIES = 2  # requests read and handled at once; the others wait their turn
 _BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 OUTCOMES = (
