@@ -17,6 +17,7 @@ import functools
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 from pathlib import Path
 
@@ -35,7 +36,7 @@ def job_folder(job_id: str, disk_mb: int, owner: int) -> Path:
     """A fresh folder for the job, on a disk of its own, owned by ``owner`` (the build's user): its source, the
     ``appveyor`` command, the socket, the runner's scratch. Its name starts with this service's process id: the
     folders (and disks) a killed service left are removed by the next."""
-    JOBS_ROOT.mkdir(mode=0o711, parents=True, exist_ok=True)
+    checked_root(JOBS_ROOT)
     _remove_left_folders()
     work = JOBS_ROOT / f"{os.getpid()}-{job_id}-{secrets.token_hex(4)}"
     make(work, disk_mb)
@@ -45,6 +46,21 @@ def job_folder(job_id: str, disk_mb: int, owner: int) -> Path:
         os.chown(work / sub, owner, owner)
     os.chown(work, owner, owner)
     return work
+
+
+def checked_root(root: Path) -> None:
+    """Make ``root`` (mode 0711), or check the one there is this service's own; raises DiskRefused if not. It lies
+    in a folder every user may write (/var/tmp): another user could have made it first, or a link in its place,
+    to see or swap what jobs keep there."""
+    with contextlib.suppress(FileExistsError):
+        root.mkdir(mode=0o711)
+        os.chmod(root, 0o711)  # whatever the umask
+    found = os.lstat(root)
+    if not stat.S_ISDIR(found.st_mode) or found.st_uid != os.geteuid() or found.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise DiskRefused(
+            f"{root} is not a folder of this service's own user that only it may write (a link, another user's, or "
+            "writable by others): remove it, and the next job makes it again"
+        )
 
 
 @functools.cache
@@ -89,7 +105,9 @@ def root_file_system(folder: Path, image_root: Path) -> Path:
     os.chmod(layers / "upper", image.st_mode & 0o7777)
     options = f"lowerdir={image_root},upperdir={layers / 'upper'},workdir={layers / 'work'}"
     try:
-        _run("mount", "-t", "overlay", "overlay", "-o", options, str(layers / "merged"))
+        # nodev: a device node in the image or the upper layer opens nothing. Not nosuid: the image's sudo, how a
+        # build becomes root of its container (its user namespace, never this machine's root), is setuid.
+        _run("mount", "-t", "overlay", "overlay", "-o", f"nodev,{options}", str(layers / "merged"))
     except DiskRefused as error:
         raise DiskRefused(f"the container's file system could not be made: {error}") from error
     return layers / "merged"

@@ -136,11 +136,16 @@ class LogStream:
         """Mask these too in every line written from now on (an ID token the job was handed, say)."""
         self._mask.add(*secrets)
 
+    def mask(self, text: str) -> str:
+        """``text`` as the log would keep it: its secrets masked (a message said beside the log, say)."""
+        return self._mask(text)
+
     def write(self, line: str, own: bool = False) -> None:
         """Append one line of output, given without its newline; it is masked before anything is kept. Past
         ``max_bytes`` output is left out, saying so once; the runner's ``own`` lines have a little room beyond."""
-        if self._abandoned:
-            return
+        if self._abandoned or (self._capped and not own):
+            return  # before any work on it: the runner is outside the job's CPU limit, and output past the cap is
+            # cheap to drop
         pieces = split_line(self._mask(line))
         with self._lock:
             if self._closed:

@@ -176,6 +176,7 @@ def _run(
     elif reason == CANCELLED:
         message = run.cancel_message or "The build was cancelled."
         run.say(message)
+    message = None if message is None else stream.mask(message)  # a failed command's text, as its log line is
     result = "success" if succeeded else "failed"
     if reason in (CANCELLED, LEASE_LOST):
         result = "cancelled"

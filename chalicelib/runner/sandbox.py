@@ -104,6 +104,8 @@ def _code_bound_back(private: list[str], shared: list[str], writable: list[str])
     kept = [path for path in code if not any(path.startswith(other + "/") for other in code)] + writable
     private = private + [folder for folder in closed_folders_above(kept) if not _below(folder, private)]
     lines = [f"exec {3 + index}<{shlex.quote(path)}" for index, path in enumerate(kept)]
+    if private:
+        lines.append(_unmount_below(private, kept))
     for folder in private:
         mode = "1777" if folder in shared else "0755"  # a home is only passed through, to kept code
         lines.append(f"mount -t tmpfs -o mode={mode},nosuid,nodev tmpfs {shlex.quote(folder)}")
@@ -116,6 +118,18 @@ def _code_bound_back(private: list[str], shared: list[str], writable: list[str])
             f"exec {3 + index}<&-",
         ]
     return lines
+
+
+def _unmount_below(folders: list[str], kept: list[str]) -> str:
+    """The line that lazily unmounts, in the sandbox's namespace only, what is mounted below ``folders`` but on the
+    way to or below a ``kept`` path: another job's disk, copied into this namespace, would stay allocated until this
+    runner ends, though its own job ended and unmounted it."""
+    keep = [shlex.quote(path) for path in kept] + [f"{shlex.quote(path)}/*" for path in kept]
+    keep += [shlex.quote(str(above)) for path in kept for above in Path(path).parents]
+    below = [f"{shlex.quote(folder.rstrip('/'))}/*" for folder in folders]
+    unmount = 'umount --lazy "$point" 2>/dev/null || true'  # a mount below one unmounted is gone with it
+    choices = (f"{'|'.join(keep)}) ;; " if keep else "") + f"{'|'.join(below)}) {unmount};;"
+    return f'{{ cut -d" " -f5 /proc/self/mountinfo | while read -r point; do case "$point" in {choices} esac; done; }}'
 
 
 def closed_folders_above(paths: list[str]) -> list[str]:

@@ -190,11 +190,12 @@ class Session:
         with stream:
             while raw := stream.readline(MAX_LINE_BYTES):
                 line = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if self._container is not None and (gone := shell_ended.fullmatch(line)):
+                marked = line.startswith(self._marker)  # the regexes only for lines that may be a marker's
+                if marked and self._container is not None and (gone := shell_ended.fullmatch(line)):
                     self._container_exit = int(gone.group(1))
                     blank = False
                     continue
-                ended = status.fullmatch(line)
+                ended = status.fullmatch(line) if marked else None
                 if ended:
                     blank = False
                     self._statuses.put(int(ended.group(1)))

@@ -51,7 +51,13 @@ if TYPE_CHECKING:
     from chalicelib.runner.run import Run
 
 log = logging.getLogger(__name__)
-MAX_BODY_BYTES = 8 * 1024 * 1024
+# The runner is outside the job's memory limit: what a job's scripts send it is bounded, and so is how much of it
+# the runner holds at once.
+MAX_BODY_BYTES = 1024 * 1024  # a JSON call: the service takes none bigger (protocol.MAX_JSON_BYTES)
+MAX_RESULTS_BYTES = 5 * 1024 * 1024 + 64 * 1024  # a test results file: the service's own limit, with multipart headers
+MAX_CONNECTIONS = 64  # open at once, each a thread (a parallel test run keeps one per worker); more get a 503
+MAX_BODIES = 2  # requests read and handled at once; the others wait their turn
+_BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 OUTCOMES = (
     "None",
     "Running",
@@ -84,6 +90,8 @@ class WorkerApi:
         handler = _handler_for(self)
         self._secret = secrets.token_urlsafe(18)
         self._servers: list[socketserver.BaseServer] = []
+        self.bodies = threading.BoundedSemaphore(MAX_BODIES)
+        connections = threading.BoundedSemaphore(MAX_CONNECTIONS)
         if run.container is not None:
             self.bin_folder = run.container.work / job_container.BIN_FOLDER
             self._python = job_container.PYTHON
@@ -93,7 +101,7 @@ class WorkerApi:
         else:
             self.bin_folder = run.work / "bin"
             self._python = _python()
-            first = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            first = _Ipv4Server(("127.0.0.1", 0), handler)
             self._servers.append(first)
             port = first.server_address[1]
             with contextlib.suppress(OSError):  # "localhost" may resolve to ::1 first (Node does so): answer there too
@@ -101,6 +109,7 @@ class WorkerApi:
             self.url = f"http://localhost:{port}/{self._secret}/"
         for server in self._servers:
             server.daemon_threads = True  # type: ignore[attr-defined]
+            server.connections = connections  # type: ignore[attr-defined]
 
     def __enter__(self) -> WorkerApi:
         self.bin_folder.mkdir(exist_ok=True)
@@ -325,7 +334,32 @@ _ROUTES = {
 _UNIX_STREAM_SERVER: Any = getattr(socketserver, "UnixStreamServer", object)
 
 
-class _UnixServer(socketserver.ThreadingMixIn, _UNIX_STREAM_SERVER):
+class _Bounded(socketserver.ThreadingMixIn):
+    """A threading server that serves at most ``connections`` (a semaphore) at once, and turns the next away."""
+
+    connections: threading.BoundedSemaphore
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self.connections.acquire(blocking=False):
+            with contextlib.suppress(OSError):
+                request.settimeout(1)
+                request.sendall(_BUSY)
+            self.shutdown_request(request)  # type: ignore[attr-defined]
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self.connections.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self.connections.release()
+
+
+class _UnixServer(_Bounded, _UNIX_STREAM_SERVER):
     """HTTP on a unix socket: the Build Worker API of a job in a container (its first process forwards to it)."""
 
     def get_request(self) -> tuple[Any, Any]:
@@ -338,7 +372,11 @@ class _UnixServer(socketserver.ThreadingMixIn, _UNIX_STREAM_SERVER):
             super().handle_error(request, client_address)
 
 
-class _Ipv6Server(ThreadingHTTPServer):
+class _Ipv4Server(_Bounded, ThreadingHTTPServer):
+    pass
+
+
+class _Ipv6Server(_Ipv4Server):
     address_family = socket.AF_INET6
 
 
@@ -362,14 +400,20 @@ def _handler_for(api: WorkerApi) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 length = -1
             results = method == "POST" and _is_test_results(self.path)
-            if not 0 <= length <= MAX_BODY_BYTES:
+            limit = MAX_RESULTS_BYTES if results else MAX_BODY_BYTES
+            if not 0 <= length <= limit:
                 # a results file that big is refused as the service refuses it, with a 400
-                self._answer(
-                    400 if results else 413, {"message": f"A request may carry at most {MAX_BODY_BYTES:,} bytes."}
-                )
+                self._answer(400 if results else 413, {"message": f"A request may carry at most {limit:,} bytes."})
                 self.close_connection = True
                 return
-            raw = self.rfile.read(length) if length else b""
+            with api.bodies:
+                raw = self.rfile.read(length) if length else b""
+                if len(raw) < length:  # the client hung up mid-body: nothing to act on
+                    self.close_connection = True
+                    return
+                self._serve_body(method, raw, results)
+
+        def _serve_body(self, method: str, raw: bytes, results: bool) -> None:
             if method == "GET" and _is_id_token_request(self.path):
                 self._answer(*api.id_token_request(self.path, self.headers.get("Authorization") or ""))
                 return

@@ -214,9 +214,30 @@ def test_cancelled_running_build_stops_its_processes_and_ends_cancelled(make_pro
     assert build["jobs"][0]["status"] == "cancelled"
     wait_for(lambda: processes_running(marker) == [], "the cancelled job's processes (setsid's too) to end", 10)
     message = build["jobs"][0]["message"]
-    who = project.account.api.get(f"/users/{project.account.api.get('/users').json[0]['userId']}").json["user"]
-    assert message == f"Cancelled by {who['fullName']}.", message  # who cancelled it (their name, never e-mail)
+    owner = project.account.api.get(f"/users/{project.account.api.get('/users').json[0]['userId']}").json["user"]
+    # the owner never set a name: the one the account was made with is their e-mail's, which is never shown
+    assert message == "Cancelled by a user.", message
+    assert owner["email"].split("@")[0] not in message
     assert project.log(job_id).rstrip("\n").rsplit("\n", 1)[-1] == message  # the log's last line says so too
+
+
+def test_a_cancelled_build_names_who_cancelled_it_by_the_name_they_set(make_project) -> None:  # type: ignore[no-untyped-def]
+    project = make_project({"appveyor.yml": appveyor_yml("build_script:", "  - echo started", "  - sleep 60")})
+    api = project.account.api
+    owner = api.get(f"/users/{api.get('/users').json[0]['userId']}").json["user"]
+    named = {key: owner[key] for key in ("userId", "email", "roleId")}
+    assert api.put("/users", {**named, "fullName": "Jane Doe", "password": None}).status == 204
+    queued = project.start()
+    job_id = project.wait(queued["version"], {"running"})["jobs"][0]["jobId"]
+    project.wait_for_log(job_id, "started")
+
+    assert (
+        api.delete(f"/builds/{project.project['accountName']}/{project.project['slug']}/{queued['version']}").status
+        == 204
+    )
+    build = project.wait(queued["version"], seconds=15)
+
+    assert build["jobs"][0]["message"] == "Cancelled by Jane Doe.", build["jobs"][0]
 
 
 def test_cancelling_a_finished_build_changes_nothing(make_project) -> None:  # type: ignore[no-untyped-def]
@@ -393,6 +414,23 @@ def test_secret_values_never_reach_the_log(make_project) -> None:  # type: ignor
     s3 = aws.client("s3")
     for entry in s3.list_objects_v2(Bucket=settings().bucket, Prefix="builds/").get("Contents", []):
         assert secret.encode() not in s3.get_object(Bucket=settings().bucket, Key=entry["Key"])["Body"].read()
+
+
+def test_a_secret_value_written_in_a_failing_command_is_masked_in_the_jobs_message(make_project) -> None:  # type: ignore[no-untyped-def]
+    secret = "hunter2-written-in-the-yml"
+    project = make_project({"appveyor.yml": appveyor_yml("build_script:", f"  - test x = {secret}")})
+    reply = project.account.api.put(
+        f"{project.path}/settings/environment-variables",
+        [{"name": "SECRET", "value": {"isEncrypted": True, "value": secret}}],
+    )
+    assert reply.status == 204, reply.body
+
+    build = project.run()
+    job = build["jobs"][0]
+
+    assert build["status"] == "failed"
+    assert job["message"] == "Command exited with code 1 in build_script: test x = [secure]", job
+    assert secret not in project.log(job["jobId"])
 
 
 def test_duplicate_delivery_of_a_job_message_runs_the_job_once(make_project) -> None:  # type: ignore[no-untyped-def]

@@ -378,3 +378,34 @@ def test_a_clone_other_users_may_not_read_refuses_jobs_at_once_saying_how_to_mak
     assert refusal is not None and f"{clone} is not readable by other users (mode 0700" in refusal
     assert f"chmod -R o+rX {clone}" in refusal
     assert executors.refusal(Executor.RUNNER, "Ubuntu2204") == refusal  # a container's runner runs as nobody too
+
+
+@pytest.fixture
+def two_job_disks() -> Iterator[tuple[Path, Path]]:
+    """Two folders below /var/tmp, each with a file system mounted on it (tmpfs: a job's disk, as the container
+    executor mounts them): another job's, and the one a sandbox is made for."""
+    root = Path(tempfile.mkdtemp(prefix="conveyor-disks-", dir="/var/tmp"))
+    disks = (root / "other-job", root / "own-job")
+    for disk in disks:
+        disk.mkdir()
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(disk)], check=True)
+    yield disks
+    for disk in disks:
+        subprocess.run(["umount", "--lazy", str(disk)], check=False)
+    shutil.rmtree(root)
+
+
+@pytest.mark.skipif(not AS_ROOT, reason="only root mounts jobs' disks")
+@needs_sandbox
+def test_a_sandbox_holds_no_copy_of_another_jobs_disk(two_job_disks: tuple[Path, Path]) -> None:
+    """A disk the sandbox's namespace copied would stay allocated until its runner ends, though its job ended and
+    unmounted it: the sandbox keeps its own job's only."""
+    other, own = two_job_disks
+    prefix = local.as_user(local.NOBODY, (str(own),)).prefix
+
+    ran = subprocess.run([*prefix, "cat", "/proc/self/mountinfo"], capture_output=True, text=True, timeout=60)
+
+    assert ran.returncode == 0, ran.stderr
+    mount_points = [line.split()[4] for line in ran.stdout.splitlines()]
+    assert str(own) in mount_points, ran.stdout
+    assert str(other) not in mount_points, ran.stdout

@@ -125,9 +125,12 @@ def cancel_build(caller: Caller, account_name: str, slug: str, version: str) -> 
 
 def cancelled_by(caller: Caller) -> str:
     """A cancelled job's message, naming who cancelled it by their full name as the team lists it (never their
-    e-mail: a public project's log is read by anyone)."""
+    e-mail: a public project's log is read by anyone). An account's owner is named after their e-mail's local part
+    until they set a name (domain/team/accounts.py): that name is theirs only once it differs."""
     member = members.get_member(caller.account_id, caller.user_id)
     who = member.full_name.strip() if member is not None and member.full_name else ""
+    if member is not None and who == member.email.split("@")[0].strip():
+        who = ""
     return f"Cancelled by {who}." if who else "Cancelled by a user."
 
 

@@ -28,6 +28,28 @@ def test_output_past_the_log_cap_is_left_out_saying_so_once_and_the_runners_last
     assert lines[-1] == "The job exceeded its time limit of 60 min 0 s."
 
 
+class CountingMask(SecretMask):
+    """A mask that counts the lines it is asked to mask."""
+
+    masked = 0
+
+    def __call__(self, text: str) -> str:
+        self.masked += 1
+        return super().__call__(text)
+
+
+def test_output_past_the_log_cap_costs_the_runner_no_masking_or_splitting() -> None:
+    """The runner is outside the job's CPU limit: a job that prints without end makes it only count and drop."""
+    mask = CountingMask(["hunter22"])
+    stream = LogStream(Log(), mask, flush_seconds=3600, chunk_bytes=256, max_bytes=64 * 1024)
+    for _ in range(64 + 1000):
+        stream.write("x" * 1023)
+    stream.write("The job failed.", own=True)
+    stream.close()
+
+    assert mask.masked == 64 + 1 + 1  # the lines up to the cap, the one that reached it, the runner's own
+
+
 def test_an_artifact_past_the_jobs_artifact_cap_is_refused_before_it_is_sent(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
