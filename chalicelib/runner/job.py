@@ -222,9 +222,10 @@ def _container_environment(spec: JobSpec, folder: str, api_url: str) -> dict[str
     variables["APPVEYOR_BUILD_FOLDER"] = folder
     variables["APPVEYOR_API_URL"] = api_url
     # the service's own URL may be out of the container network's reach (make run's is on this machine's loopback):
-    # the ID token is asked for through the Build Worker API, which forwards it with the same request token
-    for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "CONVEYOR_OIDC_REQUEST_URL"):
-        if variables.get(name):
+    # the ID token is asked for through the Build Worker API, which forwards it with the same request token; only
+    # when the service minted the variables (idToken), not when appveyor.yml names them
+    if spec.get("idToken"):
+        for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "CONVEYOR_OIDC_REQUEST_URL"):
             variables[name] = f"{api_url}{ID_TOKEN_ROUTE}?api-version=1"
     return variables
 
