@@ -452,7 +452,8 @@ def _clone_with_git_for_windows(run: Run) -> None:
     run.say(f"Fetching commit {source['commitId'][:8]} of {source['ref']}{depth} with git")
     login = credentials if isinstance(credentials, tuple) else None
     try:
-        fetch_source(source, login, key, run.folder, run.work / "git", run.variables, run.say)
+        # the agent's environment, not the job's variables: a pull request's appveyor.yml writes those
+        fetch_source(source, login, key, run.folder, run.work / "git", run.say)
     except GitFailed as error:
         run.say(str(error))
         raise JobFailed(str(error)) from error
