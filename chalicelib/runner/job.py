@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -40,6 +41,7 @@ log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
 LEASE_LOST = "lease lost"
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")  # of the runner's own environment, to the scripts
+_SLUG = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
@@ -99,7 +101,7 @@ def _run(
 ) -> str:
     windows_notes: list[str] = []
     if os.name == "nt":  # a build agent on Windows: the build folder may be C:\projects\<slug> (windows/workspace.py)
-        slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
+        slug = project_slug(spec)
         clone_folder = spec["configuration"]["cloneFolder"]
         folder = build_folder(work, slug, clone_folder, os.environ.get(PROJECTS_ROOT_VARIABLE), windows_notes.append)
         home = work / "temp"
@@ -112,8 +114,7 @@ def _run(
         home.mkdir()
     else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
         tempfile.tempdir = str(work / job_container.SCRATCH_FOLDER)  # the cache's archives: on the job's disk
-        slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
-        folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
+        folder = work / job_container.PROJECTS_FOLDER / project_slug(spec)
     if os.name != "nt":
         folder.mkdir()
     limit = float(spec["timeoutSeconds"] or 3600)
@@ -191,6 +192,14 @@ def _run(
         if os.name == "nt" and not folder.is_relative_to(work):  # the agent removes the workspace, not this
             _remove_build_folder(folder, log.warning)
     return result
+
+
+def project_slug(spec: JobSpec) -> str:
+    """The project's slug, as the service sent it apart from the job's variables (appveyor.yml's environment: may set
+    APPVEYOR_PROJECT_SLUG, and the build folder, which a Windows agent removes, is named after it); "project" from a
+    service from before, or for a slug that is no single name."""
+    slug = str(spec.get("projectSlug") or "")
+    return slug if _SLUG.fullmatch(slug) and slug not in (".", "..") else "project"
 
 
 def _remove_build_folder(folder: Path, say: Callable[[str], None]) -> None:

@@ -123,6 +123,7 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
         # the service minted the ID token variables: the runner forwards ID token requests only then, and only to
         # this service's own route (appveyor.yml may name the variables too, and any URL in them)
         "idToken": bool(oidc_variables),
+        "projectSlug": project.slug,  # the build folder's name: appveyor.yml may set APPVEYOR_PROJECT_SLUG
     }
 
 

@@ -220,6 +220,7 @@ def job_spec(
         "inlineDeployments": 0,  # deploy: entries are the service's to deliver
         "logTailOnFinish": True,
         "idToken": False,  # no ID tokens: only the service signs them
+        "projectSlug": project.slug,
     }
 
 
