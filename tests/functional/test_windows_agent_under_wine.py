@@ -391,3 +391,19 @@ def test_appveyor_yml_cannot_point_the_build_folder_the_agent_removes_at_another
         assert (victim / "keep.txt").read_text() == "the owner's\n"
     finally:
         shutil.rmtree(victim, ignore_errors=True)
+
+
+def test_a_windows_agent_refuses_its_key_on_the_command_line(api_url: str) -> None:
+    """Every process of the machine, a job's scripts among them, can read a command line: the key comes from
+    CONVEYOR_AGENT_KEY only, which the agent removes from its environment before it starts anything."""
+    if MISSING is not None:
+        pytest.fail(f"{MISSING}, and CI must run these tests")
+    environment = {"PATH": os.environ["PATH"], "WINEPREFIX": str(WINDOWS / "prefix"), "WINEDEBUG": "-all"}
+    command = ["wine", str(PYTHON), "-m", "chalicelib.cli", "agent", "--builds", "--url", api_url]
+    done = subprocess.run(
+        [*command, "--key", "cvya_on-the-command-line"],
+        env=environment, cwd=PROJECT_DIR, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+
+    assert done.returncode != 0
+    assert "CONVEYOR_AGENT_KEY" in done.stderr.decode() and "--key" in done.stderr.decode()
