@@ -50,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     agent.add_argument("--url", required=True, help="the service's base URL, e.g. http://127.0.0.1:8000")
     agent.add_argument(
-        "--key", help="the environment's access key, or with --builds the agent's key (better: CONVEYOR_AGENT_KEY)"
+        "--key",
+        help="the environment's access key, or with --builds the agent's key (better: CONVEYOR_AGENT_KEY; on "
+        "Windows only that)",
     )
     agent.add_argument(
         "--builds", action="store_true", help="run build jobs (a build agent's key: POST /api/build-agents)"
@@ -120,9 +122,15 @@ def _service_errors() -> tuple[type[Exception], ...]:
 def run(args: argparse.Namespace) -> None:
     if args.command == "agent":
         # a key on the command line is in every process listing of the machine: the environment keeps it private
+        if args.key and os.name == "nt":  # there any process of the machine reads it, a job's scripts among them
+            raise SystemExit(
+                f"conveyor: on Windows the agent takes its key from {AGENT_KEY_VARIABLE} only, not --key: every "
+                "process of the machine, the jobs' scripts among them, can read a command line (docs/executors.md)."
+            )
         key = args.key or os.environ.get(AGENT_KEY_VARIABLE, "")
         if not key:
-            raise SystemExit(f"conveyor: the agent needs its key: set {AGENT_KEY_VARIABLE} (or pass --key)")
+            alternative = "" if os.name == "nt" else " (or pass --key)"
+            raise SystemExit(f"conveyor: the agent needs its key: set {AGENT_KEY_VARIABLE}{alternative}")
     if args.command == "agent" and args.builds:
         os.environ.pop(AGENT_KEY_VARIABLE, None)  # kept by the agent alone: no process it starts inherits it
         BuildJobAgent(args.url, key, args.unsafe_no_sandbox, projects_root=args.projects).run(once=args.once)

@@ -53,7 +53,7 @@ def _agent_call(request: Request, view: Callable[[BuildAgent], Any]) -> Response
 def next_build_job(request: Request) -> Response:
     def view(agent: BuildAgent) -> Any:
         fields = Fields(json_body(request, required=False))
-        sandboxed = fields.boolean("sandboxed", default=True)
+        sandboxed = fields.boolean("sandboxed", default=False)  # an agent that does not say has none: fail closed
         windows = (fields.optional_text("platform", 20) or "").lower() == "windows"
         ticket = build_agents.next_job(agent, sandboxed, windows)
         return None if ticket is None else ticket_json(ticket)

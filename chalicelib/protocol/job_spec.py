@@ -76,6 +76,8 @@ class JobSpec(TypedDict):
     cacheSave: bool  # whether the build cache is saved (not by a build whose secrets are withheld)
     inlineDeployments: int  # deploy: entries that deploy from the job (before_deploy and after_deploy run for them)
     logTailOnFinish: bool  # the finish takes the log's last chunk
+    idToken: bool  # the service minted the job's ID token request variables (appveyor.yml cannot set this)
+    projectSlug: str  # the build folder's name (not APPVEYOR_PROJECT_SLUG, which appveyor.yml may set)
 
 
 def _unsent_settings() -> JobConfiguration:
@@ -110,10 +112,18 @@ def _unsent_settings() -> JobConfiguration:
 
 def read_spec(sent: Json) -> JobSpec:
     """The spec as sent, with what a key it lacks means: a service from before sent no inlineDeployments (none
-    deploy), logTailOnFinish (the finish takes no tail) or source credentials (none are taken)."""
+    deploy), logTailOnFinish (the finish takes no tail), idToken (no ID tokens), projectSlug (the folder is
+    "project") or source credentials (none are taken)."""
     source = {"credentials": False, **sent["source"]}
     configuration = {**_unsent_settings(), **(sent.get("configuration") or {})}
     return cast(
         JobSpec,
-        {"inlineDeployments": 0, "logTailOnFinish": False, **sent, "source": source, "configuration": configuration},
+        {
+            "inlineDeployments": 0,
+            "logTailOnFinish": False,
+            "idToken": False,
+            **sent,
+            "source": source,
+            "configuration": configuration,
+        },
     )

@@ -12,6 +12,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -41,6 +42,7 @@ log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
 LEASE_LOST = "lease lost"
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")  # of the runner's own environment, to the scripts
+_SLUG = re.compile(r"[A-Za-z0-9._-]+")
 
 
 def run_ticket(ticket: Ticket, work: Path | None = None) -> str:
@@ -100,7 +102,7 @@ def _run(
 ) -> str:
     windows_notes: list[str] = []
     if os.name == "nt":  # a build agent on Windows: the build folder may be C:\projects\<slug> (windows/workspace.py)
-        slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
+        slug = project_slug(spec)
         clone_folder = spec["configuration"]["cloneFolder"]
         folder = build_folder(work, slug, clone_folder, os.environ.get(PROJECTS_ROOT_VARIABLE), windows_notes.append)
         home = work / "temp"
@@ -113,8 +115,7 @@ def _run(
         home.mkdir()
     else:  # the build folder is /home/appveyor/projects/<slug> in the container, as on AppVeyor's Linux images
         tempfile.tempdir = str(work / job_container.SCRATCH_FOLDER)  # the cache's archives: on the job's disk
-        slug = str(spec["variables"].get("APPVEYOR_PROJECT_SLUG") or "project")
-        folder = work / job_container.PROJECTS_FOLDER / (slug if slug not in (".", "..") else "project")
+        folder = work / job_container.PROJECTS_FOLDER / project_slug(spec)
     if os.name != "nt":
         folder.mkdir()
     limit = float(spec["timeoutSeconds"] or 3600)
@@ -195,6 +196,14 @@ def _run(
     return result
 
 
+def project_slug(spec: JobSpec) -> str:
+    """The project's slug, as the service sent it apart from the job's variables (appveyor.yml's environment: may set
+    APPVEYOR_PROJECT_SLUG, and the build folder, which a Windows agent removes, is named after it); "project" from a
+    service from before, or for a slug that is no single name."""
+    slug = str(spec.get("projectSlug") or "")
+    return slug if _SLUG.fullmatch(slug) and slug not in (".", "..") else "project"
+
+
 def _remove_build_folder(folder: Path, say: Callable[[str], None]) -> None:
     """Remove a Windows job's build folder outside its workspace (``C:\\projects\\<slug>``); a file another process
     of the machine holds open is left, and said so."""
@@ -224,9 +233,10 @@ def _container_environment(spec: JobSpec, folder: str, api_url: str) -> dict[str
     variables["APPVEYOR_BUILD_FOLDER"] = folder
     variables["APPVEYOR_API_URL"] = api_url
     # the service's own URL may be out of the container network's reach (make run's is on this machine's loopback):
-    # the ID token is asked for through the Build Worker API, which forwards it with the same request token
-    for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "CONVEYOR_OIDC_REQUEST_URL"):
-        if variables.get(name):
+    # the ID token is asked for through the Build Worker API, which forwards it with the same request token; only
+    # when the service minted the variables (idToken), not when appveyor.yml names them
+    if spec.get("idToken"):
+        for name in ("ACTIONS_ID_TOKEN_REQUEST_URL", "CONVEYOR_OIDC_REQUEST_URL"):
             variables[name] = f"{api_url}{ID_TOKEN_ROUTE}?api-version=1"
     return variables
 
@@ -453,7 +463,8 @@ def _clone_with_git_for_windows(run: Run) -> None:
     run.say(f"Fetching commit {source['commitId'][:8]} of {source['ref']}{depth} with git")
     login = credentials if isinstance(credentials, tuple) else None
     try:
-        fetch_source(source, login, key, run.folder, run.work / "git", run.variables, run.say)
+        # the agent's environment, not the job's variables: a pull request's appveyor.yml writes those
+        fetch_source(source, login, key, run.folder, run.work / "git", run.say)
     except GitFailed as error:
         run.say(str(error))
         raise JobFailed(str(error)) from error

@@ -32,7 +32,8 @@ EXCHANGE = ".conveyor-cache"  # beside the build folder, in the job's folder: bo
 _HOME = re.compile(r"^(?:\$HOME|\$\{HOME\}|~|%USERPROFILE%|[A-Za-z]:[\\/]Users[\\/]appveyor)(?=$|[\\/])", re.I)
 _CHECKSUM = re.compile(r"^[0-9a-f]{64}")
 _NOT_EXCHANGE = f"-name {EXCHANGE} -prune -o"  # an entry of the whole home holds the shared folder (a container's)
-_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+# Windows's os has neither flag (this module loads there too: the agent imports the runner's job)
+_CREATE = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
 
 
 def expand_home(text: str, home: str) -> str:

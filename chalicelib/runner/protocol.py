@@ -182,13 +182,16 @@ class JobClient:
             reply.release_conn()
         return True
 
-    def id_token(self, request_url: str, request_token: str, audience: str) -> str:
+    def id_token(self, request_token: str, audience: str) -> str:
         """An ID token for ``audience`` (empty: the issuer's default), asked for as any tool of the job may: GitHub
-        Actions' contract, with the request URL and token of the job's spec."""
+        Actions' contract, with the job's request token, of this service's own route for this job. Never of a URL
+        the job's variables name (its appveyor.yml may name any), and never following a redirect: the runner sits
+        outside the job's network, so what it fetches must be the service and nothing else."""
         query = f"&audience={quote(audience, safe='')}" if audience else ""
         headers = {"Authorization": f"Bearer {request_token}", "Accept": "application/json"}
+        url = f"{self._base}/id-token?api-version=1{query}"
         try:
-            reply = self._http.request("GET", request_url + query, headers=headers)
+            reply = self._http.request("GET", url, headers=headers, redirect=False)
         except urllib3.exceptions.HTTPError as error:
             raise ProtocolError(f"The service could not be reached: {type(error).__name__}") from error
         if reply.status >= 300:

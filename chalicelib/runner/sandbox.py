@@ -228,12 +228,12 @@ def unreadable_code() -> str | None:
 
 def unreadable_repository(path: str) -> str | None:
     """Why a job's runner, in its sandbox, could not read the local repository at ``path``; None when it can (or
-    when jobs run without one, as the stack's own user)."""
-    if not os.path.isdir(path):
-        return f"There is no repository at {path}: no such folder on this machine."
+    when jobs run without one, as the stack's own user). Whether the folder exists is asked as nobody too, and a
+    missing folder gets the same answer as one nobody cannot read: the service's own user (root) would tell a
+    project's creator which folders of this machine exist."""
     made = sandbox()
     if not isinstance(made, Sandbox):
-        return None
+        return None if os.path.isdir(path) else _unreadable(path)
     # the same folder (an emptied /tmp is readable, and another), readable, its .git too
     readable = (
         'cd -- "$1" 2>/dev/null && test -r . && { [ ! -e .git ] || { test -r .git && test -x .git; }; } '
@@ -246,14 +246,25 @@ def unreadable_repository(path: str) -> str | None:
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return None  # no answer is no refusal: the build says why if it cannot
-    outside = os.stat(path)
-    if probe.returncode == 0 and probe.stdout.decode().strip() == f"{outside.st_dev}:{outside.st_ino}":
+    if probe.returncode != 0:
+        return _unreadable(path)
+    try:
+        outside = os.stat(path)  # nobody reached a folder there: that it exists tells nothing new
+    except OSError:
+        return _unreadable(path)
+    if probe.stdout.decode().strip() == f"{outside.st_dev}:{outside.st_ino}":
         return None
+    return _unreadable(path)
+
+
+def _unreadable(path: str) -> str:
+    """One refusal for a missing folder and one builds cannot read."""
     home = os.path.realpath(os.path.expanduser("~"))
     emptied = ", ".join([*_PRIVATE_FOLDERS, *_PRIVATE_IF_PRESENT, home])
     return (
-        f"Builds cannot read {path}: their runner runs as nobody in a sandbox that empties {emptied}, and folders "
-        "other users may not enter. Keep the repository where every user may read it outside those, as in "
+        f"Builds cannot read {path}: there is no repository there, or their runner, which runs as nobody in a "
+        f"sandbox that empties {emptied}, and folders other users may not enter, cannot read it. Keep the "
+        "repository where every user may read it outside those, as in "
         f"{PROJECT_DIR / 'out'}/ (this stack's own folder stays visible to builds, read-only)."
     )
 

@@ -157,16 +157,15 @@ class WorkerApi:
         contract has it, and forwarded with it to the service: the same token, the same answer."""
         if not self._own(path):
             return 403, {"message": "Use the whole APPVEYOR_API_URL, its path included: it is this job's own."}
-        variables = self._run.spec["variables"]
-        url, token = variables.get("ACTIONS_ID_TOKEN_REQUEST_URL"), variables.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
+        token = self._request_token()
         scheme, _, given = authorization.partition(" ")
-        if not url or not token:
+        if not token:
             return 404, {"message": "This job has no ID tokens: set id_token: true in appveyor.yml."}
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), str(token).encode()):
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.strip().encode(), token.encode()):
             return 401, {"message": "Send the job's ACTIONS_ID_TOKEN_REQUEST_TOKEN as a bearer token."}
         audience = parse_qs(urlsplit(path).query).get("audience", [""])[-1]
         try:
-            value = self._run.client.id_token(str(url), str(token), audience)
+            value = self._run.client.id_token(token, audience)
         except ProtocolError as error:
             if error.status is not None and 400 <= error.status < 500:
                 return error.status, {"message": str(error)}
@@ -174,6 +173,13 @@ class WorkerApi:
             return 502, {"message": f"The service did not answer: {error}"}
         self._run.log.add_secrets(value)
         return 200, {"value": value}
+
+    def _request_token(self) -> str | None:
+        """The job's ID token request token, when the service minted one (``idToken``, which appveyor.yml cannot
+        set; the service's variables then replace any of the same name the yml set); else None."""
+        if not self._run.spec.get("idToken"):
+            return None
+        return str(self._run.spec["variables"].get("ACTIONS_ID_TOKEN_REQUEST_TOKEN") or "") or None
 
     def _own(self, path: str) -> bool:
         parts = [part for part in path.split("?")[0].split("/") if part]
@@ -283,17 +289,16 @@ class WorkerApi:
             self._run.say(f"UpdateBuild: only -Version is applied here; {', '.join(ignored)} left as they are.")
 
     def get_id_token(self, body: Any) -> dict[str, str]:
-        """``appveyor GetIdToken -Audience AUD``: the job's ID token, masked in the log from now on. The request URL
-        and token are the spec's: a script's SetVariable does not send the token elsewhere."""
+        """``appveyor GetIdToken -Audience AUD``: the job's ID token, masked in the log from now on. The request
+        token is the spec's, sent to the service's own route: a script's SetVariable does not send it elsewhere."""
         audience = _text(_object(body), "audience") or ""
-        variables = self._run.spec["variables"]
-        url, token = variables.get("ACTIONS_ID_TOKEN_REQUEST_URL"), variables.get("ACTIONS_ID_TOKEN_REQUEST_TOKEN")
-        if not url or not token:
+        token = self._request_token()
+        if not token:
             raise BadRequest(
                 "This job has no ID tokens: set id_token: true in appveyor.yml (a pull request's build gets none "
                 "unless the project's settings allow it)."
             )
-        value = self._run.client.id_token(url, token, audience)
+        value = self._run.client.id_token(token, audience)
         self._run.log.add_secrets(value)
         return {"value": value}
 

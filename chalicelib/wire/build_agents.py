@@ -51,6 +51,9 @@ def new_agent_json(new: NewAgent) -> dict[str, Any]:
                 if new.agent.pull_requests
                 else '; it takes no pull request builds unless registered with "pullRequests": true.'
             )
+            + " So anyone who can run a build on it can read its key and claim the jobs of every image it serves, in"
+            " any project of this account, with their secure variables: register it only for an account whose pushers"
+            " are trusted with all of its secrets, one agent per throwaway machine."
         )
     if warnings:
         shape["warning"] = " ".join(warnings)

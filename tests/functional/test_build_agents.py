@@ -241,6 +241,9 @@ def test_a_pull_request_build_goes_only_to_agents_registered_to_take_pull_reques
     pull_request_agent = Caller(account.client, takes_pull_requests["key"])
     # without a sandbox, the job could read the agent's key: no pull request's job is handed to it
     assert pull_request_agent.post("/agent/builds/next", {"sandboxed": False}).status == 204
+    # an agent that does not say whether it has a sandbox has none (an older or a hand-written one)
+    assert pull_request_agent.post("/agent/builds/next", {}).status == 204
+    assert pull_request_agent.post("/agent/builds/next").status == 204
     taken = pull_request_agent.post("/agent/builds/next", {"sandboxed": True})
     assert taken.status == 200 and taken.json["jobId"] == waiting["jobId"]
 

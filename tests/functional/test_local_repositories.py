@@ -100,4 +100,22 @@ def test_a_repository_that_does_not_exist_is_refused_saying_so(account: Account,
 
     reply = account.api.post("/projects", {"repositoryProvider": "git", "repositoryName": f"file://{missing}"})
 
-    assert f"There is no repository at {missing}" in assert_refused(reply, 400)
+    message = assert_refused(reply, 400)
+    assert f"Builds cannot read {missing}" in message and "there is no repository there" in message
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="as another user, the sandbox reads what that user may")
+def test_a_missing_folder_and_one_builds_cannot_read_are_refused_alike(account: Account, out_folder: Path) -> None:
+    """The service looks as nobody: its answer tells a project's creator nothing of folders builds cannot see."""
+    repository = repository_in(out_folder)
+    out_folder.chmod(0o700)
+    missing = out_folder / "typo.git"
+
+    unreadable = assert_refused(
+        account.api.post("/projects", {"repositoryProvider": "git", "repositoryName": str(repository)}), 400
+    )
+    absent = assert_refused(
+        account.api.post("/projects", {"repositoryProvider": "git", "repositoryName": str(missing)}), 400
+    )
+
+    assert absent == unreadable.replace(str(repository), str(missing))

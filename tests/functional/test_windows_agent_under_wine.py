@@ -365,3 +365,45 @@ def test_a_matrix_of_a_windows_and_an_ubuntu_job_passes_on_both(
     assert f"cmd on {IMAGE}" in windows_log
     assert "\nnot after appveyor exit" not in windows_log and "\non_success after appveyor exit" in windows_log
     assert "sh on Ubuntu" in project.log(jobs["Ubuntu"]["jobId"])
+
+
+def test_appveyor_yml_cannot_point_the_build_folder_the_agent_removes_at_another_folder(
+    account: Account, git_server: GitServer, windows_agent: WineAgent
+) -> None:
+    victim = WINDOWS / "prefix" / "drive_c" / unique("victim")
+    victim.mkdir()
+    (victim / "keep.txt").write_text("the owner's\n")
+    project = windows_project(
+        account,
+        git_server,
+        "environment:",
+        f"  APPVEYOR_PROJECT_SLUG: ..\\{victim.name}",
+        "clone_script:",
+        "  - cmd: echo cloned",
+        "build_script:",
+        "  - echo folder %APPVEYOR_BUILD_FOLDER%",
+    )
+    try:
+        build = finished(project, windows_agent)
+        log = project.log(build["jobs"][0]["jobId"])
+        assert build["status"] == "success", log
+        assert f"folder C:\\projects\\{project.project['slug']}" in log  # the service's slug, not the yml's
+        assert (victim / "keep.txt").read_text() == "the owner's\n"
+    finally:
+        shutil.rmtree(victim, ignore_errors=True)
+
+
+def test_a_windows_agent_refuses_its_key_on_the_command_line(api_url: str) -> None:
+    """Every process of the machine, a job's scripts among them, can read a command line: the key comes from
+    CONVEYOR_AGENT_KEY only, which the agent removes from its environment before it starts anything."""
+    if MISSING is not None:
+        pytest.fail(f"{MISSING}, and CI must run these tests")
+    environment = {"PATH": os.environ["PATH"], "WINEPREFIX": str(WINDOWS / "prefix"), "WINEDEBUG": "-all"}
+    command = ["wine", str(PYTHON), "-m", "chalicelib.cli", "agent", "--builds", "--url", api_url]
+    done = subprocess.run(
+        [*command, "--key", "cvya_on-the-command-line"],
+        env=environment, cwd=PROJECT_DIR, stdin=subprocess.DEVNULL, capture_output=True, timeout=60, check=False,
+    )  # fmt: skip
+
+    assert done.returncode != 0
+    assert "CONVEYOR_AGENT_KEY" in done.stderr.decode() and "--key" in done.stderr.decode()

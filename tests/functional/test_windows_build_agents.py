@@ -57,3 +57,8 @@ def test_registering_an_agent_for_a_windows_image_warns_that_windows_jobs_have_n
     assert reply.status == 200, reply.body
     assert reply.json["warning"].startswith("On Windows (Visual Studio 2022) there is no sandbox")
     assert '"pullRequests": true' in reply.json["warning"]
+    # what a job reading the agent's key can do, said where the agent is registered
+    assert (
+        "read its key and claim the jobs of every image it serves, in any project of this account"
+        in reply.json["warning"]
+    )

@@ -124,7 +124,7 @@ def agent_of(authorization: str | None) -> BuildAgent:
     return agent
 
 
-def next_job(agent: BuildAgent, sandboxed: bool = True, windows: bool = False) -> Ticket | None:
+def next_job(agent: BuildAgent, sandboxed: bool = False, windows: bool = False) -> Ticket | None:
     """Claim a waiting job of an image the agent serves (the oldest of the first of its images that has one; a pull
     request's only if it takes them and runs jobs in a sandbox, where they cannot read its key, or is a Windows agent,
     where no sandbox exists and registering it with "pullRequests": true is the team's choice; one its project's

@@ -120,6 +120,10 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
         "cacheSave": not withholds_secrets(build),  # what it made is not restored by a build that gets secrets
         "inlineDeployments": deploys_in(project, build, job),  # before_deploy and after_deploy run for them
         "logTailOnFinish": True,  # the finish takes the log's last chunk (a runner asks: services before did not)
+        # the service minted the ID token variables: the runner forwards ID token requests only then, and only to
+        # this service's own route (appveyor.yml may name the variables too, and any URL in them)
+        "idToken": bool(oidc_variables),
+        "projectSlug": project.slug,  # the build folder's name: appveyor.yml may set APPVEYOR_PROJECT_SLUG
     }
 
 

@@ -219,6 +219,8 @@ def job_spec(
         "cacheSave": cache,
         "inlineDeployments": 0,  # deploy: entries are the service's to deliver
         "logTailOnFinish": True,
+        "idToken": False,  # no ID tokens: only the service signs them
+        "projectSlug": project.slug,
     }
 
 

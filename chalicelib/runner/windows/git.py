@@ -1,11 +1,17 @@
 """Fetching the job's commit with Git for Windows (``git`` on the machine's PATH), as AppVeyor's Windows images do:
 the machine's own git settings apply (``core.autocrlf``), and ``core.longpaths`` is on for the fetch, so paths past
 260 characters check out. Credentials reach git through its environment (``GIT_CONFIG_*``), never its command line,
-which every process of the machine can list; an SSH key through a file of the job's, removed with it."""
+which every process of the machine can list; an SSH key through a file of the job's, removed with it.
+
+git runs with the machine's environment (the agent's own) less every ``GIT_*`` variable, plus what the runner sets,
+and is looked up on the machine's PATH: never with the job's variables, which a pull request's appveyor.yml writes
+(``GIT_CONFIG_PARAMETERS`` could send the credentials to another server, ``GIT_TRACE_CURL`` write them to a file,
+``PATH`` start a git of its own)."""
 
 from __future__ import annotations
 
 import base64
+import os
 import re
 import shutil
 import subprocess
@@ -58,18 +64,28 @@ def ssh_environment(key_file: Path, known_hosts: Path, host_key: str | None) -> 
     return {"GIT_SSH_COMMAND": f'ssh -i "{key_file.as_posix()}" -o IdentitiesOnly=yes {checking}'}
 
 
+def git_environment(machine: Mapping[str, str], settings: Mapping[str, str]) -> dict[str, str]:
+    """git's environment: the machine's without any ``GIT_*`` variable (in any case: Windows's names are not
+    case-sensitive), then the runner's settings."""
+    kept = {name: value for name, value in machine.items() if not name.upper().startswith("GIT_")}
+    return {**kept, **settings, "GIT_TERMINAL_PROMPT": "0"}
+
+
 def checkout(
     url: str,
     ref: str,
     sha: str,
     folder: Path,
     depth: int | None,
-    environment: Mapping[str, str],
+    settings: Mapping[str, str],
     say: Callable[[str], None],
+    machine: Mapping[str, str] | None = None,
 ) -> None:
-    """Fetch and check out the commit with the machine's git; raises GitFailed saying why."""
+    """Fetch and check out the commit with the machine's git, with the runner's ``settings`` for it (credentials)
+    and ``machine``'s environment (the runner's own when None); raises GitFailed saying why."""
     if not _SHA.fullmatch(sha):
         raise GitFailed(f"Commit '{sha}' not found on '{ref}'.")
+    environment = git_environment(os.environ if machine is None else machine, settings)
     path = next((value for name, value in environment.items() if name.upper() == "PATH"), None)
     git = shutil.which("git", path=path)
     if git is None:
@@ -77,10 +93,9 @@ def checkout(
             "The source was not fetched: this build agent's machine has no git on its PATH (install Git for "
             "Windows), or use clone_script."
         )
-    run_environment = {**environment, "GIT_TERMINAL_PROMPT": "0"}
     for command in commands(git, url, ref, sha, folder, depth):
         done = subprocess.run(
-            command, env=run_environment, stdin=subprocess.DEVNULL, capture_output=True, timeout=600, check=False
+            command, env=environment, stdin=subprocess.DEVNULL, capture_output=True, timeout=600, check=False
         )
         for line in console.decode(done.stdout + done.stderr).splitlines():
             say(line)
@@ -95,11 +110,12 @@ def fetch_source(
     ssh_key: tuple[str, str | None] | None,
     folder: Path,
     scratch: Path,
-    environment: Mapping[str, str],
     say: Callable[[str], None],
+    machine: Mapping[str, str] | None = None,
 ) -> None:
     """Fetch the job's source (its spec's ``source``) into ``folder`` with the repository's credentials (a user name
-    and password, or an SSH key and the host key expected), which go no further than git's environment."""
+    and password, or an SSH key and the host key expected), which go no further than git's environment; ``machine``:
+    the environment git starts from (the runner's own when None), never the job's variables."""
     extra: dict[str, str] = {}
     if credentials is not None:
         extra = credential_environment(credentials[0], credentials[1] or "")
@@ -110,7 +126,7 @@ def fetch_source(
         extra = ssh_environment(key_file, scratch / "known_hosts", ssh_key[1])
     depth = int(source["depth"]) if source["depth"] else None
     try:
-        checkout(source["url"], source["ref"], source["commitId"], folder, depth, {**environment, **extra}, say)
+        checkout(source["url"], source["ref"], source["commitId"], folder, depth, extra, say, machine)
     finally:
         for name in ("repository-key", "known_hosts"):
             (scratch / name).unlink(missing_ok=True)

@@ -4,7 +4,8 @@ The agent gives each job a workspace of its own (``CONVEYOR_WORKSPACE``) and rem
 The build folder is ``<workspace>\\build``; where the agent's owner allows a root for build folders
 (``conveyor agent --builds --projects C:\\projects``, handed as ``CONVEYOR_PROJECTS_ROOT``), it is
 ``<root>\\<project slug>`` as on AppVeyor's images, or the job's ``clone_folder`` when that lies below the root. A
-build folder outside the workspace is emptied before the job and removed after it.
+build folder outside the workspace is emptied before the job and removed after it, so it is never one that is not
+below the root (the workspace's is used instead, and the log says why).
 """
 
 from __future__ import annotations
@@ -32,7 +33,15 @@ def build_folder(work: Path, slug: str, clone_folder: str | None, root: str | No
                 return Path(wanted)
             say(f"clone_folder {clone_folder} is not used: this build agent lets builds use folders below {base} only.")
         name = slug if slug not in ("", ".", "..") else "project"
-        return Path(ntpath.join(base, name))
+        folder = ntpath.normpath(ntpath.join(base, name))
+        if _below(folder, base):
+            return Path(folder)
+        # the runner takes the slug from the service (runner/job.py), but what is removed must stay below the root
+        say(
+            f"The build folder is {work / 'build'}: the project slug {slug} leads out of {base}, and this build agent "
+            f"lets builds use folders below {base} only."
+        )
+        return work / "build"
     if clone_folder:
         say(
             f"clone_folder {clone_folder} is not used: this build agent gives builds no folder of their own (its "

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 from pathlib import Path, PureWindowsPath
+from typing import Any
 
 import pytest
 
@@ -60,3 +61,25 @@ def test_remove_tree_removes_read_only_files_as_git_leaves_its_packs(
 
 def test_long_paths_are_left_as_they_are_off_windows(tmp_path: Path) -> None:
     assert long_path(tmp_path) == os.path.abspath(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "slug", ["..\\..\\Users\\owner\\Documents", "../../Users/owner", "C:\\Users\\owner", "a\\..\\.."]
+)
+def test_a_slug_that_leads_out_of_the_projects_root_is_refused_saying_so(slug: str) -> None:
+    said: list[str] = []
+    folder = build_folder(Path("w"), slug, None, "C:\\projects", said.append)
+
+    assert folder == Path("w") / "build"
+    assert len(said) == 1 and "below C:\\projects" in said[0] and slug in said[0]
+
+
+def test_the_runner_takes_the_slug_from_the_spec_never_from_the_jobs_variables() -> None:
+    from chalicelib.runner.job import project_slug
+
+    forged = {"APPVEYOR_PROJECT_SLUG": "..\\..\\Users\\owner\\Documents"}
+    spec: Any = {"variables": forged, "projectSlug": "app"}
+
+    assert project_slug(spec) == "app"
+    assert project_slug({"variables": forged}) == "project"  # a service from before sent none
+    assert project_slug({"variables": {}, "projectSlug": "../escape"}) == "project"
