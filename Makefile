@@ -22,7 +22,7 @@ MOCHA_STAMP := $(MOCHA)/.installed-$(MOCHA_VERSION)-$(MOCHA_REPORTER_VERSION)
 CONTAINER_TOOLS := podman runc slirp4netns uidmap iptables mmdebstrap
 IMAGE := .images/ubuntu
 IMAGE_STAMP := $(IMAGE)/etc/conveyor-image
-IMAGE_INPUTS := images/ubuntu/packages images/ubuntu/setup.sh images/ubuntu/build.sh images/ubuntu/shift_ids.py
+IMAGE_INPUTS := $(addprefix images/ubuntu/,packages setup.sh build.sh shift_ids.py node_versions.py nvm.sh session.sh services.sh)
 
 # A registry's passing failure (a timeout, a reset connection, a 5xx under load) should not fail a first run: each
 # install from a registry is tried up to 3 times, RETRY_PAUSE seconds apart, before the run fails.
@@ -65,7 +65,7 @@ containers:
 image: containers
 	@if [ -f $(IMAGE_STAMP) ] && [ -z "$$(find $(IMAGE_INPUTS) -newer $(IMAGE_STAMP))" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v mmdebstrap >/dev/null 2>&1; then \
-		echo "building the local image from Debian's packages into $(IMAGE) (first run, about 90 s)..." && \
+		echo "building the local image from Debian's packages into $(IMAGE) (first run, several minutes)..." && \
 		$(RETRY) sh images/ubuntu/build.sh $(IMAGE); \
 	else echo "the local image is not built (make image, as root, with mmdebstrap): jobs run in the unshare sandbox"; fi
 

@@ -18,6 +18,7 @@ SECTIONS = [
     "throughput",
     "queue_to_running",
     "queue_to_container",
+    "image_tools",
     "latency",
     "persistence",
     "package",

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from chalicelib.runner import container as job_container
+from chalicelib.runner import stacks
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.attempt import TIMED_OUT
 from chalicelib.runner.beneath import NotAFolder, pin
@@ -255,6 +256,7 @@ def _phases(run: Run) -> bool:
     try:
         try:
             run.say(f"Build started: {run.spec['title']}, job {run.spec['jobId']} {run.spec['jobName']}")
+            stacks.apply(run)
             run_phase(run, "init", config["initScripts"])
             _clone(run)
             if cache_entries:
