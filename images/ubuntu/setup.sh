@@ -21,7 +21,7 @@ chown -R appveyor:appveyor /home/appveyor
 # 7za and 7z as AppVeyor's p7zip has them (bookworm's 7zip names its command 7zz)
 for command in 7z 7za; do command -v "$command" >/dev/null || ln -s /usr/bin/7zz "/usr/local/bin/$command"; done
 # az: Debian's azure-cli is 1.5 GB and would double the image's build time, so it installs on its first call in a
-# job (sudo apt-get install azure-cli, about a minute) and runs from then on
+# job (sudo apt-get install azure-cli: about 3 minutes here) and runs from then on
 if [ ! -x /usr/bin/az ]; then
 	cat > /usr/local/bin/az <<'AZ'
 #!/bin/sh
@@ -35,7 +35,7 @@ AZ
 fi
 # PostgreSQL: AppVeyor's postgres / Password12! over TCP; the local socket trusts (psql -U postgres, sudo -u postgres)
 pg=/etc/postgresql/15/main
-echo "ALTER USER postgres PASSWORD 'Password12!';" | su postgres -c "/usr/lib/postgresql/15/bin/postgres --single -D /var/lib/postgresql/15/main -c config_file=$pg/postgresql.conf postgres" >/dev/null
+echo "ALTER USER postgres PASSWORD 'Password12!';" | su postgres -c "/usr/lib/postgresql/15/bin/postgres --single -D /var/lib/postgresql/15/main -c config_file=$pg/postgresql.conf postgres" >/dev/null 2>&1
 printf '%s\n' 'local all all trust' 'host all all 127.0.0.1/32 scram-sha-256' 'host all all ::1/128 scram-sha-256' > $pg/pg_hba.conf
 # services start only when a job asks (images/ubuntu/services.sh); nothing starts them in a container otherwise
 chmod 0755 /opt/conveyor/services.sh

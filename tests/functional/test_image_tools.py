@@ -21,6 +21,7 @@ from tests.functional.test_sandbox import output_lines
 
 REFUSAL = containers.refusal()
 pytestmark = pytest.mark.skipif(REFUSAL is not None, reason=f"no container can run here: {REFUSAL}")
+INSTALL_SECONDS = 300  # registry installs and services on a loaded machine: beyond the 60 s of a build without
 
 
 @pytest.fixture(scope="module")
@@ -64,6 +65,29 @@ def test_stack_node_then_nvm_switch_node_and_the_last_switch_holds_in_the_next_p
     assert "Downloading" not in log  # every major is in the image: nothing is fetched
 
 
+def test_stack_go_and_jdk_come_from_pypi_for_the_rest_of_the_job(make_project) -> None:  # type: ignore[no-untyped-def]
+    project = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "stack: go 1.23, jdk 21",
+                "build_script:",
+                "  - echo GO $(go version)",
+                "  - echo JAVA $(java -version 2>&1 | head -n 1)",
+                '  - printf \'package main\\nimport "fmt"\\nfunc main() { fmt.Println("BUILT", 42) }\\n\' > m.go',
+                "  - go run m.go",
+            )
+        }
+    )
+
+    build = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
+    log = project.log(build["jobs"][0]["jobId"])
+
+    assert build["status"] == "success", log
+    assert output_lines(log, "GO ")[0].startswith("GO go version go1.23."), log
+    assert '"21.' in output_lines(log, "JAVA ")[0], log
+    assert output_lines(log, "BUILT ") == ["BUILT 42"], log
+
+
 def test_services_answer_with_appveyors_credentials(make_project) -> None:  # type: ignore[no-untyped-def]
     project = make_project(
         {
@@ -73,6 +97,7 @@ def test_services_answer_with_appveyors_credentials(make_project) -> None:  # ty
                 "  - postgresql",
                 "  - mysql",
                 "  - redis",
+                "  - rabbitmq",
                 "environment:",
                 "  PGUSER: postgres",
                 "  PGPASSWORD: Password12!",
@@ -81,11 +106,12 @@ def test_services_answer_with_appveyors_credentials(make_project) -> None:  # ty
                 "  - echo MY $(mysql -h 127.0.0.1 -uroot -p'Password12!' -sNe 'select 40 + 2')",
                 "  - echo REDIS $(redis-cli -h 127.0.0.1 ping)",
                 "  - mysql -h 127.0.0.1 -uroot -pwrong -e 'select 1' || echo MY-REFUSES-A-WRONG-PASSWORD",
+                "  - sudo rabbitmqctl authenticate_user guest guest > /dev/null && echo RABBIT guest",
             )
         }
     )
 
-    build = project.run()
+    build = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
     log = project.log(build["jobs"][0]["jobId"])
 
     assert build["status"] == "success", log
@@ -93,10 +119,8 @@ def test_services_answer_with_appveyors_credentials(make_project) -> None:  # ty
     assert output_lines(log, "MY ") == ["MY 42"], log
     assert output_lines(log, "REDIS ") == ["REDIS PONG"], log
     assert output_lines(log, "MY-REFUSES") == ["MY-REFUSES-A-WRONG-PASSWORD"], log
-    assert log.index("Starting services: postgresql, mysql, redis") < log.index("Running build_script"), log
-
-
-INSTALL_SECONDS = 300  # a registry install on a loaded machine: well beyond the 60 s of a build without one
+    assert output_lines(log, "RABBIT ") == ["RABBIT guest"], log
+    assert log.index("Starting services: postgresql, mysql, redis, rabbitmq") < log.index("Running build_script"), log
 
 
 def test_a_job_installs_packages_from_pypi_and_npm(make_project) -> None:  # type: ignore[no-untyped-def]
