@@ -17,12 +17,14 @@ _SERVICE = re.compile(r"^(postgresql|pgsql|mysql|redis|rabbitmq|mongodb|mssql|do
 
 @dataclass(frozen=True)
 class Stack:
-    """What a job's configuration asks for: languages as (name, version) in order, services by AppVeyor's name, and
-    entries that are neither."""
+    """What a job's configuration asks for: languages as (name, version) in order, services by AppVeyor's name,
+    entries that are neither, and services asked for with a version (``postgresql96``, ``mysql 5.7``): the image
+    has one release of each, and the job's log says which stands for them."""
 
     languages: tuple[tuple[str, str], ...] = ()
     services: tuple[str, ...] = ()
     unknown: tuple[str, ...] = ()
+    versioned: tuple[str, ...] = ()
 
 
 def read(stacks: Iterable[dict[str, Any]], services: Iterable[dict[str, Any]]) -> Stack:
@@ -30,6 +32,7 @@ def read(stacks: Iterable[dict[str, Any]], services: Iterable[dict[str, Any]]) -
     languages: list[tuple[str, str]] = []
     started: list[str] = []
     unknown: list[str] = []
+    versioned: list[str] = []
     for entry in [*stacks, *services]:
         words = str(entry.get("value") or "").split()
         if not words:
@@ -38,10 +41,12 @@ def read(stacks: Iterable[dict[str, Any]], services: Iterable[dict[str, Any]]) -
         service = _SERVICE.match(name)
         if name in LANGUAGES and len(words) == 2:
             languages.append((LANGUAGES[name], words[1]))
-        elif service:
+        elif service and len(words) <= 2:
             named = "postgresql" if service.group(1) == "pgsql" else service.group(1)
             if named not in started:
                 started.append(named)
+            if service.group(2) or len(words) == 2:
+                versioned.append(" ".join(words))
         else:
             unknown.append(" ".join(words))
-    return Stack(tuple(languages), tuple(started), tuple(unknown))
+    return Stack(tuple(languages), tuple(started), tuple(unknown), tuple(versioned))

@@ -24,6 +24,8 @@ def apply(run: Run) -> None:
     stack = read(config["stacks"], config["services"])
     if stack.services:
         run.say(f"Starting services: {', '.join(stack.services)}")
+        if stack.versioned:
+            run.say(f"This image has one release of each service: {', '.join(stack.versioned)} get it.")
         _run(run, f"sudo -n {SERVICES_SCRIPT} {' '.join(map(shlex.quote, stack.services))}", "services")
     for language, version in stack.languages:
         run.say(f"stack: {language} {version}")

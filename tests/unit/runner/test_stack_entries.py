@@ -20,6 +20,7 @@ def test_services_take_appveyors_names_and_windows_versioned_names_name_the_same
     stack = read(values("pgsql"), values("postgresql96", "redis", "MySQL57", "mongodb", "postgresql"))
 
     assert stack.services == ("postgresql", "redis", "mysql", "mongodb")  # each started once
+    assert stack.versioned == ("postgresql96", "MySQL57")  # the log says the image's release stands for them
 
 
 def test_an_entry_that_is_neither_is_kept_to_be_refused_not_dropped() -> None:
