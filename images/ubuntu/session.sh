@@ -16,8 +16,8 @@ __conveyor_stack() {  # __conveyor_stack LANGUAGE VERSION
 	local language=$1 version=$2 home
 	case $language in
 		node | nodejs) nvm install "$version" ;;
-		python)  # $HOME/venvX.Y activated, as AppVeyor's images do
-			home=$(ls -d "$HOME/venv$version" "$HOME/venv$version".* 2>/dev/null | head -n 1)
+		python)  # $HOME/venvX.Y activated, as AppVeyor's images do (the image's user's where HOME is elsewhere)
+			home=$(ls -d "$HOME/venv$version" "$HOME/venv$version".* /home/appveyor/venv"$version" /home/appveyor/venv"$version".* 2>/dev/null | head -n 1)
 			[ -x "$home/bin/python" ] || { echo "Python $version is not in this image (it has $(ls -d "$HOME"/venv* | sed 's/.*venv/Python /' | paste -sd, -))"; return 1; }
 			. "$home/bin/activate" && python --version
 			;;
