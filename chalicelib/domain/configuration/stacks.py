@@ -26,7 +26,8 @@ AVAILABLE = {
     "python": "Python 3.11 (Debian's; no registry here serves another CPython for Linux)",
 }
 SERVICES = ("postgresql", "mysql", "redis", "rabbitmq")
-_ELSEWHERE = "a build agent on a machine that has it, or on AWS, CodeBuild's own VM with docker"
+# where such a job does run: neither the local image nor CodeBuild (unprivileged, docs/executors.md) serves them
+_ELSEWHERE = "a build agent registered for the job's image, on a machine of the team's own that has it"
 NOT_HERE = {
     "mongodb": "MongoDB is in no registry this service's machines reach (not in Debian, PyPI or npm)",
     "mssql": "SQL Server is in no registry this service's machines reach",
