@@ -35,6 +35,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from chalicelib.executors import tool_cache
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
 from chalicelib.runner.protocol import JobClient, ProtocolError, Ticket
@@ -124,6 +125,7 @@ def run(ticket: Ticket, timeout: float) -> int:
     if not isinstance(made, Runtime):
         _fail(ticket, f"This job's image cannot run here: {made}.")
         return 0
+    _fill_tool_cache(ticket)
     started = time.monotonic()
     work = _job_folder(ticket.job_id)
     name = f"conveyor-job-{ticket.job_id}-{secrets.token_hex(4)}"
@@ -185,8 +187,21 @@ def _run_options(work: Path, name: str) -> list[str]:
         "--volume", f"{work / job_container.BIN_FOLDER}:{job_container.BIN}:ro,nosuid,nodev",
         "--volume", f"{socket_folder}:{job_container.SOCKET_FOLDER}:ro,nosuid,nodev",
         "--volume", f"{INIT}:/opt/conveyor/init.py:ro",
+        "--volume", f"{tool_cache.root()}:{tool_cache.INSIDE}:ro,nosuid,nodev",
         "--workdir", job_container.PROJECTS,
     ]  # fmt: skip
+
+
+def _fill_tool_cache(ticket: Ticket) -> None:
+    """Install what the job's stack: asks for into the machine's tool cache before its container starts (outside
+    it: the job only reads the cache). A spec that cannot be read leaves it to the runner, which says why."""
+    tool_cache.root().mkdir(mode=0o755, parents=True, exist_ok=True)
+    tool_cache.root().chmod(0o755)  # public packages, read by every container's users (root here is none of them)
+    try:
+        configuration = JobClient(ticket).spec()["configuration"]
+    except ProtocolError:
+        return
+    tool_cache.ensure(tool_cache.wanted(dict(configuration)))
 
 
 def _job_folder(job_id: str) -> Path:

