@@ -10,18 +10,25 @@ does not start fails the job, its own last log lines in the log.
 from __future__ import annotations
 
 import shlex
+from pathlib import Path
 
 from chalicelib.runner.run import Run
 from chalicelib.runner.scripts import JobFailed
 from chalicelib.runner.stack_entries import read
 
 SERVICES_SCRIPT = "/opt/conveyor/services.sh"
+PROFILE = Path("/etc/conveyor/session.sh")  # the image's: where it is, the runner runs in Conveyor's image
 
 
 def apply(run: Run) -> None:
     """Start the job's services, then put its languages' versions on PATH, in its Bash session."""
     config = run.configuration
     stack = read(config["stacks"], config["services"])
+    if not (stack.services or stack.languages):
+        return
+    if run.container is None and not PROFILE.is_file():  # a build agent's machine: the service warned, as said
+        run.say("stack: and services: are this machine's own business: it is not Conveyor's image.")
+        return
     if stack.services:
         run.say(f"Starting services: {', '.join(stack.services)}")
         if stack.versioned:
