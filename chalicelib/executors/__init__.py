@@ -71,7 +71,7 @@ def local_notice() -> str | None:
     if config.executor != "local":
         return None
     if config.containers == "off":
-        return "Jobs run in the unshare sandbox (CONVEYOR_CONTAINERS=off): jobs of Ubuntu1604 ... Ubuntu2204 fail."
+        return "Jobs run in the unshare sandbox (CONVEYOR_CONTAINERS=off): jobs of Ubuntu1604 ... Ubuntu2404 fail."
     from chalicelib.executors import containers
 
     why = containers.refusal()
@@ -83,7 +83,7 @@ def local_notice() -> str | None:
         )
     return (
         f"Jobs run in the unshare sandbox, not in containers: {why}. Jobs of no image or Ubuntu run there; jobs of "
-        "Ubuntu1604 ... Ubuntu2204 fail, saying so."
+        "Ubuntu1604 ... Ubuntu2404 fail, saying so."
     )
 
 

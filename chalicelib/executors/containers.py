@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chalicelib.config import settings
-from chalicelib.executors import job_disk
+from chalicelib.executors import job_disk, tool_cache
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
@@ -138,6 +138,7 @@ def run(ticket: Ticket, timeout: float) -> int:
     if not isinstance(made, Runtime):
         _fail(ticket, f"This job's image cannot run here: {made}.")
         return 0
+    _fill_tool_cache(ticket)
     started = time.monotonic()
     config = settings()
     try:
@@ -220,6 +221,7 @@ def _run_options(work: Path, name: str) -> list[str]:
         "--volume", f"{work / job_container.BIN_FOLDER}:{job_container.BIN}:ro,nosuid,nodev",
         "--volume", f"{socket_folder}:{job_container.SOCKET_FOLDER}:ro,nosuid,nodev",
         "--volume", f"{INIT}:/opt/conveyor/init.py:ro",
+        "--volume", f"{tool_cache.root()}:{tool_cache.INSIDE}:ro,nosuid,nodev",
         "--workdir", job_container.PROJECTS,
     ]  # fmt: skip
 
@@ -227,6 +229,18 @@ def _run_options(work: Path, name: str) -> list[str]:
 def resource_limits(memory_mb: int, cpus: float) -> tuple[str, ...]:
     """podman's options for a job's memory (swap included: the same limit for both) and CPU share."""
     return ("--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m", "--cpus", f"{cpus:g}")
+
+
+def _fill_tool_cache(ticket: Ticket) -> None:
+    """Install what the job's stack: asks for into the machine's tool cache before its container starts (outside
+    it: the job only reads the cache). A spec that cannot be read leaves it to the runner, which says why."""
+    tool_cache.root().mkdir(mode=0o755, parents=True, exist_ok=True)
+    tool_cache.root().chmod(0o755)  # public packages, read by every container's users (root here is none of them)
+    try:
+        configuration = JobClient(ticket).spec()["configuration"]
+    except ProtocolError:
+        return
+    tool_cache.ensure(tool_cache.wanted(dict(configuration)))
 
 
 def _ready(fd: int) -> bool:

@@ -3,8 +3,9 @@
 A build job runs on one of three executors, all running the same runner program with the job's ticket:
 
 - ``runner``: the service's own runner (the runner function in AWS, a sandboxed process under ``make run``). It
-  serves a job that names no image, or AppVeyor's ``Ubuntu``: Linux, 14 minutes at most. Under ``make run`` it
-  also serves ``Ubuntu1604`` ... ``Ubuntu2204``, in a container of the local image (executors/containers.py).
+  serves a job that names no image, or AppVeyor's ``Ubuntu``: Linux, 14 minutes at most, unless the stage has
+  Conveyor's image in AWS (then CodeBuild runs them in it). Under ``make run`` it also serves ``Ubuntu1604`` ...
+  ``Ubuntu2404``, in a container of the local image (executors/containers.py).
 - ``codebuild``: AWS CodeBuild, where the stage configures a project (``CONVEYOR_CODEBUILD_PROJECT``). It serves
   AppVeyor's Ubuntu names in Conveyor's own images where the stage has them (``CONVEYOR_IMAGE_REPOSITORY``, an ECR
   repository ``conveyor images push`` fills: the image ``make run`` runs them in, so a name means the same in both
@@ -38,6 +39,7 @@ UBUNTU_IMAGES: dict[str, str | None] = {
     "Ubuntu1804": None,
     "Ubuntu2004": None,  # CodeBuild's standard:5.0 is Ubuntu 20.04, but its python3 is older than the runner's 3.11
     "Ubuntu2204": "aws/codebuild/standard:7.0",  # Ubuntu 22.04
+    "Ubuntu2404": None,
 }
 # a container image reference: [registry[:port]/]path[:tag][@digest], lower-case path (Docker's grammar, simplified)
 _CONTAINER = re.compile(
@@ -69,10 +71,11 @@ def route(
     stage has a CodeBuild project, whether its runner is the local one (``local``: it serves every Ubuntu
     image in a container, as ``Route(RUNNER, name)``), and where Conveyor's own images are (``repository``)."""
     name = (image or "").strip()
-    if not name:
-        return Route(Executor.RUNNER)
     key = name.casefold()
-    if key == DEFAULT_IMAGE.casefold():
+    if not name or key == DEFAULT_IMAGE.casefold():
+        # in AWS, Conveyor's image where the stage has it (the tools make run's jobs have), else the runner function
+        if codebuild and repository and not local:
+            return Route(Executor.CODEBUILD, own_image(DEFAULT_IMAGE, repository))
         return Route(Executor.RUNNER)
     served = {served.casefold(): served for served in agent_images}
     if key in served:
@@ -109,6 +112,12 @@ def runs_in_cloud(image: str) -> bool:
     of the account serves it (``Ubuntu2204``, container images)."""
     repository = settings().image_repository
     return image.strip().casefold() != DEFAULT_IMAGE.casefold() and _cloud_image(image.strip(), repository) is not None
+
+
+def is_own_image(image: str) -> bool:
+    """Whether CodeBuild's ``image`` is Conveyor's own, from the stage's image repository (``make image``'s)."""
+    repository = settings().image_repository
+    return bool(repository) and image in {own_image(name, str(repository)) for name in UBUNTU_IMAGES}
 
 
 def is_curated(image: str | None) -> bool:

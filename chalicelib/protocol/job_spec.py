@@ -20,6 +20,8 @@ class JobConfiguration(TypedDict):
     setting existed does not hold, the runner reads as _unsent_settings says), and no other (the settings of
     deployments and notifications stay with the service)."""
 
+    stacks: list[Json]  # stack: (``node 18``, ``mysql``), applied before init (runner/stacks.py)
+    services: list[Json]  # services:, started before init
     initScripts: list[Json]
     cloneScripts: list[Json]
     cloneFolder: str | None
@@ -83,6 +85,8 @@ class JobSpec(TypedDict):
 def _unsent_settings() -> JobConfiguration:
     """What each setting the service did not send means to a runner."""
     return {
+        "stacks": [],
+        "services": [],
         "initScripts": [],
         "cloneScripts": [],
         "cloneFolder": None,

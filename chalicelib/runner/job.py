@@ -26,7 +26,7 @@ from chalicelib.protocol.job_spec import JobConfiguration, JobSpec
 from chalicelib.protocol.logstream import LogStream, SecretMask
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
-from chalicelib.runner import limits
+from chalicelib.runner import limits, stacks
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
@@ -321,6 +321,7 @@ def _phases(run: Run) -> bool:
             run.say(f"Build started: {run.spec['title']}, job {run.spec['jobId']} {run.spec['jobName']}")
             for warning in run.spec["warnings"]:  # what the service has to say of this job and its settings
                 run.say(warning)
+            stacks.apply(run)
             run_phase(run, "init", config["initScripts"])
             _clone(run)
             if cache_entries:

@@ -10,9 +10,10 @@ is logged too. A shell that ends (``exit N``) is how a command ends the job at o
 The shell leads its own process group: a stop, or the job's end, kills the group, commands and children alike.
 Background processes a command starts live on into the next commands, as on AppVeyor, until then.
 
-In a job's container (runner/container.py) the shell is the container's: its first process starts it and passes
-it what the session writes; it says ``<marker>-ended <code>`` when the shell ends. Closing the commands ends the
-container, and the kernel kills everything in it.
+Before the first command, the shell sources the image's profile where it has one (nvm and the tools' settings of
+Conveyor's image). In a job's container (runner/container.py) the shell is the container's: its first process
+starts it and passes it what the session writes; it says ``<marker>-ended <code>`` when the shell ends. Closing the
+commands ends the container, and the kernel kills everything in it.
 """
 
 from __future__ import annotations
@@ -44,6 +45,11 @@ _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # was given on ("bash: line 37: node: command not found"): Conveyor's, not the user's. The log has them as "bash:
 # node: command not found".
 _SESSION_LINE = re.compile(r"(?:bash|/dev/fd/\d+): (?:eval: )?line \d+: ")
+# The image's profile (images/ubuntu/session.sh): nvm, the default Node.js, JAVA_HOME, what `stack:` calls. Sourced
+# once, after the job's variables are first exported, as a login shell would read it; an image without it (the
+# sandbox's, a container image of the build's choosing) has none.
+_PROFILE = "/etc/conveyor/session.sh"
+_SOURCE_PROFILE = f"[ -r {_PROFILE} ] && . {_PROFILE}"
 
 
 class Session:
@@ -53,6 +59,7 @@ class Session:
         self._cwd, self._on_line, self._container = cwd, on_line, container
         self._container_exit: int | None = None  # the container's shell's exit code, once it has said it ended
         self._started = False
+        self._profiled = False  # whether the image's profile was sourced
         self._marker = f"conveyor-status-{secrets.token_hex(16)}"
         self._statuses: queue.Queue[int] = queue.Queue()
         self._process: subprocess.Popen[bytes] | None = None
@@ -82,6 +89,9 @@ class Session:
         # with xtrace on (set -x), the shell's own lines would be traced: it is off while they run, and the
         # command's eval turns it back on first, silently
         lines = [*self._exports(variables)]
+        if not self._profiled:
+            self._profiled = True
+            lines.append(_SOURCE_PROFILE)
         if setup and setup not in self._setups:
             self._setups.add(setup)
             lines.append(setup)

@@ -1,6 +1,7 @@
 #!/bin/bash
 # The image contract (docs/executors.md, "The local image"): what a build may count on in Conveyor's Ubuntu images.
-# Run as a build job's script inside the image; prints one line per promise and exits non-zero if one is broken.
+# Run as a build job's script inside the image (`source contract.sh`: nvm is a function of the job's session); prints
+# one line per promise, and fails (its exit status, or return when sourced) if one is broken.
 failed=0
 check() {  # check "what is promised" command...
 	local what=$1
@@ -27,7 +28,28 @@ check "the appveyor command reaches the Build Worker API" appveyor AddMessage "T
 check "APPVEYOR_API_URL answers curl" sh -c 'curl -sf -X POST -H "Content-Type: application/json" -d "{\"message\": \"curl reached it\"}" "${APPVEYOR_API_URL}api/build/messages"'
 printf '<testsuite name="contract" tests="1"><testcase classname="image" name="contract_results_upload" time="0.01"/></testsuite>' > /tmp/contract-results.xml
 check "test results reach the Build Worker API (curl -F file=@...)" curl -sf -F "file=@/tmp/contract-results.xml" "${APPVEYOR_API_URL}api/testresults/junit/$APPVEYOR_JOB_ID"
-for missing in pwsh nvm; do
+check "LANG is C.UTF-8" test "$LANG" = C.UTF-8
+check "CI and APPVEYOR are true" test "${CI,,}/${APPVEYOR,,}" = true/true
+# the tools of AppVeyor's Ubuntu image that Debian's registry holds, under the names configurations call
+for tool in yarn cmake ninja 7z 7za clang clang-13 clang-14 clang-15 clang-16 gcc-11 g++-11 gcc-12 g++-12 java \
+	javac go ruby gem bundle virtualenv jq wget gpg lsb_release add-apt-repository hg svn git-lfs mono mcs erl \
+	doxygen tclsh gradle mvn ant zip unzip xz aws az psql mariadb mysql redis-cli rabbitmqctl pkg-config; do
+	check "$tool on PATH" command -v "$tool"
+done
+check "JAVA_HOME is a JDK" test -x "$JAVA_HOME/bin/javac"
+check "clang-16 compiles C" sh -c 'printf "int main(void){return 0;}" > /tmp/contract16.c && clang-16 -o /tmp/contract16 /tmp/contract16.c && /tmp/contract16'
+check "nvm is the session's" test "$(type -t nvm)" = function
+check "node is Node.js 22 by default" sh -c 'node --version | grep -q "^v22\."'
+for major in 14 15 16 17 18 19 20 21 22 23 24; do
+	check "Node.js $major with npm (nvm use $major)" sh -c "$(nvm which "$major") --version | grep -q '^v$major\.' && test -x $(dirname "$(nvm which "$major")")/npm"
+done
+check "yarn runs" yarn --version
+check "go builds" sh -c 'cd /tmp && printf "package main\nfunc main() {}\n" > contract.go && go build -o contract-go contract.go'
+for service in postgresql mariadb-server redis-server rabbitmq-server; do
+	check "$service installed (services: starts it)" test -n "$(dpkg-query -W -f '${Status}' "$service" 2>/dev/null | grep ' installed')"
+done
+for missing in pwsh dotnet docker; do
 	if command -v "$missing" >/dev/null 2>&1; then echo "CONTRACT extra: $missing"; else echo "CONTRACT lacks: $missing"; fi
 done
+(return 0 2>/dev/null) && return $failed
 exit $failed

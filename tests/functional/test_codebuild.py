@@ -245,3 +245,53 @@ class StubbedState:
         aws.inject("codebuild", self.real)
         self.stubber.deactivate()
         self.stubber.assert_no_pending_responses()  # the service asked CodeBuild
+
+
+# The same image on AWS (docs/executors.md, "The same images on AWS"): where a stage has Conveyor's image in its
+# repository, no image and every Ubuntu name start CodeBuild in it, stack: and services: honoured there; without one,
+# Ubuntu2204 runs in CodeBuild's curated image, which is not Conveyor's, so they are refused when queued.
+OWN_REPOSITORY = "123456789012.dkr.ecr.us-east-1.amazonaws.com/conveyor-test-images"
+STACK_AND_SERVICES = ["stack: node 18, postgresql", "build_script:", "  - node --version"]
+
+
+@pytest.mark.parametrize(
+    ("image", "tag"),
+    [(None, "ubuntu"), ("Ubuntu", "ubuntu"), ("Ubuntu1804", "ubuntu1804"), ("ubuntu2204", "ubuntu2204"),
+     ("Ubuntu2404", "ubuntu2404")],
+)  # fmt: skip
+def test_with_an_image_repository_no_image_and_every_ubuntu_name_start_codebuild_in_conveyors_image(
+    image: str | None,
+    tag: str,
+    account: Account,
+    git_server: GitServer,
+    pump: SqsPump,
+    calls: Calls,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("CONVEYOR_IMAGE_REPOSITORY", OWN_REPOSITORY)
+    named = [f"image: {image}"] if image else []
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*named, *STACK_AND_SERVICES)})
+
+    version = project.start()["version"]
+    job = project.wait(version, {"running"})["jobs"][0]
+    params = calls.start_of(job["jobId"])
+
+    assert (params["imageOverride"], job["executor"]) == (f"{OWN_REPOSITORY}:{tag}", "codebuild")  # stack: not refused
+    assert params["timeoutInMinutesOverride"] == 60 + codebuild.FINISH_MINUTES  # not the runner function's 15
+    assert params["privilegedModeOverride"] is False
+    assert project.account.api.delete(build_path(project, version)).status == 204
+
+
+def test_without_an_image_repository_a_curated_image_refuses_stack_and_services_saying_where_it_runs(
+    account: Account, git_server: GitServer, pump: SqsPump, calls: Calls
+) -> None:
+    yml = appveyor_yml("image: Ubuntu2204", *STACK_AND_SERVICES)
+    project = BuildProject(account, git_server, {"appveyor.yml": yml})
+
+    build = project.run()
+    (job,) = build["jobs"]
+
+    assert build["status"] == "failed"
+    assert "appveyor.yml stack: is not honoured" in job["message"], job
+    assert "aws/codebuild/standard:7.0" in job["message"], job
+    assert calls.started == []  # nothing was started for it

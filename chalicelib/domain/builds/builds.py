@@ -305,7 +305,7 @@ def _queue(
     # a build its starter's variables shape goes, as a pull request's, only to build agents that take pull requests
     untrusted = request_variables.withholds_secrets(build)
     jobs, refused = routing.place(new_jobs, untrusted)
-    refused |= unhonoured.refusals(configuration, jobs, refused)
+    refused |= unhonoured.refusals(configuration, jobs, refused, routing.outside_image)
     warned = unhonoured.warnings(configuration, jobs)
     said = [{"category": "warning", "message": text, "created": timestamp(now)} for text in warned]
     build = replace(build, messages=said)

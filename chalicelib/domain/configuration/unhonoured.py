@@ -6,7 +6,9 @@ test_unhonoured_settings.py walks them all):
 - honoured: the service or the runner does what AppVeyor does (HONOURED says where);
 - refused: a job that sets it fails at once, naming it, because a build run without it would not be the build its
   author wrote (a test with no database, a host name that resolves elsewhere, a missing tool version). A build
-  agent runs on its owner's machine, which provides these as it is set up, so there it is a warning instead;
+  agent runs on its owner's machine, which provides these as it is set up, so there it is a warning instead.
+  stack: and services: are honoured where a job runs in Conveyor's Ubuntu image (runner/stacks.py), and refused
+  elsewhere, or for what the image cannot give (domain/configuration/stacks.py);
 - warned: Windows' and AppVeyor's own facilities (MSBuild, AssemblyInfo patching, NuGet feeds, Xamarin, build
   clouds) that a Linux runner has no use for: the build runs, and its messages name each one set.
 """
@@ -17,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from chalicelib.core.jobs import Executor, Job
+from chalicelib.domain.configuration import stacks
 from chalicelib.domain.configuration.job_overrides import job_configuration
 
 Json = dict[str, Any]
@@ -65,16 +68,18 @@ HONOURED: dict[str, str] = {
     "for": "the build's configuration, and each job's (domain/configuration/yamlconfig/for_items.py)",
 }
 
-_SERVICES = "start them in install: scripts (or run the job on a build agent whose machine has them)"
+_IN_IMAGE = "it is applied in Conveyor's Ubuntu image only (image: Ubuntu2204 or none, in a container per job)"
 # key -> (whether the job's configuration sets it, why the service's executors cannot honour it)
 REFUSED: dict[str, tuple[Callable[[Json], bool], str]] = {
-    "services": (lambda c: bool(c.get("services")), f"no executor of this service starts services: {_SERVICES}"),
-    "stack": (lambda c: bool(c.get("stacks")), "the runner's tools are its image's: install others in install:"),
+    "services": (lambda c: bool(c.get("services")), _IN_IMAGE),
+    "stack": (lambda c: bool(c.get("stacks")), _IN_IMAGE),
     "hosts": (
         lambda c: bool(c.get("hostsEntries")),
         "a job cannot change the host names its runner resolves: use the addresses themselves",
     ),
 }
+
+_STACK_KEYS = ("services", "stack")
 
 _NUGET = ("configureNuGetAccountSource", "configureNuGetProjectSource", "disableNuGetPublishOnPullRequests")
 _XAMARIN = ("xamarinRegisterAndroidProduct", "xamarinRegisterIosProduct", "xamarinEmail", "xamarinPassword")
@@ -103,14 +108,28 @@ def _packages(configuration: Json) -> bool:
     return any(value is True for key, value in configuration.items() if key.startswith("package"))
 
 
-def refusals(configuration: Json, jobs: list[Job], refused: dict[str, str]) -> dict[str, str]:
-    """Why each job not ``refused`` already cannot run as written, by job id (none: it can)."""
+def refusals(
+    configuration: Json, jobs: list[Job], refused: dict[str, str], outside_image: Callable[[Job], str | None]
+) -> dict[str, str]:
+    """Why each job not ``refused`` already cannot run as written, by job id (none: it can). ``outside_image``
+    says where a job runs when that is not Conveyor's Ubuntu image (None: it is), which alone applies stack: and
+    services:, and refuses what it cannot give (domain/configuration/stacks.py)."""
     found: dict[str, str] = {}
     for job in jobs:
         if job.job_id in refused or job.executor == Executor.AGENT:
             continue
-        if keys := _set(job_configuration(configuration, job.spec), REFUSED):
-            found[job.job_id] = "; ".join(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}." for key in keys)
+        job_config = job_configuration(configuration, job.spec)
+        reasons = []
+        where = outside_image(job) if stacks.asks(job_config) else None
+        for key in _set(job_config, REFUSED):
+            if key not in _STACK_KEYS:
+                reasons.append(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}.")
+            elif where is not None:
+                reasons.append(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}, and this job runs {where}.")
+        if where is None and (why := stacks.refusal(job_config)):
+            reasons.append(f"appveyor.yml stack: and services: cannot be honoured: {why}.")
+        if reasons:
+            found[job.job_id] = " ".join(reasons)
     return found
 
 

@@ -94,7 +94,8 @@ def plan(text: str, checkout: Checkout, given: dict[str, str], cache: bool = Fal
         jobs.append(
             PlannedJob(spec.number, spec.name, spec.image, spec.allow_failure, job, skipped=_skipped(spec.image))
         )
-    refused = unhonoured.refusals(configuration, [planned.job for planned in jobs], {})
+    # every job exec runs is in Conveyor's Ubuntu image, which gives stack: and services:
+    refused = unhonoured.refusals(configuration, [planned.job for planned in jobs], {}, lambda job: None)
     jobs = [_with_refusal(planned, refused.get(planned.job.job_id)) for planned in jobs]
     version = build_version(version_format, BUILD_NUMBER, checkout.branch)
     notes = _notes(configuration, jobs, checkout, cache)

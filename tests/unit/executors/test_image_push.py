@@ -18,7 +18,7 @@ from chalicelib.executors.containers import ID_SHIFT
 from chalicelib.executors.image_push import unshift
 
 REPOSITORY = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/conveyor-prod-images"
-NAMES = ["ubuntu", "ubuntu1604", "ubuntu1804", "ubuntu2004", "ubuntu2204"]
+NAMES = ["ubuntu", "ubuntu1604", "ubuntu1804", "ubuntu2004", "ubuntu2204", "ubuntu2404"]
 PODMAN = """#!/usr/bin/env python3
 import json, os, sys
 stdin = sys.stdin.read() if "--password-stdin" in sys.argv else None
@@ -64,11 +64,11 @@ def test_push_imports_the_image_tags_it_per_ubuntu_name_and_logs_in_with_the_tok
 
     made = [json.loads(line) for line in calls.read_text().splitlines()]
     verbs = [call["argv"][0] for call in made]
-    assert verbs == ["import", "tag", "tag", "tag", "tag", "login", "push", "push", "push", "push", "push"]
+    assert verbs == ["import", *["tag"] * (len(NAMES) - 1), "login", *["push"] * len(NAMES)]
     assert made[0]["argv"][-1] == f"{REPOSITORY}:ubuntu"
     assert {"etc/conveyor-image", "bin/tool"} <= set(made[0]["layer"])
     assert [call["argv"][-1] for call in made if call["argv"][0] == "push"] == [f"{REPOSITORY}:{n}" for n in NAMES]
-    login = made[5]
+    login = made[len(NAMES)]
     assert login["argv"] == ["login", "--username", "AWS", "--password-stdin", REPOSITORY.split("/")[0]]
     assert login["stdin"]  # ECR's password, on standard input only
     assert all(login["stdin"] not in " ".join(call["argv"]) for call in made)

@@ -54,7 +54,7 @@ def test_a_refusal_offers_the_versioned_ubuntu_images_where_the_local_runner_run
     with pytest.raises(NoExecutor) as refusal:
         route("macos-sonoma", [], codebuild=False, local=local)
 
-    assert ("Ubuntu1604, Ubuntu1804, Ubuntu2004, Ubuntu2204 (containers" in str(refusal.value)) is local
+    assert ("Ubuntu1604, Ubuntu1804, Ubuntu2004, Ubuntu2204, Ubuntu2404 (containers" in str(refusal.value)) is local
 
 
 def test_a_container_image_without_codebuild_is_refused_saying_codebuild_is_not_set_up() -> None:
@@ -65,7 +65,7 @@ def test_a_container_image_without_codebuild_is_refused_saying_codebuild_is_not_
     assert "container images such as" not in str(refusal.value)  # not on offer here
 
 
-@pytest.mark.parametrize("image", ["Ubuntu1604", "ubuntu1804", "Ubuntu2004", "Ubuntu2204"])
+@pytest.mark.parametrize("image", ["Ubuntu1604", "ubuntu1804", "Ubuntu2004", "Ubuntu2204", "Ubuntu2404"])
 def test_under_make_run_appveyors_versioned_ubuntu_images_run_on_the_local_runner_in_their_container(
     image: str,
 ) -> None:
@@ -85,14 +85,23 @@ def test_the_local_image_stands_for_no_other_image() -> None:
 REPOSITORY = "123456789012.dkr.ecr.eu-west-1.amazonaws.com/conveyor-prod-images"
 
 
-@pytest.mark.parametrize("image", ["Ubuntu1604", "ubuntu1804", "Ubuntu2004", "UBUNTU2204"])
+@pytest.mark.parametrize("image", ["Ubuntu1604", "ubuntu1804", "Ubuntu2004", "UBUNTU2204", "Ubuntu2404"])
 def test_in_aws_with_an_image_repository_every_ubuntu_name_runs_on_codebuild_in_conveyors_own_image(
     image: str,
 ) -> None:
     expected = f"{REPOSITORY}:{image.lower()}"
     assert route(image, [], codebuild=True, repository=REPOSITORY) == Route(CODEBUILD, expected)
-    assert route("Ubuntu", [], codebuild=True, repository=REPOSITORY) == Route(RUNNER)  # still the runner's own
     assert route(image, [image], codebuild=True, repository=REPOSITORY) == Route(AGENT, image)  # an agent wins
+
+
+@pytest.mark.parametrize("image", [None, "", "Ubuntu", "ubuntu"])
+def test_in_aws_with_an_image_repository_no_image_runs_on_codebuild_in_the_image_make_run_runs_it_in(
+    image: str | None,
+) -> None:
+    assert route(image, [], codebuild=True, repository=REPOSITORY) == Route(CODEBUILD, f"{REPOSITORY}:ubuntu")
+    assert route(image, ["Ubuntu"], codebuild=True, repository=REPOSITORY).executor == CODEBUILD  # no agent takes it
+    assert route(image, [], codebuild=False, repository=REPOSITORY) == Route(RUNNER)  # no CodeBuild: the function
+    assert route(image, [], codebuild=True, local=True, repository=REPOSITORY) == Route(RUNNER)  # make run
 
 
 def test_conveyors_own_images_are_trusted_as_curated_ones_and_a_users_image_is_not(

@@ -103,10 +103,12 @@ def test_windows_and_other_images_exec_does_not_provide_are_skipped_and_ubuntu_o
     assert "does not provide the image 'python:3.12'" in str(built.jobs[2].skipped)
 
 
-def test_services_fail_the_job_at_once_as_the_service_refuses_them() -> None:
-    (job,) = planned("services: [mysql]\nbuild_script: [echo]\n").jobs
+def test_services_the_image_gives_run_and_others_fail_the_job_at_once_as_the_service_refuses_them() -> None:
+    (given,) = planned("services: [mysql]\nbuild_script: [echo]\n").jobs
+    (refused,) = planned("services: [mongodb]\nbuild_script: [echo]\n").jobs
 
-    assert job.refused is not None and "services" in job.refused
+    assert given.refused is None
+    assert refused.refused is not None and "mongodb" in refused.refused
 
 
 def test_the_cache_is_off_unless_asked_and_said_so() -> None:

