@@ -8,6 +8,7 @@ job's cache folder (the CacheStore of runner/cache.py), restored where it was sa
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chalicelib.runner.artifacts import relative_pattern
-from chalicelib.runner.cache import MAX_ENTRY_BYTES, CacheStore, Log
+from chalicelib.runner.cache import MAX_ENTRY_BYTES, CacheStore, Log, restorable
 
 _VARIABLE = re.compile(r"%([^%\s]+)%")
 
@@ -70,13 +71,8 @@ def restore(build_folder: Path, entries: list[str], variables: Mapping[str, str]
     parsed = parse_entries(build_folder, entries, variables, log)
     stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
     for entry in parsed:
-        metadata = stored.get(entry.entry_id)
-        if metadata is None:
-            log(f"Cache entry '{entry.label}' not found")
-        elif metadata.get("dependencies") != dependencies_checksum(build_folder, entry.dependencies):
-            log(f"Cache entry '{entry.label}' is out of date: not restored")
-        else:
-            log(f"Restoring build cache entry '{entry.label}'")
+        checksum = functools.partial(dependencies_checksum, build_folder, entry.dependencies)
+        if restorable(entry.label, stored.get(entry.entry_id), checksum, log):
             _download_and_extract(entry, store, log)
 
 
