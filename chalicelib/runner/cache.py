@@ -292,21 +292,36 @@ def _fd_sha256(fd: int) -> str:
 
 
 def _upload(root: Pinned, entry: CacheEntry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
+    def add_members(tar: tarfile.TarFile) -> None:
+        for member in _members(root, entry.path):  # links are kept as links, never followed
+            _add(tar, member)
+
+    upload_archive(entry.label, entry.entry_id, add_members, store, metadata, log)
+
+
+def upload_archive(
+    label: str,
+    entry_id: str,
+    add: Callable[[tarfile.TarFile], None],
+    store: CacheStore,
+    metadata: dict[str, str],
+    log: Log,
+) -> None:
+    """Upload the entry's tar.gz, which ``add`` fills; not when what it reads fails, nor when it is over the limit."""
     with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
         archive = Path(scratch, "entry.tgz")
-        log(f"Updating build cache entry '{entry.label}'")
+        log(f"Updating build cache entry '{label}'")
         try:
             with tarfile.open(archive, "w:gz", compresslevel=1) as tar:  # fast, like AppVeyor's 7z -mx=1
-                for member in _members(root, entry.path):  # links are kept as links, never followed
-                    _add(tar, member)
-        except OSError as error:  # swapped, removed or shrunk while it was read
-            log(f"Build cache entry '{entry.label}' could not be read ({error.strerror or error}): not saved")
+                add(tar)
+        except OSError as error:  # swapped, removed, shrunk or held by another process while it was read
+            log(f"Build cache entry '{label}' could not be read ({error.strerror or error}): not saved")
             return
         size = archive.stat().st_size
         if size > MAX_ENTRY_BYTES:
-            log(f"Build cache entry '{entry.label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
+            log(f"Build cache entry '{label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
             return
-        store.upload(entry.entry_id, archive, metadata)
+        store.upload(entry_id, archive, metadata)
 
 
 def _add(tar: tarfile.TarFile, member: _Member) -> None:

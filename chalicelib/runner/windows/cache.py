@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chalicelib.runner.artifacts import relative_pattern
-from chalicelib.runner.cache import MAX_ENTRY_BYTES, CacheStore, Log, restorable
+from chalicelib.runner.cache import CacheStore, Log, restorable, upload_archive
 
 _VARIABLE = re.compile(r"%([^%\s]+)%")
 
@@ -131,20 +131,10 @@ def _file_sha256(path: Path) -> str:
 
 
 def _upload(entry: Entry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
-    with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
-        archive = Path(scratch, "entry.tgz")
-        log(f"Updating build cache entry '{entry.label}'")
-        try:
-            with tarfile.open(archive, "w:gz", compresslevel=1) as tar:  # fast, like AppVeyor's 7z -mx=1
-                tar.add(entry.path, arcname=entry.path.name)
-        except OSError as error:  # a file another process holds, or removed while it was read
-            log(f"Build cache entry '{entry.label}' could not be read ({error.strerror or error}): not saved")
-            return
-        size = archive.stat().st_size
-        if size > MAX_ENTRY_BYTES:
-            log(f"Build cache entry '{entry.label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
-            return
-        store.upload(entry.entry_id, archive, metadata)
+    def add_path(tar: tarfile.TarFile) -> None:
+        tar.add(entry.path, arcname=entry.path.name)
+
+    upload_archive(entry.label, entry.entry_id, add_path, store, metadata, log)
 
 
 def _download_and_extract(entry: Entry, store: CacheStore, log: Log) -> None:
