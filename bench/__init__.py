@@ -7,6 +7,10 @@ BENCHMARKS.md with the machine and the date, every figure next to its target.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from chalicelib.executors.containers import Runtime
 
 
 @dataclass(frozen=True)
@@ -35,3 +39,14 @@ class Section:
             lines.append(f"| {figure.measure} | {figure.value} | {figure.target} | {met} |")
         lines.extend(["", *(f"- {note}" for note in self.notes)] if self.notes else [])
         return "\n".join(lines) + "\n"
+
+
+def container_runtime(section: Section) -> Runtime | None:
+    """This machine's container runtime; None where no container can run, with a note in ``section`` saying so."""
+    from chalicelib.executors import containers  # loaded by the benches that run containers only
+
+    made = containers.runtime()
+    if isinstance(made, containers.Runtime):
+        return made
+    section.notes.append(f"Not measured: no container can run here ({made}).")
+    return None

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import Figure, Section
+from bench import Figure, Section, container_runtime
 
 SAMPLES = 5
 TARGET_SECONDS = 3.0
@@ -28,12 +28,9 @@ YML = "build_script:\n  - echo hello\n"
 def run() -> Section:
     from dulwich import porcelain
 
-    from chalicelib.executors import containers
-
     section = Section("conveyor exec", __doc__.split("\n\n", 1)[1].replace("\n", " ").strip())
-    made = containers.runtime()
-    if not isinstance(made, containers.Runtime):
-        section.notes.append(f"Not measured: no container can run here ({made}).")
+    made = container_runtime(section)
+    if made is None:
         return section
     with tempfile.TemporaryDirectory() as root:
         folder = Path(root)

@@ -19,7 +19,7 @@ from typing import Any
 
 import requests
 
-from bench import Figure, Section
+from bench import Figure, Section, container_runtime
 from bench.queue_to_container import YML as FIRST_COMMAND_YML
 from bench.queue_to_running import FINISHED, _one_build, _seconds, p95
 from bench.stacks import stack_with_project
@@ -38,13 +38,11 @@ _SERVICE = re.compile(r"^Service (\S+) started in (\d+\.\d) s$", re.MULTILINE)
 
 
 def run() -> Section:
-    from chalicelib.executors import containers
 
     how = __doc__.split("\n\n", 1)[1].replace("\n", " ").strip()
     section = Section("Conveyor's image: its tools, versions and services", how)
-    made = containers.runtime()
-    if not isinstance(made, containers.Runtime):
-        section.notes.append(f"Not measured: no container can run here ({made}).")
+    made = container_runtime(section)
+    if made is None:
         return section
     with tempfile.TemporaryDirectory() as root:
         with stack_with_project(Path(root), "first-command.git", FIRST_COMMAND_YML, containers=True) as started:

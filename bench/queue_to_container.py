@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench import Figure, Section
+from bench import Figure, Section, container_runtime
 from bench.queue_to_running import MARKER, _one_build, _seconds, p95
 from bench.stacks import stack_with_project
 
@@ -32,9 +32,8 @@ def run() -> Section:
     from chalicelib.executors import containers
 
     section = Section("Queue to running in a container", __doc__.split("\n\n", 1)[1].replace("\n", " ").strip())
-    made = containers.runtime()
-    if not isinstance(made, containers.Runtime):
-        section.notes.append(f"Not measured: no container can run here ({made}).")
+    made = container_runtime(section)
+    if made is None:
         return section
     with (
         tempfile.TemporaryDirectory() as root,

@@ -3,6 +3,7 @@ from the data bucket, which a stop interrupts between blocks. Failures become De
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator
 from typing import Any, BinaryIO
 
@@ -54,31 +55,29 @@ class StreamedBody:
 def call(method: str, url: str, who: str, *, headers: dict[str, str], data: bytes | None = None) -> requests.Response:
     """One request, redirects followed and checked (Authorization is never sent on to another host); DeployFailed
     when it gets no answer. The caller reads, then closes, the response."""
-    try:
+    with _answered(url, who, CALL_TIMEOUT_SECONDS):
         return http.request(method, url, data=data, headers=headers, timeout=CALL_TIMEOUT_SECONDS)
-    except outbound.Refused as error:
-        raise DeployFailed(f"{who} was not called at {shown(url)}: {error}") from None
-    except requests.Timeout:
-        raise DeployFailed(f"{who} did not answer within {CALL_TIMEOUT_SECONDS:g} s at {shown(url)}.") from None
-    except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, UnicodeError, ValueError):
-        raise DeployFailed(f"{who} cannot be called at {shown(url)}: its URL or a credential is invalid.") from None
-    except requests.RequestException:  # no details: they would describe the network the service runs in
-        raise DeployFailed(f"{who} is unreachable at {shown(url)}.") from None
 
 
 def upload(method: str, url: str, who: str, *, headers: dict[str, str], body: StreamedBody) -> requests.Response:
     """Send ``body`` once, through the guard, following no redirect (a stream cannot be sent twice, and a redirect
     would carry the credential elsewhere); DeployFailed when it gets no answer."""
+    with _answered(url, who, UPLOAD_TIMEOUT[1]), http.session() as session:
+        return _sent(session.request(method, url, data=body, headers=headers, timeout=UPLOAD_TIMEOUT))
+
+
+@contextlib.contextmanager
+def _answered(url: str, who: str, timeout_seconds: float) -> Iterator[None]:
+    """A request that gets no answer raised as DeployFailed, saying why."""
     try:
-        with http.session() as session:
-            return _sent(session.request(method, url, data=body, headers=headers, timeout=UPLOAD_TIMEOUT))
+        yield
     except outbound.Refused as error:
         raise DeployFailed(f"{who} was not called at {shown(url)}: {error}") from None
     except requests.Timeout:
-        raise DeployFailed(f"{who} did not answer within {UPLOAD_TIMEOUT[1]:g} s at {shown(url)}.") from None
+        raise DeployFailed(f"{who} did not answer within {timeout_seconds:g} s at {shown(url)}.") from None
     except (requests.exceptions.InvalidHeader, requests.exceptions.InvalidURL, UnicodeError, ValueError):
         raise DeployFailed(f"{who} cannot be called at {shown(url)}: its URL or a credential is invalid.") from None
-    except requests.RequestException:
+    except requests.RequestException:  # no details: they would describe the network the service runs in
         raise DeployFailed(f"{who} is unreachable at {shown(url)}.") from None
 
 

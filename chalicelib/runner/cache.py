@@ -11,6 +11,7 @@ job's own rights (runner/outside_cache.py). Where the objects live is the
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import os
 import posixpath
@@ -19,7 +20,7 @@ import stat
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -83,17 +84,13 @@ def restore_cache(
         with pin(base or build_folder.parent, build_folder) as root:
             stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
             for entry in parsed:
-                metadata = stored.get(entry.entry_id)
-                if metadata is None:
-                    log(f"Cache entry '{entry.label}' not found")
-                elif metadata.get("dependencies") != dependencies_checksum(root, entry.dependencies):
-                    log(f"Cache entry '{entry.label}' is out of date: not restored")
+                checksum = functools.partial(dependencies_checksum, root, entry.dependencies)
+                if not restorable(entry.label, stored.get(entry.entry_id), checksum, log):
+                    continue
+                if entry.outside and shell is not None:
+                    shell.restore(entry, store, log)
                 else:
-                    log(f"Restoring build cache entry '{entry.label}'")
-                    if entry.outside and shell is not None:
-                        shell.restore(entry, store, log)
-                    else:
-                        _download_and_extract(root, entry, store, log)
+                    _download_and_extract(root, entry, store, log)
     except NotAFolder as error:
         log(f"The build cache is not restored: {error}")
 
@@ -126,6 +123,19 @@ def save_cache(
     stale = store.prune([entry.entry_id for entry in parsed])
     if stale:
         log(f"Removed {stale} build cache {'entry' if stale == 1 else 'entries'} no longer configured")
+
+
+def restorable(label: str, metadata: dict[str, str] | None, dependencies: Callable[[], str], log: Log) -> bool:
+    """Whether a stored entry is restored: it is stored, and its dependencies (checksummed only then) hold what they
+    held when it was saved; the job's log says which."""
+    if metadata is None:
+        log(f"Cache entry '{label}' not found")
+    elif metadata.get("dependencies") != dependencies():
+        log(f"Cache entry '{label}' is out of date: not restored")
+    else:
+        log(f"Restoring build cache entry '{label}'")
+        return True
+    return False
 
 
 def _save_entry(root: Pinned, entry: CacheEntry, before: dict[str, str], store: CacheStore, log: Log) -> None:
@@ -282,21 +292,36 @@ def _fd_sha256(fd: int) -> str:
 
 
 def _upload(root: Pinned, entry: CacheEntry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
+    def add_members(tar: tarfile.TarFile) -> None:
+        for member in _members(root, entry.path):  # links are kept as links, never followed
+            _add(tar, member)
+
+    upload_archive(entry.label, entry.entry_id, add_members, store, metadata, log)
+
+
+def upload_archive(
+    label: str,
+    entry_id: str,
+    add: Callable[[tarfile.TarFile], None],
+    store: CacheStore,
+    metadata: dict[str, str],
+    log: Log,
+) -> None:
+    """Upload the entry's tar.gz, which ``add`` fills; not when what it reads fails, nor when it is over the limit."""
     with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
         archive = Path(scratch, "entry.tgz")
-        log(f"Updating build cache entry '{entry.label}'")
+        log(f"Updating build cache entry '{label}'")
         try:
             with tarfile.open(archive, "w:gz", compresslevel=1) as tar:  # fast, like AppVeyor's 7z -mx=1
-                for member in _members(root, entry.path):  # links are kept as links, never followed
-                    _add(tar, member)
-        except OSError as error:  # swapped, removed or shrunk while it was read
-            log(f"Build cache entry '{entry.label}' could not be read ({error.strerror or error}): not saved")
+                add(tar)
+        except OSError as error:  # swapped, removed, shrunk or held by another process while it was read
+            log(f"Build cache entry '{label}' could not be read ({error.strerror or error}): not saved")
             return
         size = archive.stat().st_size
         if size > MAX_ENTRY_BYTES:
-            log(f"Build cache entry '{entry.label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
+            log(f"Build cache entry '{label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
             return
-        store.upload(entry.entry_id, archive, metadata)
+        store.upload(entry_id, archive, metadata)
 
 
 def _add(tar: tarfile.TarFile, member: _Member) -> None:

@@ -63,20 +63,28 @@ def run(
     assert process.stdout is not None
     reader = threading.Thread(target=_pump_lines, args=(process.stdout, on_line), daemon=True)
     reader.start()
-    stopped = None
-    while process.poll() is None:
-        stopped = should_stop()
-        if stopped:
-            _kill_group(process.pid)
-            process.wait()
-            break
-        with contextlib.suppress(subprocess.TimeoutExpired):  # returns as soon as the script ends
-            process.wait(timeout=_POLL_SECONDS)
+    stopped = wait_or_stop(process, should_stop, lambda: _kill_group(process.pid), _POLL_SECONDS)
     _kill_group(process.pid)  # background children must not outlive their script
     # what the script printed is read to its end; a process that left the group (setsid) may hold the pipe open
     # until the sandbox ends, and a stopped job does not wait for it
     reader.join(timeout=_STOPPED_READ_SECONDS if stopped else _READ_SECONDS)
     return Outcome(None, stopped) if stopped else Outcome(process.returncode)
+
+
+def wait_or_stop(
+    process: subprocess.Popen[bytes], should_stop: Callable[[], str | None], stop: Callable[[], None], poll: float
+) -> str | None:
+    """Wait for ``process`` to end, asking ``should_stop`` every ``poll`` seconds; when it gives a reason, ``stop``
+    ends the process (and what it started), and the reason is returned."""
+    while process.poll() is None:
+        stopped = should_stop()
+        if stopped:
+            stop()
+            process.wait()
+            return stopped
+        with contextlib.suppress(subprocess.TimeoutExpired):  # returns as soon as the process ends
+            process.wait(timeout=poll)
+    return None
 
 
 def _pump_lines(stream: Any, on_line: Callable[[str], None]) -> None:

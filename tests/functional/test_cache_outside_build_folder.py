@@ -31,21 +31,25 @@ FILL_OR_CHECK = [
 CACHE = ["cache:", "  - $HOME/.cargo", "  - ~/.m2", "  - C:\\Users\\appveyor\\.ivy2", "  - /tmp/kept-tool"]
 
 
+def successful_log(project: BuildProject) -> str:
+    """The log of a new build of ``project``, which succeeded."""
+    build = project.run()
+    log = project.log(build["jobs"][0]["jobId"])
+    assert build["status"] == "success", log
+    return log
+
+
 def test_entries_in_the_home_folder_and_absolute_folders_come_back_in_the_next_build(make_project) -> None:  # type: ignore[no-untyped-def]
     project: BuildProject = make_project({"appveyor.yml": appveyor_yml(*CACHE, *FILL_OR_CHECK)})
 
-    first = project.run()
-    log = project.log(first["jobs"][0]["jobId"])
-    assert first["status"] == "success", log
+    log = successful_log(project)
     assert output_lines(log, "FRESH") == ["FRESH"]
     for label in ("$HOME/.cargo", "~/.m2", "C:\\Users\\appveyor\\.ivy2", "/tmp/kept-tool"):
         assert f"Updating build cache entry '{label}'" in log, log
     assert "+ echo still traced" in log  # the build's set -x holds after the cache's own commands ...
     assert "tar " not in log and "sha256sum" not in log and "__conveyor" not in log  # ... which never show
 
-    second = project.run()
-    log = project.log(second["jobs"][0]["jobId"])
-    assert second["status"] == "success", log
+    log = successful_log(project)
     assert output_lines(log, "RESTORED") == ["RESTORED"], log
     for line in ("crate-1", "jar-1", "ivy-1", "tool-1"):
         assert output_lines(log, line) == [line], log
@@ -67,9 +71,7 @@ def test_an_entry_naming_the_runners_memory_or_environment_saves_nothing(make_pr
     )
     project: BuildProject = make_project({"appveyor.yml": yml})
 
-    first = project.run()
-    log = project.log(first["jobs"][0]["jobId"])
-    assert first["status"] == "success", log
+    log = successful_log(project)
     for label in ("/proc/1/environ", "/proc/1/mem"):
         assert f"Build cache entry '{label}' could not be read: the job's tar failed; not saved" in log, log
     second = project.run()
@@ -124,14 +126,10 @@ def test_a_forged_cache_archive_plants_nothing_where_the_job_may_not_write(make_
         }
     )
 
-    first = project.run()
-    log = project.log(first["jobs"][0]["jobId"])
-    assert first["status"] == "success", log
+    log = successful_log(project)
     assert "Updating build cache entry '/tmp/forged'" in log, log
 
-    second = project.run()
-    log = project.log(second["jobs"][0]["jobId"])
-    assert second["status"] == "success", log
+    log = successful_log(project)
     assert "Restoring build cache entry '/tmp/forged'" in log, log
     assert output_lines(log, "restored from") == ["restored from the forged cache"], log  # it was extracted
     assert output_lines(log, "PLANTED-") == [], log
@@ -155,9 +153,7 @@ def test_a_link_the_job_puts_where_the_cache_is_exchanged_leads_nothing_out(make
     )
     project: BuildProject = make_project({"appveyor.yml": yml})
 
-    first = project.run()
-    log = project.log(first["jobs"][0]["jobId"])
-    assert first["status"] == "success", log
+    log = successful_log(project)
     assert "Updating build cache entry '~/.cargo'" in log, log
     assert output_lines(log, "ASIDE-") == ["ASIDE-file"], log
     second = project.run()

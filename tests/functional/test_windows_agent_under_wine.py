@@ -111,6 +111,12 @@ def finished(project: BuildProject, agent: WineAgent, **fields: Any) -> dict[str
     return build
 
 
+def finished_with_log(project: BuildProject, agent: WineAgent) -> tuple[dict[str, Any], str]:
+    """The build once it finished on ``agent``, and its first job's log."""
+    build = finished(project, agent)
+    return build, project.log(build["jobs"][0]["jobId"])
+
+
 def test_a_windows_configuration_runs_its_cmd_lines_with_state_carried_across_lines_and_phases(
     account: Account, git_server: GitServer, windows_agent: WineAgent
 ) -> None:
@@ -187,8 +193,7 @@ def test_a_failing_cmd_line_fails_the_job_by_its_exit_code_then_on_failure_and_o
         "on_finish:",
         "  - echo on_finish ran",
     )
-    build = finished(project, windows_agent)
-    log = project.log(build["jobs"][0]["jobId"])
+    build, log = finished_with_log(project, windows_agent)
     assert build["status"] == "failed", log
     assert "Command exited with code 3" in log
     assert "never reached" not in log
@@ -231,8 +236,7 @@ def test_a_ps_block_that_wines_stub_powershell_did_not_run_fails_instead_of_pass
         "build_script:",
         "  - ps: Write-Host 'from PowerShell'",
     )
-    build = finished(project, windows_agent)
-    log = project.log(build["jobs"][0]["jobId"])
+    build, log = finished_with_log(project, windows_agent)
     assert build["status"] == "failed", log  # PowerShell blocks themselves cannot be tested here: see the docstring
     assert "without running the block to its end" in log
 
@@ -294,8 +298,7 @@ def test_ps_blocks_exchange_environment_and_folder_with_cmd_lines(
         "  - echo %FROM_PS% in %CD%",
         "  - ps: Add-AppveyorMessage 'from PowerShell'",
     )
-    build = finished(project, windows_agent)
-    log = project.log(build["jobs"][0]["jobId"])
+    build, log = finished_with_log(project, windows_agent)
     assert build["status"] == "success", log
     assert "ps saw cmd in " in log and "\\sub" in log
 
@@ -384,8 +387,7 @@ def test_appveyor_yml_cannot_point_the_build_folder_the_agent_removes_at_another
         "  - echo folder %APPVEYOR_BUILD_FOLDER%",
     )
     try:
-        build = finished(project, windows_agent)
-        log = project.log(build["jobs"][0]["jobId"])
+        build, log = finished_with_log(project, windows_agent)
         assert build["status"] == "success", log
         assert f"folder C:\\projects\\{project.project['slug']}" in log  # the service's slug, not the yml's
         assert (victim / "keep.txt").read_text() == "the owner's\n"

@@ -10,7 +10,7 @@ from __future__ import annotations
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
-from chalicelib.domain.projects.project_lookup import find_project
+from chalicelib.domain.projects.project_lookup import find_project, with_its_project
 from chalicelib.domain.team.access import Right, require_right
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import NotFound
@@ -23,13 +23,7 @@ BUILD_NOT_FOUND = "Build not found or access denied."
 
 def find_build_by_id(caller: Caller, build_id: int, right: Right) -> tuple[Build, Project]:
     """A build of the caller's account by id, if the caller may exercise ``right`` on its project."""
-    build = store.get_build_by_id(build_id)
-    if build is None or build.account_id != caller.account_id:
-        raise NotFound(BUILD_NOT_FOUND)
-    project = project_store.get_project_by_id(caller.account_id, build.project_id)
-    if project is None:
-        raise NotFound(BUILD_NOT_FOUND)
-    return build, require_right(caller, project, right)
+    return with_its_project(caller, store.get_build_by_id(build_id), right, BUILD_NOT_FOUND)
 
 
 def find_job(caller: Caller, job_id: str) -> tuple[Job, Build]:

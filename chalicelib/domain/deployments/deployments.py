@@ -17,9 +17,9 @@ from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.deploy.providers import by_agents
 from chalicelib.domain.execution import progress
-from chalicelib.domain.projects.project_lookup import find_project
+from chalicelib.domain.projects.project_lookup import find_project, with_its_project
 from chalicelib.domain.shared import outbox
-from chalicelib.domain.team.access import Right, has_right, require_right
+from chalicelib.domain.team.access import Right, has_right
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, Invalid, NotFound
 from chalicelib.store import builds as build_store
@@ -164,13 +164,7 @@ def environment_deployments(caller: Caller, environment_id: int) -> tuple[Enviro
 
 
 def _indexed(caller: Caller, deployment_id: int, right: Right) -> tuple[Deployment, Project]:
-    indexed = store.get_deployment_by_id(deployment_id)
-    if indexed is None or indexed.account_id != caller.account_id:
-        raise NotFound(DEPLOYMENT_NOT_FOUND)
-    project = project_store.get_project_by_id(caller.account_id, indexed.project_id)
-    if project is None:
-        raise NotFound(DEPLOYMENT_NOT_FOUND)
-    return indexed, require_right(caller, project, right)
+    return with_its_project(caller, store.get_deployment_by_id(deployment_id), right, DEPLOYMENT_NOT_FOUND)
 
 
 def environment_at_start(environment: Environment) -> EnvironmentAtStart:

@@ -8,6 +8,7 @@ loads none of what adds one (appveyor.yml's defaults, repositories and their cre
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Protocol, TypeVar
 
 from chalicelib.core.projects import Project
 from chalicelib.domain.team.access import PROJECT_NOT_FOUND, Right, has_right, require_right
@@ -58,3 +59,25 @@ def find_project_by_id(caller: Caller, project_id: int, right: Right) -> Project
     if project is None:
         raise Unauthorized() if caller.is_visitor else NotFound(PROJECT_NOT_FOUND)
     return as_seen_by(caller, require_right(caller, project, right))
+
+
+class _OfAProject(Protocol):
+    @property
+    def account_id(self) -> int: ...
+
+    @property
+    def project_id(self) -> int: ...
+
+
+Owned = TypeVar("Owned", bound=_OfAProject)
+
+
+def with_its_project(caller: Caller, item: Owned | None, right: Right, not_found: str) -> tuple[Owned, Project]:
+    """An item of the caller's account (a build, a deployment) and its project, if the caller may exercise ``right``
+    on that project; NotFound(``not_found``) for none, one of another account, or one whose project is gone."""
+    if item is None or item.account_id != caller.account_id:
+        raise NotFound(not_found)
+    project = store.get_project_by_id(caller.account_id, item.project_id)
+    if project is None:
+        raise NotFound(not_found)
+    return item, require_right(caller, project, right)

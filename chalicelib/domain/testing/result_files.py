@@ -174,19 +174,7 @@ def _xunit(root: Element) -> Iterator[dict[str, Any]]:
     for assembly in [root] if root.tag == "assembly" else root.iter("assembly"):
         file_name = _base_name(assembly.get("name"))
         for test in assembly.iter("test"):
-            name = test.get("name")
-            outcome = _XUNIT_OUTCOMES.get((test.get("result") or "").lower(), "Inconclusive")
-            failure = test.find("failure")
-            message = _text(failure, "message") if failure is not None else _text(test, "reason")
-            yield _test(
-                name,
-                outcome,
-                _seconds(test.get("time"), name),
-                file_name,
-                message,
-                _text(failure, "stack-trace"),
-                _text(test, "output"),
-            )
+            yield _xml_case(test, test.get("name"), file_name, "time", _XUNIT_OUTCOMES, "reason")
 
 
 _NUNIT3_OUTCOMES = {"passed": "Passed", "failed": "Failed", "skipped": "Skipped", "inconclusive": "Inconclusive"}
@@ -223,20 +211,30 @@ def _nunit_cases(
             assembly = _base_name(node.get("name"))
         if node.tag == "test-case":
             name = node.get(name_attribute) or node.get("name")
-            outcome = outcomes.get((node.get("result") or "").lower(), "Inconclusive")
-            failure = node.find("failure")
-            message = _text(failure, "message") if failure is not None else _text(node, "reason/message")
-            yield _test(
-                name,
-                outcome,
-                _seconds(node.get(time_attribute), name),
-                assembly,
-                message,
-                _text(failure, "stack-trace"),
-                _text(node, "output"),
-            )
+            yield _xml_case(node, name, assembly, time_attribute, outcomes, "reason/message")
             continue
         stack.extend((child, assembly) for child in reversed(list(node)))
+
+
+def _xml_case(
+    case: Element,
+    name: str | None,
+    file_name: str | None,
+    time_attribute: str,
+    outcomes: dict[str, str],
+    reason_path: str,
+) -> dict[str, Any]:
+    """One test of an xUnit or NUnit file: its outcome by ``outcomes``, its message its failure's, else its reason's."""
+    failure = case.find("failure")
+    return _test(
+        name,
+        outcomes.get((case.get("result") or "").lower(), "Inconclusive"),
+        _seconds(case.get(time_attribute), name),
+        file_name,
+        _text(failure, "message") if failure is not None else _text(case, reason_path),
+        _text(failure, "stack-trace"),
+        _text(case, "output"),
+    )
 
 
 _TRX_OUTCOMES = {"passed": "Passed", "failed": "Failed", "notexecuted": "Skipped", "timeout": "Failed"}

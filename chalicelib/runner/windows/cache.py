@@ -8,6 +8,7 @@ job's cache folder (the CacheStore of runner/cache.py), restored where it was sa
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from chalicelib.runner.artifacts import relative_pattern
-from chalicelib.runner.cache import MAX_ENTRY_BYTES, CacheStore, Log
+from chalicelib.runner.cache import CacheStore, Log, restorable, upload_archive
 
 _VARIABLE = re.compile(r"%([^%\s]+)%")
 
@@ -70,13 +71,8 @@ def restore(build_folder: Path, entries: list[str], variables: Mapping[str, str]
     parsed = parse_entries(build_folder, entries, variables, log)
     stored = store.metadata([entry.entry_id for entry in parsed]) if parsed else {}
     for entry in parsed:
-        metadata = stored.get(entry.entry_id)
-        if metadata is None:
-            log(f"Cache entry '{entry.label}' not found")
-        elif metadata.get("dependencies") != dependencies_checksum(build_folder, entry.dependencies):
-            log(f"Cache entry '{entry.label}' is out of date: not restored")
-        else:
-            log(f"Restoring build cache entry '{entry.label}'")
+        checksum = functools.partial(dependencies_checksum, build_folder, entry.dependencies)
+        if restorable(entry.label, stored.get(entry.entry_id), checksum, log):
             _download_and_extract(entry, store, log)
 
 
@@ -135,20 +131,10 @@ def _file_sha256(path: Path) -> str:
 
 
 def _upload(entry: Entry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
-    with tempfile.TemporaryDirectory(prefix="conveyor-cache-") as scratch:
-        archive = Path(scratch, "entry.tgz")
-        log(f"Updating build cache entry '{entry.label}'")
-        try:
-            with tarfile.open(archive, "w:gz", compresslevel=1) as tar:  # fast, like AppVeyor's 7z -mx=1
-                tar.add(entry.path, arcname=entry.path.name)
-        except OSError as error:  # a file another process holds, or removed while it was read
-            log(f"Build cache entry '{entry.label}' could not be read ({error.strerror or error}): not saved")
-            return
-        size = archive.stat().st_size
-        if size > MAX_ENTRY_BYTES:
-            log(f"Build cache entry '{entry.label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
-            return
-        store.upload(entry.entry_id, archive, metadata)
+    def add_path(tar: tarfile.TarFile) -> None:
+        tar.add(entry.path, arcname=entry.path.name)
+
+    upload_archive(entry.label, entry.entry_id, add_path, store, metadata, log)
 
 
 def _download_and_extract(entry: Entry, store: CacheStore, log: Log) -> None:

@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
-from chalicelib.runner.shell import MAX_LINE_BYTES, Outcome
+from chalicelib.runner.shell import MAX_LINE_BYTES, Outcome, wait_or_stop
 from chalicelib.runner.windows import console
 
 if TYPE_CHECKING:
@@ -165,15 +165,7 @@ def run_in_job(
     assert process.stdout is not None
     reader = threading.Thread(target=_pump, args=(process.stdout, on_line), name="cmd", daemon=True)
     reader.start()
-    stopped = None
-    while process.poll() is None:
-        stopped = should_stop()
-        if stopped:
-            job.terminate()
-            process.wait()
-            break
-        with contextlib.suppress(subprocess.TimeoutExpired):  # returns as soon as the command ends
-            process.wait(timeout=_POLL_SECONDS)
+    stopped = wait_or_stop(process, should_stop, job.terminate, _POLL_SECONDS)
     # a background process the command started may hold its output open: it is read while it comes, not waited for
     reader.join(timeout=0.5 if stopped else _READ_SECONDS)
     return Outcome(None, stopped) if stopped else Outcome(process.returncode)

@@ -169,15 +169,26 @@ def _asks_for_an_id_token(run: Run, api: WorkerApi, variables: dict[str, str], i
     return answers
 
 
-def test_the_runner_never_fetches_an_id_token_url_appveyor_yml_names(run: Run, api: WorkerApi) -> None:
+Hits = list[tuple[str, str | None]]
+
+
+def _asked_with_servers(
+    run: Run, api: WorkerApi, internal_path: str, token: str, id_token: bool
+) -> tuple[list[Any], Hits, Hits]:
+    """The job asks for an ID token, its variables naming a URL of an internal server and ``token``, the service and
+    that server both on loopback: the answers, and what the service and the internal server were asked."""
     with _loopback() as (service, service_hits), _loopback() as (internal, internal_hits):
         run.client = JobClient(Ticket(service, "job-1", "t0ken"))
-        # appveyor.yml's environment: names them, and the service minted no ID token for the job
-        forged = {
-            "ACTIONS_ID_TOKEN_REQUEST_URL": f"{internal}/internal/secret?x=1",
-            "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "t",
+        variables = {
+            "ACTIONS_ID_TOKEN_REQUEST_URL": f"{internal}{internal_path}",
+            "ACTIONS_ID_TOKEN_REQUEST_TOKEN": token,
         }
-        answers = _asks_for_an_id_token(run, api, forged, id_token=False)
+        return _asks_for_an_id_token(run, api, variables, id_token), service_hits, internal_hits
+
+
+def test_the_runner_never_fetches_an_id_token_url_appveyor_yml_names(run: Run, api: WorkerApi) -> None:
+    # appveyor.yml's environment: names them, and the service minted no ID token for the job
+    answers, service_hits, internal_hits = _asked_with_servers(run, api, "/internal/secret?x=1", "t", id_token=False)
 
     assert internal_hits == [] and service_hits == []
     assert [status for status, _ in answers] == [404, 400]
@@ -187,13 +198,7 @@ def test_the_runner_never_fetches_an_id_token_url_appveyor_yml_names(run: Run, a
 def test_an_id_token_is_asked_of_the_services_own_route_whatever_url_the_variables_name(
     run: Run, api: WorkerApi
 ) -> None:
-    with _loopback() as (service, service_hits), _loopback() as (internal, internal_hits):
-        run.client = JobClient(Ticket(service, "job-1", "t0ken"))
-        minted = {
-            "ACTIONS_ID_TOKEN_REQUEST_URL": f"{internal}/elsewhere?x=1",
-            "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "cvyo_r",
-        }
-        answers = _asks_for_an_id_token(run, api, minted, id_token=True)
+    answers, service_hits, internal_hits = _asked_with_servers(run, api, "/elsewhere?x=1", "cvyo_r", id_token=True)
 
     assert internal_hits == []
     assert [path.split("&")[0] for path, _ in service_hits] == ["/api/runner/jobs/job-1/id-token?api-version=1"] * 2
