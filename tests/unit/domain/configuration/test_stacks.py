@@ -69,3 +69,10 @@ def test_one_version_asked_for_thousands_of_times_is_refused_before_anything_is_
 
     assert "5000 entries" in said
     assert refusal(configuration("go 1.23, go 1.23, node 18, jdk 21", ("mysql", "redis"))) is None
+
+
+@pytest.mark.parametrize("stack", ["go 1.24.03", "go 01.24", "jdk 021", "node 018"])
+def test_a_version_written_with_leading_zeros_is_refused(stack: str) -> None:
+    said = refusal(configuration(stack)) or ""
+
+    assert f"{stack} is not a version as written" in said
