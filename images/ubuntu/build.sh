@@ -28,12 +28,13 @@ python3 "$here/registry_settings.py" --check
 # dpkg writes without an fsync per file (force-unsafe-io): a tree whose build fails is thrown away anyway, and its
 # 5 GB unpack in a fraction of the time.
 # The certificate authorities this machine added (a company's TLS proxy, say) are the image's too, so that a build's
-# package installs trust what this machine's do; they are public certificates, nothing secret.
+# package installs trust what this machine's do; they are public certificates, nothing secret (*.crt files only, as
+# update-ca-certificates reads: not a key or anything else kept beside them, nor a link to one).
 mmdebstrap --variant=minbase --include="$packages" --skip=cleanup/apt/lists --dpkgopt=force-unsafe-io \
 	--customize-hook="python3 '$here/node_versions.py' \"\$1\"" \
 	--customize-hook="mkdir -p \"\$1/opt/conveyor\" \"\$1/etc/conveyor\" && cp '$here/services.sh' \"\$1/opt/conveyor/\" && cp '$here/session.sh' \"\$1/etc/conveyor/\" && cp '$here/nvm.sh' \"\$1/opt/nvm/\"" \
 	--customize-hook="python3 '$here/registry_settings.py' \"\$1\"" \
-	--customize-hook='if [ -d /usr/local/share/ca-certificates ]; then cp -R /usr/local/share/ca-certificates/. "$1/usr/local/share/ca-certificates/" && chroot "$1" update-ca-certificates >/dev/null; fi' \
+	--customize-hook='if [ -d /usr/local/share/ca-certificates ]; then (cd /usr/local/share/ca-certificates && find . -type f -name \*.crt -exec cp --parents {} "$1/usr/local/share/ca-certificates/" \;) && chroot "$1" update-ca-certificates >/dev/null; fi' \
 	--customize-hook="chroot \"\$1\" sh -s < '$here/setup.sh'" \
 	"$suite" "$target.new" "$mirror"
 python3 "$here/shift_ids.py" "$target.new" "$shift_by"

@@ -83,3 +83,28 @@ def test_the_build_hook_writes_the_settings_as_given_whatever_quotes_they_hold(t
 
     assert "index-url = https://pypi.example/simple?a='b'&c=$(id)\n" in (tmp_path / "etc" / "pip.conf").read_text()
     assert sys.executable  # the hook runs the machine's python3, as mmdebstrap does
+
+
+def test_only_certificates_of_this_machine_go_into_the_image_not_keys_or_links_beside_them(tmp_path: Path) -> None:
+    """build.sh's hook that copies this machine's certificate authorities, run on a folder of the test's own."""
+    hook = next(
+        line for line in (HERE / "build.sh").read_text().splitlines() if 'chroot "$1" update-ca-certificates' in line
+    )
+    command = hook.split("--customize-hook='", 1)[1].rsplit("' \\", 1)[0]
+    source = tmp_path / "ca-certificates"
+    (source / "corp").mkdir(parents=True)
+    (source / "corp" / "proxy.crt").write_text("certificate")
+    (source / "proxy.key").write_text("private key")
+    (tmp_path / "secret").write_text("private")
+    (source / "secret.crt").symlink_to(tmp_path / "secret")
+    image = tmp_path / "image"
+    (image / "usr" / "local" / "share" / "ca-certificates").mkdir(parents=True)
+    command = command.replace(" /usr/local/share/ca-certificates", f" {source}")  # this machine's, not the image's
+    command = command.replace('chroot "$1" update-ca-certificates', "true")  # the image's own step, not under test
+
+    subprocess.run(["sh", "-c", command, "sh", str(image)], check=True, timeout=60)
+
+    copied = image / "usr" / "local" / "share" / "ca-certificates"
+    assert sorted(str(path.relative_to(copied)) for path in copied.rglob("*") if not path.is_dir()) == [
+        "corp/proxy.crt"
+    ]
