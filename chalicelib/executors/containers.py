@@ -79,6 +79,7 @@ def limits() -> tuple[str, ...]:
 MAPPING = ("--uidmap", f"0:{ID_SHIFT}:65536", "--gidmap", f"0:{ID_SHIFT}:65536")  # the image's tree is owned so
 _READY = b"conveyor-container-ready\n"
 _START_SECONDS = 60.0
+_TOOL_CACHE_SECONDS = 900.0  # at most, for all of a job's stack: installs together (docs/executors.md)
 _FIRST_FD = 20  # the shell's descriptors, above those the sandbox's mount script uses
 _CID_FILE = "container-id"  # podman writes the container's id there: the runner finds its memory cgroup
 
@@ -138,7 +139,9 @@ def run(ticket: Ticket, timeout: float) -> int:
     if not isinstance(made, Runtime):
         _fail(ticket, f"This job's image cannot run here: {made}.")
         return 0
-    _fill_tool_cache(ticket)
+    filling = time.monotonic()
+    _fill_tool_cache(ticket, filling + min(timeout, _TOOL_CACHE_SECONDS))
+    timeout = max(timeout - (time.monotonic() - filling), 1.0)  # the installs for the job count against its timeout
     started = time.monotonic()
     config = settings()
     try:
@@ -231,7 +234,7 @@ def resource_limits(memory_mb: int, cpus: float) -> tuple[str, ...]:
     return ("--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m", "--cpus", f"{cpus:g}")
 
 
-def _fill_tool_cache(ticket: Ticket) -> None:
+def _fill_tool_cache(ticket: Ticket, deadline: float) -> None:
     """Install what the job's stack: asks for into the machine's tool cache before its container starts (outside
     it: the job only reads the cache). A spec that cannot be read leaves it to the runner, which says why."""
     tool_cache.root().mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -240,7 +243,7 @@ def _fill_tool_cache(ticket: Ticket) -> None:
         configuration = JobClient(ticket).spec()["configuration"]
     except ProtocolError:
         return
-    tool_cache.ensure(tool_cache.wanted(dict(configuration)))
+    tool_cache.ensure(tool_cache.wanted(dict(configuration)), deadline)
 
 
 def _ready(fd: int) -> bool:

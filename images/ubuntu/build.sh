@@ -22,15 +22,19 @@ npm_registry=$(npm config get registry 2>/dev/null || true)
 export CONVEYOR_NPM_REGISTRY="${CONVEYOR_NPM_REGISTRY:-${npm_registry:-https://registry.npmjs.org/}}"
 pip_index=$(python3 -m pip config get global.index-url 2>/dev/null || true)
 case $pip_index in http://* | https://*) ;; *) pip_index=https://pypi.org/simple ;; esac
+export CONVEYOR_PIP_INDEX="${CONVEYOR_PIP_INDEX:-$pip_index}"
+# every job reads them and the image goes to ECR: a URL with a user name or token is refused now, not after the build
+python3 "$here/registry_settings.py" --check
 # dpkg writes without an fsync per file (force-unsafe-io): a tree whose build fails is thrown away anyway, and its
 # 5 GB unpack in a fraction of the time.
 # The certificate authorities this machine added (a company's TLS proxy, say) are the image's too, so that a build's
-# package installs trust what this machine's do; they are public certificates, nothing secret.
+# package installs trust what this machine's do; they are public certificates, nothing secret (*.crt files only, as
+# update-ca-certificates reads: not a key or anything else kept beside them, nor a link to one).
 mmdebstrap --variant=minbase --include="$packages" --skip=cleanup/apt/lists --dpkgopt=force-unsafe-io \
 	--customize-hook="python3 '$here/node_versions.py' \"\$1\"" \
 	--customize-hook="mkdir -p \"\$1/opt/conveyor\" \"\$1/etc/conveyor\" && cp '$here/services.sh' \"\$1/opt/conveyor/\" && cp '$here/session.sh' \"\$1/etc/conveyor/\" && cp '$here/nvm.sh' \"\$1/opt/nvm/\"" \
-	--customize-hook="mkdir -p \"\$1/home/appveyor\" && printf 'registry=%s\\ncafile=/etc/ssl/certs/ca-certificates.crt\\n' '$CONVEYOR_NPM_REGISTRY' > \"\$1/home/appveyor/.npmrc\" && printf '[global]\\nindex-url = %s\\n' '$pip_index' > \"\$1/etc/pip.conf\"" \
-	--customize-hook='if [ -d /usr/local/share/ca-certificates ]; then cp -R /usr/local/share/ca-certificates/. "$1/usr/local/share/ca-certificates/" && chroot "$1" update-ca-certificates >/dev/null; fi' \
+	--customize-hook="python3 '$here/registry_settings.py' \"\$1\"" \
+	--customize-hook='if [ -d /usr/local/share/ca-certificates ]; then (cd /usr/local/share/ca-certificates && find . -type f -name \*.crt -exec cp --parents {} "$1/usr/local/share/ca-certificates/" \;) && chroot "$1" update-ca-certificates >/dev/null; fi' \
 	--customize-hook="chroot \"\$1\" sh -s < '$here/setup.sh'" \
 	"$suite" "$target.new" "$mirror"
 python3 "$here/shift_ids.py" "$target.new" "$shift_by"

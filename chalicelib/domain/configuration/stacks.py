@@ -34,6 +34,10 @@ NOT_HERE = {
     "docker": "a Docker daemon in the job's container would need privileges that undo the container",
 }
 _NUMBERS = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+# a job gets one version of each language (as AppVeyor's stack: does) and few entries in all: each version may be
+# installed on the machine before the job starts (executors/tool_cache.py), which a long list would keep busy
+MAX_ENTRIES = 16
+_PADDED = re.compile(r"(^|\.)0\d")  # 1.24.03 is 1.24.3: one release, one name in the machine's tool cache
 
 
 def asks(configuration: Json) -> bool:
@@ -43,13 +47,25 @@ def asks(configuration: Json) -> bool:
 
 def refusal(configuration: Json) -> str | None:
     """Why a job of this configuration cannot get its stack: or services: in Conveyor's image; None when it can."""
+    entries = [*(configuration.get("stacks") or []), *(configuration.get("services") or [])]
+    if len(entries) > MAX_ENTRIES:
+        return f"stack: and services: have {len(entries)} entries: a job may ask for at most {MAX_ENTRIES}"
     stack = read(configuration.get("stacks") or [], configuration.get("services") or [])
     reasons = [f"'{entry}' is neither a language and its version nor a service" for entry in stack.unknown]
     for service in stack.services:
         if service in NOT_HERE:
             reasons.append(f"the service {service} cannot run here: {NOT_HERE[service]} (use {_ELSEWHERE})")
+    versions: dict[str, list[str]] = {}
     for language, version in stack.languages:
-        if not _served(language, version):
+        if version not in versions.setdefault(language, []):
+            versions[language].append(version)
+    for language, asked in versions.items():
+        if len(asked) > 1:
+            reasons.append(f"stack: asks for {language} " + " and ".join(asked) + ": a job gets one version of each")
+    for language, version in dict.fromkeys(stack.languages):
+        if _PADDED.search(version):
+            reasons.append(f"{language} {version} is not a version as written: its numbers have leading zeros")
+        elif not _served(language, version):
             reasons.append(f"{language} {version} is not available: this image has {AVAILABLE[language]}")
     return "; ".join(reasons) or None
 

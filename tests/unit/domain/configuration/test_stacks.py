@@ -56,3 +56,23 @@ def test_docker_is_refused_because_its_daemon_would_undo_the_container() -> None
 def test_nothing_asked_is_nothing_refused() -> None:
     assert not asks(configuration())
     assert refusal(configuration()) is None
+
+
+def test_two_versions_of_one_language_are_refused_naming_both() -> None:
+    said = refusal(configuration("go 1.23, node 18, go 1.24")) or ""
+
+    assert "go 1.23 and 1.24" in said and "one version of each" in said
+
+
+def test_one_version_asked_for_thousands_of_times_is_refused_before_anything_is_installed() -> None:
+    said = refusal(configuration(", ".join(["go 1.21.99"] * 5000))) or ""
+
+    assert "5000 entries" in said
+    assert refusal(configuration("go 1.23, go 1.23, node 18, jdk 21", ("mysql", "redis"))) is None
+
+
+@pytest.mark.parametrize("stack", ["go 1.24.03", "go 01.24", "jdk 021", "node 018"])
+def test_a_version_written_with_leading_zeros_is_refused(stack: str) -> None:
+    said = refusal(configuration(stack)) or ""
+
+    assert f"{stack} is not a version as written" in said
