@@ -19,10 +19,12 @@ import pytest
 from dulwich import porcelain
 
 from chalicelib.executors import containers
+from chalicelib.local.exec import wine
 
 REFUSAL = containers.refusal()
 needs_containers = pytest.mark.skipif(REFUSAL is not None, reason=f"no container can run here: {REFUSAL}")
 PROJECT_DIR = Path(__file__).resolve().parents[2]
+WINE_MISSING = wine.missing()  # why Windows jobs are skipped here (make windows installs Wine and the Windows CPython)
 EXEC_SECONDS = 180
 
 
@@ -220,6 +222,7 @@ def test_the_jobs_environment_holds_no_variable_of_the_command_and_a_secure_one_
 
 
 @needs_containers
+@pytest.mark.skipif(WINE_MISSING is None, reason="Wine is installed here: Windows jobs run (the test below)")
 def test_a_windows_job_is_skipped_saying_why_and_the_others_run(tmp_path: Path) -> None:
     files = {"appveyor.yml": yml("image:", "  - Ubuntu2204", "  - Visual Studio 2022", "build_script:", "  - echo ran")}
 
@@ -228,6 +231,29 @@ def test_a_windows_job_is_skipped_saying_why_and_the_others_run(tmp_path: Path) 
     assert done.returncode == 0, done.stdout + done.stderr
     assert "[Image: Ubuntu2204] ran" in done.stdout.splitlines(), done.stdout
     assert "[Image: Visual Studio 2022] skipped: 'Visual Studio 2022' is a Windows image" in done.stdout, done.stdout
+    assert "`make windows`, as root" in done.stdout, done.stdout
+
+
+def test_a_windows_job_runs_under_wine_as_a_windows_agent_runs_it_its_api_calls_answered_by_exec(
+    tmp_path: Path,
+) -> None:
+    if WINE_MISSING is not None:
+        if os.environ.get("CI"):  # make test installs Wine there: the test must run
+            pytest.fail(f"{WINE_MISSING}, and CI must run this test")
+        pytest.skip(WINE_MISSING)
+    build = ("image: Visual Studio 2019", "build_script:", "  - set X=1", "  - echo %X%", "  - type hello.txt")
+    files = {"appveyor.yml": yml(*build, "  - appveyor AddMessage hi"), "hello.txt": "committed\n"}
+    folder = checkout(tmp_path, files)
+    (folder / "hello.txt").write_text("changed in the working tree\n")
+
+    done = conveyor_exec(folder)
+
+    lines = [line.rstrip() for line in done.stdout.splitlines()]
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert lines.index(wine.NOTICE) < lines.index("1"), done.stdout  # said before the job's log
+    assert "changed in the working tree" in lines, done.stdout
+    assert "Message (information): hi" in lines, done.stdout
+    assert [line.split()[:3] for line in lines if line.startswith("job 1")] == [["job", "1", "success"]], done.stdout
 
 
 @needs_containers

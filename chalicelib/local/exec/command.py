@@ -3,7 +3,8 @@
 The working tree becomes one commit (local/exec/snapshot.py), appveyor.yml is read for its branch by the domain's
 functions (local/exec/plan.py), and each job runs on the local container executor (executors/containers.py): a fresh
 container of Conveyor's local image, its runner beside it in the sandbox, the runner talking to an in-process job
-protocol (local/exec/service.py) with a token of its own. The exit status is 0 only when every job that ran passed
+protocol (local/exec/service.py) with a token of its own; a Windows job's runner runs under Wine instead, as a
+Windows build agent runs it (local/exec/wine.py). The exit status is 0 only when every job that ran passed
 (a failure ``matrix: allow_failures`` allows does not count, as on the service); 130 after Ctrl-C, which cancels the
 running jobs (their containers are removed as any job's are) and starts no other; so does SIGTERM.
 """
@@ -96,7 +97,7 @@ def _build(
     """Plan the jobs of the snapshot's branch and run them (or, with --list, print them)."""
     from chalicelib.local.exec.folders import StateFolders
     from chalicelib.local.exec.jobs import ExecJob
-    from chalicelib.local.exec.plan import Checkout, job_spec, plan
+    from chalicelib.local.exec.plan import Checkout, is_windows, job_spec, plan
     from chalicelib.local.exec.service import LocalService
 
     checkout = Checkout(
@@ -117,7 +118,7 @@ def _build(
     _say_untracked(snapshot, args.untracked, console)
     for note in built.notes:
         console.say(f"Note: {note}")
-    if any(job.skipped is None for job in chosen):
+    if any(job.skipped is None and not is_windows(job.image) for job in chosen):  # Windows ones run under Wine
         if probe is not None:
             probe.join()  # its answer is kept: runtime() below reads it rather than starting a second probe
         _check_runtime(console)
@@ -133,7 +134,9 @@ def _build(
             service.add(exec_job)
         work = [(planned, job) for planned, job in zip(chosen, jobs, strict=True)]
         with ThreadPoolExecutor(max_workers=max(1, args.parallel)) as pool:
-            futures = [pool.submit(_run_job, planned, job, service.url, state, stopping) for planned, job in work]
+            futures = [
+                pool.submit(_run_job, planned, job, service.url, state, stopping, snapshot) for planned, job in work
+            ]
             try:
                 for future in futures:
                     future.result()
@@ -147,8 +150,11 @@ def _build(
     return 0 if _passed(work) else 1
 
 
-def _run_job(planned: PlannedJob, job: ExecJob, url: str, state: StateFolders, stopping: threading.Event) -> None:
-    """Run one job in its container, unless it is skipped or refused, or Ctrl-C came first."""
+def _run_job(
+    planned: PlannedJob, job: ExecJob, url: str, state: StateFolders, stopping: threading.Event, snapshot: Snapshot
+) -> None:
+    """Run one job in its container (a Windows one under Wine), unless it is skipped or refused, or Ctrl-C came
+    first."""
     if stopping.is_set():
         return
     if planned.skipped or planned.refused:
@@ -156,12 +162,26 @@ def _run_job(planned: PlannedJob, job: ExecJob, url: str, state: StateFolders, s
         job.result = None if planned.skipped else "failed"
         job.finished.set()
         return
-    from chalicelib.local.exec.plan import TIMEOUT_SECONDS
+    from chalicelib.local.exec.plan import TIMEOUT_SECONDS, is_windows
 
     state.job_folder(job)
     job.started = time.monotonic()
     ticket = Ticket(api_url=url, job_id=job.spec["jobId"], token=job.token)
-    containers.run(ticket, TIMEOUT_SECONDS + _GRACE_SECONDS)
+    if is_windows(planned.image):
+        from chalicelib.local.exec import wine
+
+        job.console.say(wine.NOTICE, job.prefix)
+        timeout = TIMEOUT_SECONDS + _GRACE_SECONDS
+        wine.run_job(
+            job.spec,
+            snapshot.repository,
+            snapshot.commit.tree,
+            ticket,
+            timeout,
+            lambda line: job.console.say(line, job.prefix),
+        )
+    else:
+        containers.run(ticket, TIMEOUT_SECONDS + _GRACE_SECONDS)
     if not job.finished.is_set():  # the runner ended without a word: the job failed, as a lost one does
         job.console.say("The job's runner ended without finishing the job.", job.prefix)
         job.finish({"result": "failed", "message": "The job's runner ended without finishing the job."})

@@ -54,7 +54,7 @@ class PlannedJob:
     image: str | None
     allow_failure: bool
     job: Job  # the job as the service would queue it, for the domain's functions
-    skipped: str | None = None  # why it does not run here (a Windows image, one exec does not provide)
+    skipped: str | None = None  # why it does not run here (an image exec does not provide, Windows without Wine)
     refused: str | None = None  # why it fails at once, as on the service (services:, stack:, hosts:)
 
     @property
@@ -129,12 +129,21 @@ def _with_refusal(planned: PlannedJob, refusal: str | None) -> PlannedJob:
     return planned if refusal is None else replace(planned, refused=refusal)
 
 
+def is_windows(image: str | None) -> bool:
+    """Whether the image is a Windows one (the service's own test of its name): exec runs its jobs under Wine."""
+    return os_type((image or "").strip()) == "Windows"
+
+
 def _skipped(image: str | None) -> str | None:
     """Why a job of ``image`` does not run here: exec runs what the local executor runs in Conveyor's local image (no
-    image, ``Ubuntu``, ``Ubuntu1604`` ... ``Ubuntu2204``), and no other."""
+    image, ``Ubuntu``, ``Ubuntu1604`` ... ``Ubuntu2204``), and Windows images' jobs under Wine where it is installed
+    (local/exec/wine.py), and no other."""
     name = (image or "").strip()
-    if os_type(name) == "Windows":  # the service's own test of a Windows image name
-        return f"skipped: '{name}' is a Windows image; conveyor exec runs Linux jobs only (in Conveyor's local image)."
+    if is_windows(name):
+        from chalicelib.local.exec import wine
+
+        why = wine.missing()
+        return None if why is None else f"skipped: '{name}' is a Windows image: {why}."
     if not name or any(name.casefold() == known.casefold() for known in images.UBUNTU_IMAGES):
         return None
     return (

@@ -7,7 +7,8 @@ import pytest
 
 from chalicelib.domain.projects.projects import slugify
 from chalicelib.errors import Invalid
-from chalicelib.local.exec.plan import Checkout, Plan, job_spec, plan, slug
+from chalicelib.local.exec import wine
+from chalicelib.local.exec.plan import Checkout, Plan, is_windows, job_spec, plan, slug
 
 CHECKOUT = Checkout(
     name="My App",
@@ -95,12 +96,23 @@ def test_the_slug_is_the_services(name: str) -> None:
     assert slug(name) == slugify(name)
 
 
-def test_windows_and_other_images_exec_does_not_provide_are_skipped_and_ubuntu_ones_run() -> None:
+def test_windows_images_without_wine_and_images_exec_does_not_provide_are_skipped_and_ubuntu_ones_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(wine, "missing", lambda: "Wine is not installed here: `make windows` installs it")
     built = planned("image:\n  - Ubuntu2204\n  - Visual Studio 2022\n  - python:3.12\n  - ubuntu\n")
 
     assert [job.skipped is None for job in built.jobs] == [True, False, False, True]
-    assert "Windows image" in str(built.jobs[1].skipped)
+    assert "'Visual Studio 2022' is a Windows image: Wine is not installed" in str(built.jobs[1].skipped)
     assert "does not provide the image 'python:3.12'" in str(built.jobs[2].skipped)
+
+
+def test_a_windows_image_runs_where_wine_is_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(wine, "missing", lambda: None)
+
+    (job,) = planned("image: Visual Studio 2019\n").jobs
+
+    assert job.skipped is None and is_windows(job.image)
 
 
 def test_services_the_image_gives_run_and_others_fail_the_job_at_once_as_the_service_refuses_them() -> None:
