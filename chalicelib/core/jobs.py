@@ -18,6 +18,14 @@ class Executor(StrEnum):
     AGENT = "agent"  # one of the account's build agents
 
 
+@dataclass(frozen=True)
+class ReportQuota:
+    """Reports counted against a job's quota: how many, and the bytes they store (JSON, as stored)."""
+
+    count: int
+    size: int
+
+
 @dataclass(frozen=True, repr=False)
 class JobCounts(FieldsRepr):
     """What a job reported, counted when it ends: its messages, compilation messages, tests and artifacts."""

@@ -24,9 +24,10 @@ class Report(FieldsRepr):
 
 
 # A test the build reported failed leaves this mark, which no later report of the attempt takes away: a build that
-# reports the test again (passed), or anyone's upload, does not make its failure go unseen.
+# reports the test again (passed), or anyone's upload, does not make its failure go unseen. It keeps only what names
+# the test (its message and stack trace stay in the test's own report): marks are not counted apart from the tests.
 FAILED_MARK = "failedTest"
-_MARKED_FIELDS = ("testName", "testFramework", "fileName", "ErrorMessage")
+_MARKED_FIELDS = ("testName", "testFramework", "fileName")
 FAILED = "Failed"
 
 

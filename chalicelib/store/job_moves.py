@@ -158,6 +158,8 @@ def _queued_again() -> list[Any]:
         JobModel.artifacts.remove(),
         JobModel.reports.remove(),
         JobModel.outside_reports.remove(),
+        JobModel.report_bytes.remove(),
+        JobModel.outside_report_bytes.remove(),
         JobModel.executor.remove(),
         JobModel.run_on.remove(),
         JobModel.external_id.remove(),

@@ -11,7 +11,7 @@ from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.update import Action
 
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.jobs import Executor, Job, ReportQuota
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.store.batch import Key, get_items, of_model
@@ -227,20 +227,28 @@ def take_clone_credentials(job_id: str) -> bool:
     return True
 
 
-def take_report_quota(job_id: str, count: int, limit: int, outside: bool = False) -> bool:
-    """Count ``count`` more reports against the job's ``limit``; False (nothing counted) when they would pass it.
-    ``outside``: tests a key sent from outside the build, counted apart, so they never use up the build's room."""
-    if count > limit:
-        return False
+def take_report_quota(job_id: str, taken: ReportQuota, limit: ReportQuota, outside: bool = False) -> str | None:
+    """Count ``taken`` (reports, and the bytes they store) against the job's ``limit``: None when counted, else which
+    cap they would pass ("count" or "bytes"), nothing counted. ``outside``: tests a key sent from outside the build,
+    counted apart, so they never use up the build's room. A job stored before the byte quota has used 0 bytes."""
+    if taken.count > limit.count:
+        return "count"
+    if taken.size > limit.size:
+        return "bytes"
     counter = JobModel.outside_reports if outside else JobModel.reports
-    room = counter.does_not_exist() | (counter <= limit - count)
+    size = JobModel.outside_report_bytes if outside else JobModel.report_bytes
+    room = (counter.does_not_exist() | (counter <= limit.count - taken.count)) & (
+        size.does_not_exist() | (size <= limit.size - taken.size)
+    )
     try:
-        JobModel(job_id).update(actions=[counter.add(count)], condition=room)
+        JobModel(job_id).update(actions=[counter.add(taken.count), size.add(taken.size)], condition=room)
     except UpdateError as error:
         if is_condition_failure(error):
-            return False
+            found = JobModel.get(job_id, consistent_read=True)
+            used = (found.outside_reports if outside else found.reports) or 0
+            return "count" if used + taken.count > limit.count else "bytes"
         raise
-    return True
+    return None
 
 
 def assign_route(job: Job, executor: str, run_on: str | None, message: str | None, pull_request: bool) -> bool:

@@ -411,6 +411,8 @@ class JobModel(Model):
     token_hash = UnicodeAttribute(null=True)  # SHA-256 of the job token its runner holds, while it holds one
     reports = NumberAttribute(null=True)  # messages and tests its runner has sent (a quota)
     outside_reports = NumberAttribute(null=True)  # tests keys sent from outside the build (a quota of their own)
+    report_bytes = NumberAttribute(null=True)  # the bytes of what its runner's reports stored (a quota; 0 if absent)
+    outside_report_bytes = NumberAttribute(null=True)  # the bytes of what keys sent from outside stored (a quota)
     project_slug = UnicodeAttribute(null=True)  # the project's range key: a runner's call reads it with the build
     credentials_taken = BooleanAttribute(null=True)  # its runner took the clone credentials (once per claim)
     waiting = UnicodeAttribute(null=True)  # while queued, the wait partition of its message (by_wait index)

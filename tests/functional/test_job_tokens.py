@@ -638,6 +638,45 @@ def test_a_job_keeps_a_bounded_number_of_reports(
     assert [entry["message"] for entry in listed] == ["one", "two"]
 
 
+def test_a_job_keeps_a_bounded_number_of_report_bytes(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+    account: Account,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A build that reports few but big tests (failed: each left a mark too) is held by the bytes they store, not
+    only by their count: past the cap the call is a 409 naming it, and nothing of it is stored."""
+    project, queued, job, _ = matrix_build
+    monkeypatch.setattr(runner_calls, "MAX_REPORT_BYTES_PER_JOB", 8_000)
+    caller = runner(account, job.token.token)
+
+    def failed(name: str) -> dict[str, Any]:
+        return {"testName": name, "outcome": "Failed", "ErrorMessage": "m" * 1_500, "ErrorStackTrace": "s" * 1_500}
+
+    answers = [caller.post(f"/{job.job_id}/tests", {"tests": [failed(f"t{index}")]}) for index in range(3)]
+
+    assert [answer.status for answer in answers] == [204, 204, 409]
+    assert "8,000 bytes" in answers[2].json["message"]
+    listed = project.account.api.get(f"/buildjobs/{job.job_id}/tests").json
+    assert sorted(test["testName"] for test in listed) == ["t0", "t1"]
+
+
+def test_a_job_stored_before_the_byte_quota_has_used_none_of_it(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+    account: Account,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    project, queued, job, _ = matrix_build
+    monkeypatch.setattr(runner_calls, "MAX_REPORT_BYTES_PER_JOB", 1_000)
+    JobModel(job.job_id).update(actions=[JobModel.reports.set(5)])  # counted, as before the byte quota: no bytes
+    caller = runner(account, job.token.token)
+
+    reply = caller.post(f"/{job.job_id}/tests", {"tests": [{"testName": "adds", "outcome": "Passed"}]})
+
+    assert reply.status == 204, reply.body
+    stored = JobModel.get(job.job_id, consistent_read=True)
+    assert (stored.reports, 0 < stored.report_bytes < 1_000) == (6, True)
+
+
 def test_a_jobs_runner_gets_its_repositorys_credentials_once(account: Account, tmp_path: Path) -> None:
     user, password = "deploy-bot", "s3cret-clone-token"
     with GitServer(tmp_path, credentials=(user, password)) as server:

@@ -178,6 +178,25 @@ def test_outside_uploads_to_a_job_are_bounded_by_their_own_quota(
     assert [name for name, _, outside in listed(attempts, job_id) if outside] == ["suite.adds"]
 
 
+def test_outside_uploads_to_a_job_are_bounded_by_the_bytes_they_store(
+    attempts: Attempts,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A key's uploads of few tests with long messages stop at the outside byte cap: a 409 naming it, nothing
+    stored of that upload, and the build's own reports are not held by it."""
+    monkeypatch.setattr(runner_calls, "MAX_OUTSIDE_REPORT_BYTES_PER_JOB", 300)
+    job_id, runner = claimed(attempts)
+    api = attempts.account.api
+    assert api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed")).status == 200
+    refused = api.call("POST", f"/testresults/junit/{job_id}", raw=junit(divides="passed", other="passed"))
+    assert refused.status == 409, refused.body
+    assert "300 bytes" in refused.json["message"] and "from outside" in refused.json["message"]
+    own = [{"testName": f"suite.own{index}", "outcome": "Passed"} for index in range(3)]
+    assert runner.post(f"/runner/jobs/{job_id}/tests", {"tests": own}).status == 204
+
+    assert [name for name, _, outside in listed(attempts, job_id) if outside] == ["suite.adds"]
+
+
 def test_a_job_only_a_key_sent_tests_to_counts_them_when_it_ends(attempts: Attempts) -> None:  # noqa: F811
     job_id, runner = claimed(attempts)
     sent = attempts.account.api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed"))

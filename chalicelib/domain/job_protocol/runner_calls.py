@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts, MoveFields
+from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts, MoveFields, ReportQuota
 from chalicelib.core.projects import Project
 from chalicelib.core.reports import SENT_FROM_OUTSIDE, counted_tests, failure_marks, sent_from_outside
 from chalicelib.core.status import Event, Status
@@ -46,6 +46,9 @@ MAX_REPORTS_PER_JOB = 100_000  # messages and tests together
 # tests keys send from outside the build (POST /api/testresults/...): one full results file's, counted apart, so
 # whoever may run builds cannot use up the room the build has for its own reports (and have its failures refused)
 MAX_OUTSIDE_REPORTS_PER_JOB = 10_000
+# the bytes those reports store (JSON, failure marks included): 100,000 reports of 64 KiB would be 6 GiB of a table
+MAX_REPORT_BYTES_PER_JOB = 100 * 1024**2
+MAX_OUTSIDE_REPORT_BYTES_PER_JOB = 10 * 1024**2  # two results files of 5 MiB, as stored
 MAX_FIELD_LENGTH = 64 * 1024
 MAX_REPORT_BYTES = 64 * 1024  # a report as stored (a DynamoDB item holds 400 KB at most)
 _VERSION = re.compile(r"[0-9A-Za-z._+\-]{1,128}")
@@ -169,7 +172,7 @@ def add_messages(job: Job, messages: list[dict[str, Any]]) -> None:
         if message.get("category") not in ("information", "warning", "error") or not message.get("message"):
             raise Invalid("A message needs its text and a category: information, warning or error.")
         stored.append((str(kind), _sized(_bounded({k: v for k, v in message.items() if k != "kind"}))))
-    _take_quota(job, len(stored))
+    _take_quota(job, stored)
     reports.add_reports(job.job_id, stored)
 
 
@@ -192,8 +195,9 @@ def add_tests(job: Job, tests: list[dict[str, Any]], update: bool) -> None:
         fresh = merged
         first_reported = {name: report.created for name, report in before.items()}
     sized = [(reports.TEST, _sized(test)) for test in fresh]
-    _take_quota(job, len(sized))
-    reports.add_reports(job.job_id, sized + failure_marks(sized), first_reported)
+    stored = sized + failure_marks(sized)
+    _take_quota(job, stored, len(sized))
+    reports.add_reports(job.job_id, stored, first_reported)
 
 
 def add_parsed_tests(job: Job, tests: list[dict[str, Any]], outside: bool = False) -> None:
@@ -201,11 +205,12 @@ def add_parsed_tests(job: Job, tests: list[dict[str, Any]], outside: bool = Fals
     and the job's quota taken for all of them at once. Tests sent from outside the build (``outside``: marked so) get
     items of their own (store/reports.py), which never replace what the build reported, and a quota of their own."""
     sized = [(reports.TEST, _sized(_bounded(test))) for test in tests]
+    stored = sized + failure_marks(sized)
     if outside:
-        _take_outside_quota(job, len(sized))
+        _take_outside_quota(job, stored, len(sized))
     else:
-        _take_quota(job, len(sized))
-    reports.add_reports(job.job_id, sized + failure_marks(sized))
+        _take_quota(job, stored, len(sized))
+    reports.add_reports(job.job_id, stored)
 
 
 def update_version(job: Job, version: str) -> None:
@@ -353,16 +358,34 @@ def _check_count(items: list[Any]) -> None:
         raise Invalid(f"Send 1 to {MAX_REPORTS_PER_CALL} at a time.")
 
 
-def _take_quota(job: Job, count: int) -> None:
-    if not job_store.take_report_quota(job.job_id, count, MAX_REPORTS_PER_JOB):
+def _quota(stored: list[tuple[str, dict[str, Any]]], count: int | None) -> ReportQuota:
+    """What ``stored`` takes of a quota: ``count`` reports (failure marks are not counted as reports, their bytes
+    are), and the bytes of every item as stored."""
+    size = sum(len(json.dumps(body)) for _, body in stored)
+    return ReportQuota(len(stored) if count is None else count, size)
+
+
+def _take_quota(job: Job, stored: list[tuple[str, dict[str, Any]]], count: int | None = None) -> None:
+    limit = ReportQuota(MAX_REPORTS_PER_JOB, MAX_REPORT_BYTES_PER_JOB)
+    passed = job_store.take_report_quota(job.job_id, _quota(stored, count), limit)
+    if passed == "count":
         raise Conflict(f"A job keeps at most {MAX_REPORTS_PER_JOB:,} messages and tests.")
+    if passed == "bytes":
+        raise Conflict(f"A job keeps at most {MAX_REPORT_BYTES_PER_JOB:,} bytes of messages and tests (as JSON).")
 
 
-def _take_outside_quota(job: Job, count: int) -> None:
-    if not job_store.take_report_quota(job.job_id, count, MAX_OUTSIDE_REPORTS_PER_JOB, outside=True):
+def _take_outside_quota(job: Job, stored: list[tuple[str, dict[str, Any]]], count: int) -> None:
+    limit = ReportQuota(MAX_OUTSIDE_REPORTS_PER_JOB, MAX_OUTSIDE_REPORT_BYTES_PER_JOB)
+    passed = job_store.take_report_quota(job.job_id, _quota(stored, count), limit, outside=True)
+    if passed is not None:
+        cap = (
+            f"{MAX_OUTSIDE_REPORTS_PER_JOB:,} tests"
+            if passed == "count"
+            else (f"{MAX_OUTSIDE_REPORT_BYTES_PER_JOB:,} bytes of tests (as JSON)")
+        )
         raise Conflict(
-            f"A job keeps at most {MAX_OUTSIDE_REPORTS_PER_JOB:,} tests sent from outside the build (with a key); "
-            "the build's own reports are counted apart."
+            f"A job keeps at most {cap} sent from outside the build (with a key); the build's own reports are "
+            "counted apart."
         )
 
 

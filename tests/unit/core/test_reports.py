@@ -38,7 +38,16 @@ def test_a_failure_the_build_reported_stays_a_failure_when_it_reports_a_pass_lat
 
     (counted,) = counted_tests([reported("f", "Passed", later=1)], marks)
 
-    assert (counted.body["outcome"], counted.body["ErrorMessage"]) == ("Failed", "broke")
+    assert (counted.body["testName"], counted.body["outcome"]) == ("f", "Failed")
+
+
+def test_a_failure_mark_keeps_only_what_names_the_test() -> None:
+    big = "x" * 60_000
+    failed = {"testName": "f", "testFramework": "NUnit", "fileName": "m.cs", "outcome": "Failed"}
+
+    ((_, mark),) = failure_marks([(TEST, {**failed, "ErrorMessage": big, "ErrorStackTrace": big, "StdOut": big})])
+
+    assert mark == {"testName": "f", "testFramework": "NUnit", "fileName": "m.cs"}
 
 
 def test_only_the_builds_own_failures_leave_a_mark() -> None:
