@@ -41,8 +41,8 @@ class CacheStore(Protocol):
     def download(self, entry_id: str, path: Path) -> bool:
         """The entry's archive into ``path``; False when it is gone."""
 
-    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> None:
-        """Store ``path`` as the entry's archive, replacing the one before."""
+    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> str | None:
+        """Store ``path`` as the entry's archive, replacing the one before; why not, when the service refused it."""
 
     def prune(self, keep: list[str]) -> int:
         """Delete the folder's entries other than ``keep``; how many were deleted."""
@@ -321,7 +321,8 @@ def upload_archive(
         if size > MAX_ENTRY_BYTES:
             log(f"Build cache entry '{label}' is {size:,} bytes, over the {MAX_ENTRY_BYTES:,} limit: not saved")
             return
-        store.upload(entry_id, archive, metadata)
+        if (why := store.upload(entry_id, archive, metadata)) is not None:
+            log(f"Build cache entry '{label}' is not saved: {why}")
 
 
 def _add(tar: tarfile.TarFile, member: _Member) -> None:

@@ -72,7 +72,7 @@ class CacheStore(Protocol):
     """The job's cache folder (runner/cache.py's), as far as archives go."""
 
     def download(self, entry_id: str, path: Path) -> bool: ...
-    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> None: ...
+    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> str | None: ...
 
 
 @dataclass(frozen=True)
@@ -145,7 +145,8 @@ class JobShell:
                     limit = f"over the {MAX_ENTRY_BYTES:,} limit"
                     log(f"Build cache entry '{entry.label}' is {size:,} bytes, {limit}: not saved")
                     return
-                store.upload(entry.entry_id, descriptor_path(fd), metadata)
+                if (why := store.upload(entry.entry_id, descriptor_path(fd), metadata)) is not None:
+                    log(f"Build cache entry '{entry.label}' is not saved: {why}")
 
     def _tar(self, exchange: Pinned, options: str, entry: CacheEntry) -> bool:
         """Run the job's tar on the entry's name from the entry's folder; whether it succeeded."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from chalicelib.runner.protocol import JobClient
+from chalicelib.runner.protocol import JobClient, ProtocolError
 
 
 class RemoteCache:
@@ -30,8 +30,15 @@ class RemoteCache:
             return False
         return self._client.download(self._download_urls[entry_id], path)
 
-    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> None:
-        self._client.send_file(self._client.cache_upload(entry_id, path.stat().st_size, metadata), path)
+    def upload(self, entry_id: str, path: Path, metadata: dict[str, str]) -> str | None:
+        try:
+            upload = self._client.cache_upload(entry_id, path.stat().st_size, metadata)
+        except ProtocolError as error:
+            if error.status != 409:  # past the job's cache quota: the entry is not saved, and the job goes on
+                raise
+            return str(error).partition("HTTP 409 ")[2] or str(error)
+        self._client.send_file(upload, path)
+        return None
 
     def prune(self, keep: list[str]) -> int:
         return self._client.cache_prune(keep)

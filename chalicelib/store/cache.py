@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from botocore.exceptions import ClientError
 
 from chalicelib import aws
@@ -26,6 +28,16 @@ def list_cache_keys(prefix: str) -> list[str]:
     paginator = aws.client("s3").get_paginator("list_objects_v2")
     return [
         entry["Key"]
+        for page in paginator.paginate(Bucket=settings().bucket, Prefix=prefix)
+        for entry in page.get("Contents", [])
+    ]
+
+
+def list_cache_sizes(prefix: str) -> list[tuple[str, int, datetime]]:
+    """Every cache entry under ``prefix`` (a project's cache), with its size and when it was stored."""
+    paginator = aws.client("s3").get_paginator("list_objects_v2")
+    return [
+        (entry["Key"], int(entry["Size"]), entry["LastModified"])
         for page in paginator.paginate(Bucket=settings().bucket, Prefix=prefix)
         for entry in page.get("Contents", [])
     ]

@@ -160,6 +160,7 @@ def _queued_again() -> list[Any]:
         JobModel.outside_reports.remove(),
         JobModel.report_bytes.remove(),
         JobModel.outside_report_bytes.remove(),
+        JobModel.cache_bytes.remove(),
         JobModel.executor.remove(),
         JobModel.run_on.remove(),
         JobModel.external_id.remove(),

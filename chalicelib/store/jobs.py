@@ -251,6 +251,21 @@ def take_report_quota(job_id: str, taken: ReportQuota, limit: ReportQuota, outsi
     return None
 
 
+def take_cache_quota(job_id: str, size: int, limit: int) -> bool:
+    """Count a cache entry upload of ``size`` bytes against the job's ``limit`` for this attempt; False (nothing
+    counted) when it would pass it."""
+    if size > limit:
+        return False
+    room = JobModel.cache_bytes.does_not_exist() | (JobModel.cache_bytes <= limit - size)
+    try:
+        JobModel(job_id).update(actions=[JobModel.cache_bytes.add(size)], condition=room)
+    except UpdateError as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
 def assign_route(job: Job, executor: str, run_on: str | None, message: str | None, pull_request: bool) -> bool:
     """Place a queued job on its executor (a job queued before routing, or run again after a refusal): it waits in
     that executor's partition; False (nothing written) when it is no longer queued."""

@@ -413,6 +413,7 @@ class JobModel(Model):
     outside_reports = NumberAttribute(null=True)  # tests keys sent from outside the build (a quota of their own)
     report_bytes = NumberAttribute(null=True)  # the bytes of what its runner's reports stored (a quota; 0 if absent)
     outside_report_bytes = NumberAttribute(null=True)  # the bytes of what keys sent from outside stored (a quota)
+    cache_bytes = NumberAttribute(null=True)  # the bytes of cache entries its runner was handed uploads for (a quota)
     project_slug = UnicodeAttribute(null=True)  # the project's range key: a runner's call reads it with the build
     credentials_taken = BooleanAttribute(null=True)  # its runner took the clone credentials (once per claim)
     waiting = UnicodeAttribute(null=True)  # while queued, the wait partition of its message (by_wait index)

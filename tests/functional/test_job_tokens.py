@@ -28,13 +28,15 @@ from chalicelib.config import settings
 from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.job_identity.job_tokens import NewToken, keys_of, mint_token
 from chalicelib.domain.job_protocol import runner_cache, runner_calls
-from chalicelib.errors import Invalid
+from chalicelib.errors import Conflict, Invalid
 from chalicelib.protocol.ticket import Ticket
+from chalicelib.runner.cache import save_cache
 from chalicelib.runner.job import LEASE_LOST, run_ticket
 from chalicelib.runner.protocol import JobClient
 from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.store import blobs, job_moves, logs
 from chalicelib.store import jobs as job_store
+from chalicelib.store.cache import cache_entry_metadata
 from chalicelib.store.models import JobModel
 from tests.awscalls import dynamodb_calls
 from tests.builds import BuildProject, appveyor_yml
@@ -589,6 +591,52 @@ def test_a_cache_entry_is_uploaded_to_its_signed_url_and_found_again_by_its_id(
         runner_cache.cache_upload(job, "../other/entry", 7, {})
     with pytest.raises(Invalid, match="at most"):
         runner_cache.cache_upload(job, ENTRY_ID, runner_cache.MAX_CACHE_ENTRY_BYTES + 1, {})
+
+
+def test_a_jobs_cache_save_is_bounded_in_bytes_and_its_log_says_what_was_not_saved(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+    api_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Entries uploaded one after another (each within 3 GiB, the job's disk holding one at a time) stop at the
+    job's total: the service refuses the upload past it, and the runner says the entry is not saved."""
+    _, _, claimed, _ = matrix_build
+    job = job_store.get_job(claimed.job_id)
+    assert job is not None
+    monkeypatch.setattr(runner_cache, "MAX_CACHE_BYTES_PER_JOB", 200)
+    runner_cache.cache_upload(job, "1" * 16, 150, {})
+    with pytest.raises(Conflict, match="at most 200 bytes of build cache"):
+        runner_cache.cache_upload(job, "2" * 16, 51, {})
+
+    build = tmp_path / "build"
+    (build / "deps").mkdir(parents=True)
+    (build / "deps" / "lib.txt").write_text("a dependency\n")
+    said: list[str] = []
+    as_runner = RemoteCache(JobClient(Ticket(api_url, claimed.job_id, claimed.token.token)))
+    save_cache(build, ["deps"], as_runner, said.append)
+
+    assert any("'deps' is not saved: A job saves at most 200 bytes" in line for line in said), said
+    assert cache_entry_metadata(runner_cache._cache_key(job, "2" * 16)) is None
+
+
+def test_a_projects_cache_keeps_its_newest_entries_within_its_total(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A job whose name changed left its old folder behind: a later save's prune drops the project's oldest
+    entries past the project's total, never the saving job's own."""
+    _, _, first, second = matrix_build
+    old, saving = job_store.get_job(second.job_id), job_store.get_job(first.job_id)
+    assert old is not None and saving is not None
+    monkeypatch.setattr(runner_cache, "MAX_PROJECT_CACHE_BYTES", 10)
+    for job in (old, saving):
+        upload = runner_cache.cache_upload(job, ENTRY_ID, 7, {})
+        assert requests.put(upload["url"], data=b"cached!", headers=upload["headers"], timeout=10).status_code == 200
+
+    assert runner_cache.cache_prune(saving, [ENTRY_ID]) == 0
+
+    assert cache_entry_metadata(runner_cache._cache_key(saving, ENTRY_ID)) is not None
+    assert cache_entry_metadata(runner_cache._cache_key(old, ENTRY_ID)) is None
 
 
 @pytest.mark.parametrize("version", ["1.0.1\nStatus: forged", "<b>1.0</b>", "x" * 129, ""])

@@ -88,6 +88,22 @@ def test_a_job_needing_services_a_stack_or_hosts_fails_at_once_naming_each(
     assert "Running build_script" not in text  # it never ran
 
 
+def test_a_job_with_more_cache_entries_than_a_job_saves_fails_at_once_naming_the_cap(
+    account: Account, git_server: GitServer, pump: SqsPump
+) -> None:
+    entries = [f"  - folder{index}" for index in range(unhonoured.MAX_CACHE_ENTRIES + 1)]
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD, "cache:", *entries)})
+
+    build = project.run()
+
+    assert build["status"] == "failed"
+    [job] = build["jobs"]
+    message = project.account.api.get(f"/buildjobs/{job['jobId']}/messages").json
+    text = " ".join(entry["message"] for entry in message) + project.log(job["jobId"])
+    assert f"cache: has 17 entries: a job saves at most {unhonoured.MAX_CACHE_ENTRIES}" in text, text
+    assert "Running build_script" not in text
+
+
 def test_a_build_agents_machine_provides_services_itself_and_the_build_says_so(
     account: Account, git_server: GitServer, pump: SqsPump
 ) -> None:

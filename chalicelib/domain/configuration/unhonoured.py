@@ -23,6 +23,8 @@ from chalicelib.domain.configuration import stacks
 from chalicelib.domain.configuration.job_overrides import job_configuration
 
 Json = dict[str, Any]
+# cache: entries a job may save, each up to 3 GiB and within a job's 5 GiB (domain/job_protocol/runner_cache.py)
+MAX_CACHE_ENTRIES = 16
 
 # key -> where the service honours it
 HONOURED: dict[str, str] = {
@@ -116,21 +118,29 @@ def refusals(
     services:, and refuses what it cannot give (domain/configuration/stacks.py)."""
     found: dict[str, str] = {}
     for job in jobs:
-        if job.job_id in refused or job.executor == Executor.AGENT:
+        if job.job_id in refused:
             continue
         job_config = job_configuration(configuration, job.spec)
-        reasons = []
-        where = outside_image(job) if stacks.asks(job_config) else None
-        for key in _set(job_config, REFUSED):
-            if key not in _STACK_KEYS:
-                reasons.append(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}.")
-            elif where is not None:
-                reasons.append(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}, and this job runs {where}.")
-        if where is None and (why := stacks.refusal(job_config)):
-            reasons.append(f"appveyor.yml stack: and services: cannot be honoured: {why}.")
+        reasons = [] if job.executor == Executor.AGENT else _refused_here(job, job_config, outside_image)
+        if (count := len(job_config.get("cacheEntries") or [])) > MAX_CACHE_ENTRIES:
+            reasons.append(f"appveyor.yml cache: has {count} entries: a job saves at most {MAX_CACHE_ENTRIES}.")
         if reasons:
             found[job.job_id] = " ".join(reasons)
     return found
+
+
+def _refused_here(job: Job, job_config: Json, outside_image: Callable[[Job], str | None]) -> list[str]:
+    """Why the job cannot run as written where the service runs it (a build agent's owner provides these)."""
+    reasons = []
+    where = outside_image(job) if stacks.asks(job_config) else None
+    for key in _set(job_config, REFUSED):
+        if key not in _STACK_KEYS:
+            reasons.append(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}.")
+        elif where is not None:
+            reasons.append(f"appveyor.yml {key}: is not honoured: {REFUSED[key][1]}, and this job runs {where}.")
+    if where is None and (why := stacks.refusal(job_config)):
+        reasons.append(f"appveyor.yml stack: and services: cannot be honoured: {why}.")
+    return reasons
 
 
 def warnings(configuration: Json, jobs: list[Job]) -> list[str]:

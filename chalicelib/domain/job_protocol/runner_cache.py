@@ -11,12 +11,18 @@ from typing import Any
 from chalicelib.core.jobs import Job
 from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
-from chalicelib.errors import Forbidden, Invalid
+from chalicelib.errors import Conflict, Forbidden, Invalid
 from chalicelib.store import blobs
-from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys
+from chalicelib.store import jobs as job_store
+from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys, list_cache_sizes
 from chalicelib.store.uploads import presigned_download, presigned_upload
 
 MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
+# what one job's cache save uploads in all (its entries are uploaded one after another, each a fresh object)
+MAX_CACHE_BYTES_PER_JOB = 5 * 1024**3
+# what a project's cache keeps in all, every job name's folder together (a renamed job's old folder too): past it, a
+# save's prune drops the project's oldest entries
+MAX_PROJECT_CACHE_BYTES = 10 * 1024**3
 _CACHE_ENTRY_ID = re.compile(r"[0-9a-f]{16}")
 _CACHE_METADATA = ("dependencies", "checksum")
 
@@ -42,6 +48,8 @@ def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -
         isinstance(value, str) and len(value) <= 128 for value in metadata.values()
     ):
         raise Invalid("A cache entry's metadata is its dependencies and checksum digests.")
+    if not job_store.take_cache_quota(job.job_id, size, MAX_CACHE_BYTES_PER_JOB):
+        raise Conflict(f"A job saves at most {MAX_CACHE_BYTES_PER_JOB:,} bytes of build cache in all.")
     return presigned_upload(_cache_key(job, entry_id), size, "application/gzip", metadata)
 
 
@@ -51,7 +59,20 @@ def cache_prune(job: Job, keep: list[str]) -> int:
     kept = {_cache_key(job, entry_id) for entry_id in _entry_ids(keep)}
     stale = [key for key in list_cache_keys(_cache_folder(job)) if key not in kept]
     delete_cache_keys(stale)
+    _bound_project_cache(job)
     return len(stale)
+
+
+def _bound_project_cache(job: Job) -> None:
+    """Drop the project's oldest cache entries past MAX_PROJECT_CACHE_BYTES, newest kept first (this job's own)."""
+    stored = list_cache_sizes(blobs.project_cache_prefix(job.account_id, job.project_id))
+    own = _cache_folder(job)
+    total, over = 0, []
+    for key, size, _ in sorted(stored, key=lambda entry: (entry[0].startswith(own), entry[2]), reverse=True):
+        total += size
+        if total > MAX_PROJECT_CACHE_BYTES:
+            over.append(key)
+    delete_cache_keys(over)
 
 
 def _may_save_cache(job: Job) -> None:
