@@ -6,8 +6,15 @@ import sys
 import tempfile
 from pathlib import Path
 
-from chalicelib.runner.protocol import Ticket
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.windows.host import run_runner
 
-ticket = Ticket.from_json(sys.stdin.read())
-sys.exit(run_runner(ticket, float(sys.argv[1]), Path(tempfile.gettempdir()) / "conveyor-jobs", None))
+
+def main() -> int:
+    """Run the ticket's job; its exit code."""
+    ticket = Ticket.from_json(sys.stdin.read())
+    return run_runner(ticket, float(sys.argv[1]), Path(tempfile.gettempdir()) / "conveyor-jobs", None)
+
+
+if __name__ == "__main__":  # a module the import checks load too (tests/unit/runner/windows/test_imports.py)
+    sys.exit(main())
