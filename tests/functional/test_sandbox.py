@@ -110,6 +110,17 @@ def host_processes_with(argument: str) -> list[int]:
     return found
 
 
+def sandboxed_sleep(argument: str) -> bool:
+    """Whether a process runs exactly ``sleep argument``: a sandbox's first process, once the sandbox is made."""
+    for pid in host_processes_with(argument):
+        try:
+            if Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")[:2] == [b"sleep", argument.encode()]:
+                return True
+        except OSError:  # it ended meanwhile
+            continue
+    return False
+
+
 def wait_for(condition, seconds: float) -> bool:  # type: ignore[no-untyped-def]
     deadline = time.monotonic() + seconds
     while not condition():
@@ -158,12 +169,12 @@ def test_processes_a_job_leaves_behind_die_with_it(make_project) -> None:  # typ
 
 
 # Starts a sandbox as the local executor and a build agent do (setpriv's parent-death signal, then the sandbox),
-# whose first process waits; then waits itself, to be killed.
+# whose first process waits (``sleep 600.<tag>``); then waits itself, to be killed.
 STARTER = """
 import subprocess, sys, time
 from chalicelib.runner import sandbox
 made = sandbox.sandbox()
-subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", *made.prefix, "/bin/sh", "-c", "sleep 600", sys.argv[1]])
+subprocess.Popen(["setpriv", "--pdeathsig", "KILL", "--", *made.prefix, "sleep", sys.argv[1]])
 time.sleep(600)
 """
 
@@ -171,10 +182,12 @@ time.sleep(600)
 @needs_sandbox
 def test_a_sandbox_dies_with_the_process_that_started_it() -> None:
     """A stack or build agent killed outright (SIGKILL, OOM) leaves no runner behind renewing its job's lease."""
-    tag = marker()
+    tag = f"600.{marker()}"
     starter = subprocess.Popen([sys.executable, "-c", STARTER, tag], cwd=Path(local.PROJECT_DIR))
     try:
-        assert wait_for(lambda: len(host_processes_with(tag)) >= 2, seconds=30), "the sandbox never started"
+        # killed once the sandbox is made and its first process runs: killed sooner, setpriv may not yet have set
+        # its parent-death signal, and the test would not test the sandbox
+        assert wait_for(lambda: sandboxed_sleep(tag), seconds=30), "the sandbox never started"
     finally:
         starter.kill()
         starter.wait()
