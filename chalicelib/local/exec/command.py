@@ -275,7 +275,8 @@ def _configuration_text(root: Path, config: str | None) -> str:
             raise ExecError(f"{path} is a link: conveyor exec reads the configuration only from a file itself, "
                             "not from what a link names (the service would not follow it either).")  # fmt: skip
         if path.is_file():
-            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8") as file:
+            # bytes that are not UTF-8 read as U+FFFD, as the service reads a repository's appveyor.yml (scm/git.py)
+            with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8", errors="replace") as file:
                 return file.read()
     raise ExecError(f"{config or 'appveyor.yml or .appveyor.yml'} not found in {root if not config else '.'}")
 

@@ -139,3 +139,20 @@ def test_a_configuration_file_that_is_a_link_is_refused_not_read(
     printed = capsys.readouterr().out
     assert f"{tmp_path / 'app' / name} is a link" in printed
     assert "the-hosts-own" not in printed
+
+
+def test_an_appveyor_yml_that_is_not_utf8_is_read_as_the_service_reads_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from dulwich import porcelain
+
+    porcelain.init(str(tmp_path / "app"))
+    (tmp_path / "app" / "appveyor.yml").write_bytes(
+        b"environment:\n  matrix:\n    - NAME: caf\xe9\n    - NAME: tea\nbuild_script: [echo]\n"
+    )
+    args = argparse.Namespace(
+        config=None, job=None, list=True, variables=[], branch=None, cache=False, parallel=1, untracked=False
+    )
+
+    assert run_exec(args, tmp_path / "app") == 0
+    assert "1. Environment: NAME=caf\ufffd" in capsys.readouterr().out  # no traceback: the byte reads as U+FFFD
