@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.reprs import FieldsRepr
 
 
@@ -21,7 +22,7 @@ class Build(FieldsRepr):
     branch: str
     ref: str
     commit: dict[str, Any]
-    configuration: dict[str, Any]
+    configuration: Configuration
     job_ids: list[str]
     status: str
     created: datetime

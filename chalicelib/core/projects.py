@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
 
 from chalicelib.core.builds import BuildSummary
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.reprs import FieldsRepr
 
 RoleRights = dict[int, dict[str, bool]]  # role id -> access right -> allowed (absent: as the role says)
@@ -26,7 +26,7 @@ class Project(FieldsRepr):
     repository_name: str
     webhook_id: str
     version_format: str
-    configuration: dict[str, Any]
+    configuration: Configuration
     created: datetime
     repository_branch: str | None = None
     is_private: bool = True  # a project is public (readable without a key) only when it was made so

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from pynamodb.exceptions import DeleteError, UpdateError
+from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.update import Action
 
 from chalicelib.core.build_agents import BuildAgent
 from chalicelib.store.delivery_models import BuildAgentModel
-from chalicelib.store.transactions import is_condition_failure
+from chalicelib.store.transactions import condition_held, is_condition_failure
 
 
 def _agent(model: BuildAgentModel) -> BuildAgent:
@@ -72,10 +72,6 @@ def note_contact(agent: BuildAgent, job_id: str | None = None) -> None:
 
 def delete_agent(account_id: int, agent_id: int) -> bool:
     """Remove the agent (its key stops working at once); False when there was none."""
-    try:
-        BuildAgentModel(account_id, agent_id).delete(condition=BuildAgentModel.agent_id.exists())
-    except DeleteError as error:
-        if is_condition_failure(error):
-            return False
-        raise
-    return True
+    return condition_held(
+        lambda: BuildAgentModel(account_id, agent_id).delete(condition=BuildAgentModel.agent_id.exists())
+    )

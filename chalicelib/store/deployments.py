@@ -6,7 +6,6 @@ from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 
 from chalicelib.core.deployments import Deployment, EnvironmentAtStart, InlineEntry, Shown
@@ -19,7 +18,7 @@ from chalicelib.store.jobs import job_from_model, job_model
 from chalicelib.store.models import BuildModel, JobModel, ProjectModel
 from chalicelib.store.outbox import Owed
 from chalicelib.store.projects import project_from_model
-from chalicelib.store.transactions import atomically, claim, is_claimed, is_condition_failure, rewrite_unchanged
+from chalicelib.store.transactions import atomically, claim, condition_held, is_claimed, rewrite_unchanged
 
 INLINE_CLAIM_DAYS = 30  # an inline deployment's claim outlives every redelivery of the message that starts it
 
@@ -165,13 +164,7 @@ def save_deployment_state(
     ]
     item, condition = DeploymentModel(deployment.project_id, deployment.deployment_id), DeploymentModel.revision
     if owed is None:
-        try:
-            item.update(actions=actions, condition=condition == deployment.revision)
-        except UpdateError as error:
-            if is_condition_failure(error):
-                return False
-            raise
-        return True
+        return condition_held(lambda: item.update(actions=actions, condition=condition == deployment.revision))
     try:
         with atomically("The deployment changed meanwhile.") as transaction:
             transaction.update(item, actions=actions, condition=condition == deployment.revision)

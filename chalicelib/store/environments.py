@@ -11,14 +11,13 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
-from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.update import Action
 from pynamodb.transactions import TransactWrite
 
 from chalicelib.core.environments import Environment
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store.delivery_models import EnvironmentModel
-from chalicelib.store.transactions import atomically, claim, is_claimed, is_condition_failure, release
+from chalicelib.store.transactions import atomically, claim, condition_held, is_claimed, release
 
 ENVIRONMENT_NOT_FOUND = "Environment not found or access denied."
 
@@ -138,16 +137,12 @@ def scan_environments() -> Iterator[Environment]:
 def rewrite_settings(environment: Environment, settings: dict[str, Any]) -> bool:
     """Replace the environment's stored settings, if it is still at the revision read (not counted as a user's
     update: ``updated`` stays); False when it changed or was deleted meanwhile. For migrations."""
-    try:
-        EnvironmentModel(environment.account_id, environment.environment_id).update(
+    return condition_held(
+        lambda: EnvironmentModel(environment.account_id, environment.environment_id).update(
             actions=[EnvironmentModel.settings.set(settings), EnvironmentModel.revision.add(1)],
             condition=EnvironmentModel.revision == environment.revision,
         )
-    except UpdateError as error:
-        if is_condition_failure(error):
-            return False
-        raise
-    return True
+    )
 
 
 def delete_environment(environment: Environment) -> None:

@@ -11,7 +11,7 @@ from pynamodb.expressions.condition import size
 from pynamodb.expressions.update import Action
 
 from chalicelib.store.models import CounterModel
-from chalicelib.store.transactions import is_condition_failure
+from chalicelib.store.transactions import condition_held, is_condition_failure
 
 # Waiters one item holds: their ids stay well under DynamoDB's 400 KB an item (some 20,000 would pass it).
 MAX_WAITERS = 5000
@@ -44,28 +44,20 @@ def take_slot(project_id: int, job_id: str, limit: int) -> bool:
         | (size(CounterModel.holders) < limit)
         | CounterModel.holders.contains(job_id)
     )
-    try:
-        CounterModel(_key(project_id)).update(
+    return condition_held(
+        lambda: CounterModel(_key(project_id)).update(
             actions=[CounterModel.holders.add({job_id}), CounterModel.waiters.delete({job_id})], condition=room
         )
-    except UpdateError as error:
-        if is_condition_failure(error):
-            return False
-        raise
-    return True
+    )
 
 
 def wait_for_slot(project_id: int, job_id: str) -> bool:
     """Note a queued job that found no slot free, so that a job that ends wakes it; False (nothing written) when
     MAX_WAITERS wait already: that job is woken by its message's resend, or its hold-back's end, instead."""
     room = CounterModel.waiters.does_not_exist() | (size(CounterModel.waiters) < MAX_WAITERS)
-    try:
-        CounterModel(_key(project_id)).update(actions=[CounterModel.waiters.add({job_id})], condition=room)
-    except UpdateError as error:
-        if is_condition_failure(error):
-            return False
-        raise
-    return True
+    return condition_held(
+        lambda: CounterModel(_key(project_id)).update(actions=[CounterModel.waiters.add({job_id})], condition=room)
+    )
 
 
 def forget(project_id: int) -> None:

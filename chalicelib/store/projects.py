@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from typing import Any
 
-from pynamodb.exceptions import PutError, UpdateError
+from pynamodb.exceptions import UpdateError
 from pynamodb.expressions.condition import Condition
 
 from chalicelib.core.builds import BuildSummary
@@ -15,7 +15,7 @@ from chalicelib.core.projects import Project, RoleRights
 from chalicelib.errors import Conflict, NotFound
 from chalicelib.store import schedules
 from chalicelib.store.models import ProjectModel
-from chalicelib.store.transactions import is_condition_failure, rewrite_unchanged
+from chalicelib.store.transactions import condition_held, is_condition_failure, rewrite_unchanged
 
 log = logging.getLogger(__name__)
 REPOSITORY_BADGE_PROVIDERS = frozenset({"github", "bitbucket"})  # lower-cased: /api/projects/status/{provider}/...
@@ -164,13 +164,7 @@ def add_project(project: Project) -> bool:
         ssh_private_key=project.ssh_private_key,
         ssh_host_key=project.ssh_host_key,
     )
-    try:
-        model.save(condition=ProjectModel.slug.does_not_exist())
-    except PutError as error:
-        if is_condition_failure(error):
-            return False
-        raise
-    return True
+    return condition_held(lambda: model.save(condition=ProjectModel.slug.does_not_exist()))
 
 
 def save_settings(before: Project, after: Project) -> None:

@@ -62,6 +62,18 @@ def is_condition_failure(error: PutError | UpdateError | DeleteError) -> bool:
     return error.cause_response_code == "ConditionalCheckFailedException"
 
 
+def condition_held(write: Callable[[], object]) -> bool:
+    """Whether a single-item ``write`` under a condition was made: False, nothing written, when its condition did not
+    hold (another writer was first, the item is gone or there already); any other failure is raised."""
+    try:
+        write()
+    except (PutError, UpdateError, DeleteError) as error:
+        if is_condition_failure(error):
+            return False
+        raise
+    return True
+
+
 def still_at(revision_attribute: NumberAttribute, revision: int) -> Condition:
     """The item is still at the ``revision`` it was read at (0: an item written before revisions were kept)."""
     return revision_attribute == revision if revision else revision_attribute.does_not_exist()

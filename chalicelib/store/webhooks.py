@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from pynamodb.exceptions import PutError
-
 from chalicelib.store.models import UniqueModel
-from chalicelib.store.transactions import is_condition_failure
+from chalicelib.store.transactions import condition_held
 
 DELIVERY_DAYS = 30  # GitHub redelivers by hand up to 30 days on
 OPEN_PULL_REQUEST_DAYS = 90
@@ -37,13 +35,7 @@ def claim_delivery(project_id: int, delivery_id: str) -> bool:
 
 def _claim(key: str) -> bool:
     claim = UniqueModel(key, expires=_expires(DELIVERY_DAYS))
-    try:
-        claim.save(condition=UniqueModel.key.does_not_exist())
-    except PutError as error:
-        if is_condition_failure(error):
-            return False
-        raise
-    return True
+    return condition_held(lambda: claim.save(condition=UniqueModel.key.does_not_exist()))
 
 
 def release_delivery(project_id: int, delivery_id: str) -> None:

@@ -2,25 +2,19 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 from chalice.app import SQSEvent
 
 from chalicelib.core.messages import AgentDeadline, RunDeploymentJob, deployment_message
 from chalicelib.domain.execution import lost_jobs
+from chalicelib.workers.queue_messages import read_messages
 
 log = logging.getLogger(__name__)
 
 
 def _messages(event: SQSEvent) -> list[RunDeploymentJob | AgentDeadline]:
-    messages = []
-    for record in event:
-        try:
-            messages.append(deployment_message(json.loads(record.body)))
-        except ValueError:  # NotAMessage, or not JSON
-            log.error("a deployments queue message is not a job: %.200s", record.body)
-    return messages
+    return read_messages(event, deployment_message, log, "a deployments queue message is not a job")
 
 
 def run_deployments(event: SQSEvent) -> None:

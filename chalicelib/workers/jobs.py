@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import logging
 
 from chalice.app import CloudWatchEvent, SQSEvent
@@ -10,18 +9,13 @@ from chalice.app import CloudWatchEvent, SQSEvent
 from chalicelib.core.messages import RunJob, job_message
 from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.shared import outbox
+from chalicelib.workers.queue_messages import read_messages
 
 log = logging.getLogger(__name__)
 
 
 def _messages(event: SQSEvent) -> list[RunJob]:
-    found = []
-    for record in event:
-        try:
-            found.append(job_message(json.loads(record.body)))
-        except ValueError:  # NotAMessage, or not JSON
-            log.error("a jobs queue message is not a job: %.200s", record.body)
-    return found
+    return read_messages(event, job_message, log, "a jobs queue message is not a job")
 
 
 def run_jobs(event: SQSEvent) -> None:

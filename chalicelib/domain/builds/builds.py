@@ -11,6 +11,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.core.builds import Build
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
@@ -196,7 +197,7 @@ def resolve_revision(
 
 def merged_configuration(
     project: Project, revision: git.Revision, branch: str | None = None
-) -> tuple[dict[str, Any], str]:
+) -> tuple[Configuration, str]:
     """The configuration and version format a build of ``revision`` runs with: the project's, with appveyor.yml.
     ``branch`` picks appveyor.yml's for: item or list entry when it is not the revision's own (a pull request built
     from its branch is picked by its target, as its filters are)."""
@@ -214,7 +215,7 @@ def merged_configuration(
 def start_webhook_build(
     project: Project,
     revision: git.Revision,
-    configuration: dict[str, Any],
+    configuration: Configuration,
     version_format: str,
     pull_request: PullRequest | None,
     pushed: filters.PushedCommit | None = None,
@@ -260,7 +261,7 @@ class _Origin:
 
 
 def _queue(
-    project: Project, revision: git.Revision, configuration: dict[str, Any], version_format: str, origin: _Origin
+    project: Project, revision: git.Revision, configuration: Configuration, version_format: str, origin: _Origin
 ) -> tuple[Build, list[Job]]:
     """Store a new build of ``revision`` with a job per cell of its matrix, and queue the jobs.
 
@@ -323,7 +324,7 @@ def _queue(
     return _reread(build) if refused else (build, jobs)
 
 
-def _check_size(configuration: dict[str, Any], version_format: str, branch: str) -> None:
+def _check_size(configuration: Configuration, version_format: str, branch: str) -> None:
     """Refuse, before anything is stored, a build whose configuration (the project's with the repository's
     appveyor.yml) would not fit its DynamoDB item, or whose version could be too long to be looked up by."""
     size = len(json.dumps(configuration))

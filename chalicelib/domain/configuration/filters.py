@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from chalicelib.core.configuration import Configuration
 from chalicelib.domain.configuration.user_regex import compile_pattern, is_pattern
 
 SKIP_DIRECTIVES = ("[skip ci]", "[ci skip]", "[skip appveyor]")
@@ -33,7 +34,7 @@ class PushedCommit:
     branch_has_pull_request: bool = False  # an open pull request comes from this branch
 
 
-def skip_reason(configuration: dict[str, Any], pushed: PushedCommit) -> str | None:
+def skip_reason(configuration: Configuration, pushed: PushedCommit) -> str | None:
     """Why this commit starts no build, or None when it does."""
     for check in (_tags, _branches, _directive, _skip_commits, _only_commits, _branch_with_pull_request):
         reason = check(configuration, pushed)
@@ -42,7 +43,7 @@ def skip_reason(configuration: dict[str, Any], pushed: PushedCommit) -> str | No
     return None
 
 
-def _tags(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
+def _tags(cfg: Configuration, pushed: PushedCommit) -> str | None:
     if pushed.is_tag and cfg.get("skipTags"):
         return f"Skipped: tag '{pushed.branch}' and skip_tags is set."
     if not pushed.is_tag and cfg.get("skipNonTags"):
@@ -50,7 +51,7 @@ def _tags(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
     return None
 
 
-def _branches(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
+def _branches(cfg: Configuration, pushed: PushedCommit) -> str | None:
     only, excluded = _values(cfg.get("includeBranches")), _values(cfg.get("excludeBranches"))
     if only and not any(branch_matches(rule, pushed.branch) for rule in only):
         return f"Skipped: branch '{pushed.branch}' is not in branches.only."
@@ -59,7 +60,7 @@ def _branches(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
     return None
 
 
-def _directive(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
+def _directive(cfg: Configuration, pushed: PushedCommit) -> str | None:
     title = pushed.title.lower()
     for directive in SKIP_DIRECTIVES:
         if directive in title:
@@ -67,7 +68,7 @@ def _directive(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
     return None
 
 
-def _skip_commits(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
+def _skip_commits(cfg: Configuration, pushed: PushedCommit) -> str | None:
     message, author, files = (
         cfg.get("skipCommitsMessage"),
         cfg.get("skipCommitsAuthor"),
@@ -82,7 +83,7 @@ def _skip_commits(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
     return None
 
 
-def _only_commits(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
+def _only_commits(cfg: Configuration, pushed: PushedCommit) -> str | None:
     message, author, files = (
         cfg.get("onlyCommitsMessage"),
         cfg.get("onlyCommitsAuthor"),
@@ -97,7 +98,7 @@ def _only_commits(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
     return None
 
 
-def _branch_with_pull_request(cfg: dict[str, Any], pushed: PushedCommit) -> str | None:
+def _branch_with_pull_request(cfg: Configuration, pushed: PushedCommit) -> str | None:
     if cfg.get("skipBranchWithPullRequests") and pushed.pull_request_id is None and pushed.branch_has_pull_request:
         return f"Skipped: branch '{pushed.branch}' has an open pull request, and skip_branch_with_pr is set."
     return None

@@ -8,31 +8,47 @@ configuration, as it always did. The rules of the merge are yamlconfig/for_items
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
+from chalicelib.core.configuration import Configuration, JobOverride
 from chalicelib.domain.configuration import filters
 from chalicelib.domain.configuration.matrix import MatrixJob
 from chalicelib.domain.configuration.yamlconfig.for_items import JOB_ITEMS, merge_job_item
 from chalicelib.errors import Invalid
+from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration
 
 Json = dict[str, Any]
 
 
-def _items(configuration: Json, spec: Json) -> list[Json]:
+def _items(configuration: Configuration, spec: Json) -> list[JobOverride]:
     """The for: items that select the job, in the file's order."""
     items = configuration.get(JOB_ITEMS) or []
     return [items[index] for index in spec.get("overrides") or [] if 0 <= index < len(items)]
 
 
-def job_configuration(configuration: Json, spec: Json) -> Json:
+def job_configuration(configuration: Configuration, spec: Json) -> Configuration:
     """The configuration the job runs with: its build's, with each for: item that selects it merged in, in order."""
     for item in _items(configuration, spec):
-        configuration = merge_job_item(configuration, item["fields"])
+        configuration = cast(Configuration, merge_job_item(configuration, item["fields"]))
     return configuration
 
 
-def job_warnings(configuration: Json, spec: Json) -> list[str]:
+def runner_settings(configuration: Configuration) -> JobConfiguration:
+    """What a job's runner is told of its configuration: each setting a runner honours that it holds (one stored
+    before the setting existed, the runner reads as protocol/job_spec.read_spec says), and no other: a deployment's
+    or a notification's (secrets among them) stay with the service. Configuration types each alike."""
+    held: Mapping[str, Any] = configuration
+    return cast(JobConfiguration, {key: held[key] for key in RUNNER_SETTINGS if key in held})
+
+
+def fetch_depth(configuration: Configuration) -> int | None:
+    """How many commits a job's runner fetches: clone_depth, else 1 for shallow_clone; None for the whole history."""
+    return configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
+
+
+def job_warnings(configuration: Configuration, spec: Json) -> list[str]:
     """What the job's log says of settings its for: items hold that apply to the whole build, not to one job."""
     return [
         f"appveyor.yml {item['item']}: {', '.join(item['ignored'])} not applied to this job: an item with matrix "
@@ -42,18 +58,18 @@ def job_warnings(configuration: Json, spec: Json) -> list[str]:
     ]
 
 
-def spec_fields(configuration: Json, spec: MatrixJob) -> Json:
+def spec_fields(configuration: Configuration, spec: MatrixJob) -> Json:
     """What a new job's spec keeps of its build's configuration for itself: the for: items that select it, and
     max_jobs (what its dispatcher checks before it runs)."""
     fields: Json = {}
     if spec.overrides:
         fields["overrides"] = list(spec.overrides)
-    if configuration.get("maxJobs"):
-        fields["maxJobs"] = int(configuration["maxJobs"])
+    if max_jobs := configuration.get("maxJobs"):
+        fields["maxJobs"] = int(max_jobs)
     return fields
 
 
-def unskipped(configuration: Json, specs: list[MatrixJob], pushed: filters.PushedCommit) -> list[MatrixJob]:
+def unskipped(configuration: Configuration, specs: list[MatrixJob], pushed: filters.PushedCommit) -> list[MatrixJob]:
     """The jobs a webhook's build runs: those no for: item's filters (branches, skip_tags, skip_non_tags,
     skip_commits, only_commits) skip, numbered again; Invalid, saying why, when every job is skipped."""
     items = configuration.get(JOB_ITEMS) or []
@@ -76,7 +92,7 @@ def unskipped(configuration: Json, specs: list[MatrixJob], pushed: filters.Pushe
     return [replace(spec, number=number) for number, spec in enumerate(kept, start=1)]
 
 
-def with_job_notifications(configuration: Json, specs: list[MatrixJob]) -> Json:
+def with_job_notifications(configuration: Configuration, specs: list[MatrixJob]) -> Configuration:
     """The build's configuration with the notifications of the for: items that select any of its jobs joined to
     its own (AppVeyor merges them: a build notifies, not a job)."""
     items = configuration.get(JOB_ITEMS) or []

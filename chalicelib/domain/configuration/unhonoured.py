@@ -16,13 +16,12 @@ test_unhonoured_settings.py walks them all):
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.domain.configuration import stacks
 from chalicelib.domain.configuration.job_overrides import job_configuration
 
-Json = dict[str, Any]
 # cache: entries a job may save, each up to 3 GiB and within a job's 5 GiB (domain/job_protocol/runner_cache.py)
 MAX_CACHE_ENTRIES = 16
 
@@ -72,7 +71,7 @@ HONOURED: dict[str, str] = {
 
 _IN_IMAGE = "it is applied in Conveyor's Ubuntu image only (image: Ubuntu2204 or none, in a container per job)"
 # key -> (whether the job's configuration sets it, why the service's executors cannot honour it)
-REFUSED: dict[str, tuple[Callable[[Json], bool], str]] = {
+REFUSED: dict[str, tuple[Callable[[Configuration], bool], str]] = {
     "services": (lambda c: bool(c.get("services")), _IN_IMAGE),
     "stack": (lambda c: bool(c.get("stacks")), _IN_IMAGE),
     "hosts": (
@@ -85,7 +84,7 @@ _STACK_KEYS = ("services", "stack")
 
 _NUGET = ("configureNuGetAccountSource", "configureNuGetProjectSource", "disableNuGetPublishOnPullRequests")
 _XAMARIN = ("xamarinRegisterAndroidProduct", "xamarinRegisterIosProduct", "xamarinEmail", "xamarinPassword")
-WARNED: dict[str, tuple[Callable[[Json], bool], str]] = {
+WARNED: dict[str, tuple[Callable[[Configuration], bool], str]] = {
     "build_cloud": (lambda c: bool(c.get("buildCloud")), "there are no build clouds: image: chooses the executor"),
     "assembly_info": (lambda c: bool(c.get("patchAssemblyInfo")), "AssemblyInfo files are not patched"),
     "dotnet_csproj": (lambda c: bool(c.get("patchDotnetCsproj")), ".csproj files are not patched"),
@@ -106,12 +105,12 @@ WARNED: dict[str, tuple[Callable[[Json], bool], str]] = {
 }
 
 
-def _packages(configuration: Json) -> bool:
+def _packages(configuration: Configuration) -> bool:
     return any(value is True for key, value in configuration.items() if key.startswith("package"))
 
 
 def refusals(
-    configuration: Json, jobs: list[Job], refused: dict[str, str], outside_image: Callable[[Job], str | None]
+    configuration: Configuration, jobs: list[Job], refused: dict[str, str], outside_image: Callable[[Job], str | None]
 ) -> dict[str, str]:
     """Why each job not ``refused`` already cannot run as written, by job id (none: it can). ``outside_image``
     says where a job runs when that is not Conveyor's Ubuntu image (None: it is), which alone applies stack: and
@@ -129,7 +128,7 @@ def refusals(
     return found
 
 
-def _refused_here(job: Job, job_config: Json, outside_image: Callable[[Job], str | None]) -> list[str]:
+def _refused_here(job: Job, job_config: Configuration, outside_image: Callable[[Job], str | None]) -> list[str]:
     """Why the job cannot run as written where the service runs it (a build agent's owner provides these)."""
     reasons = []
     where = outside_image(job) if stacks.asks(job_config) else None
@@ -143,7 +142,7 @@ def _refused_here(job: Job, job_config: Json, outside_image: Callable[[Job], str
     return reasons
 
 
-def warnings(configuration: Json, jobs: list[Job]) -> list[str]:
+def warnings(configuration: Configuration, jobs: list[Job]) -> list[str]:
     """What the build's messages say of the settings its jobs set and the service does not honour (each once)."""
     said: dict[str, str] = {}
     for job in jobs:
@@ -158,5 +157,5 @@ def warnings(configuration: Json, jobs: list[Job]) -> list[str]:
     return list(said.values())
 
 
-def _set(configuration: Json, kinds: dict[str, tuple[Callable[[Json], bool], str]]) -> list[str]:
+def _set(configuration: Configuration, kinds: dict[str, tuple[Callable[[Configuration], bool], str]]) -> list[str]:
     return [key for key, (is_set, _) in kinds.items() if is_set(configuration)]

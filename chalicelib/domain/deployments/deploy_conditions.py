@@ -20,6 +20,7 @@ from functools import cached_property
 from typing import Any
 
 from chalicelib.core.builds import Build
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.domain.builds.job_environment import appveyor_variables
@@ -47,7 +48,7 @@ class JobVariables:
         return _found(expected, value) if is_pattern(expected) else value.lower() == expected.lower()
 
 
-def job_variables(project: Project, build: Build, job: Job, configuration: dict[str, Any]) -> JobVariables:
+def job_variables(project: Project, build: Build, job: Job, configuration: Configuration) -> JobVariables:
     """The job's variables, in the order its scripts see them (AppVeyor's, its ``configuration``'s, its matrix
     row's, the start request's), without decrypting any; what ``on:`` conditions test. A start request's variables
     never replace the service's own (APPVEYOR_REPO_TAG, APPVEYOR_REPO_BRANCH...): who may start a build may not

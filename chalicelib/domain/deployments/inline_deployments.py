@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib.core.builds import Build
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.deployments import EnvironmentAtStart, InlineEntry
 from chalicelib.core.environments import Environment
 from chalicelib.core.jobs import Job
@@ -102,14 +103,14 @@ def job_entry(build: Build, job: Job, number: int) -> dict[str, Any] | None:
     return dict(_entries(job_configuration(build.configuration, job.spec))).get(number)
 
 
-def _entries(configuration: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+def _entries(configuration: Configuration) -> Iterator[tuple[int, dict[str, Any]]]:
     """The configuration's deployment entries, with their index (how an inline deployment names its entry)."""
     for index, entry in enumerate(configuration.get("deployments") or []):
         if isinstance(entry, dict):
             yield index, entry
 
 
-def _not_run(build: Build, configuration: dict[str, Any], count: int) -> str | None:
+def _not_run(build: Build, configuration: Configuration, count: int) -> str | None:
     """Why none of a job's ``count`` entries run, or None."""
     entries = "its deploy: entry" if count == 1 else f"its {count} deploy: entries"
     if configuration.get("deployMode") == "script":

@@ -158,11 +158,16 @@ def _written(build: Build, after: Build, owed: Owed | None) -> None:
     """What follows a job's move and its build's new state: ``_announce``, and under max_jobs, a job that ended
     lets a waiting one go."""
     _announce(build, after, owed)
-    if after.configuration.get("maxJobs"):
+    _settle_slots(after)
+
+
+def _settle_slots(build: Build) -> None:
+    """Under the build's max_jobs, a job that ended lets a waiting one go."""
+    if max_jobs := build.configuration.get("maxJobs"):
         try:
-            job_slots.settle(after.project_id, int(after.configuration["maxJobs"]))
+            job_slots.settle(build.project_id, int(max_jobs))
         except Exception:  # the moves stand whatever happens here: the sweeper sends a waiting job again
-            log.exception("build %s: its project's job slots could not be settled", after.build_id)
+            log.exception("build %s: its project's job slots could not be settled", build.build_id)
 
 
 def cancel_jobs(build: Build, message: str) -> None:
@@ -219,11 +224,8 @@ def refresh_build(project_id: int, build_id: int) -> Build | None:
     finished build whose state stays is left as it is: its revision names its announcement.
     """
     build = _derive_build(project_id, build_id)
-    if build is not None and build.configuration.get("maxJobs"):
-        try:
-            job_slots.settle(project_id, int(build.configuration["maxJobs"]))
-        except Exception:  # the moves stand whatever happens here: the sweeper sends a waiting job again
-            log.exception("build %s: its project's job slots could not be settled", build_id)
+    if build is not None:
+        _settle_slots(build)
     return build
 
 

@@ -9,7 +9,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
@@ -18,7 +18,12 @@ from chalicelib.core.projects import Project
 from chalicelib.core.reports import SENT_FROM_OUTSIDE, counted_tests, failure_marks, sent_from_outside
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.builds.job_environment import job_environment
-from chalicelib.domain.configuration.job_overrides import job_configuration, job_warnings
+from chalicelib.domain.configuration.job_overrides import (
+    fetch_depth,
+    job_configuration,
+    job_warnings,
+    runner_settings,
+)
 from chalicelib.domain.configuration.matrix import version_build_number
 from chalicelib.domain.deployments.inline_deployments import deploys_in
 from chalicelib.domain.execution import progress
@@ -28,7 +33,7 @@ from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
 from chalicelib.executors import images, job_timeout
-from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
+from chalicelib.protocol.job_spec import JobSpec
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -92,17 +97,12 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
     environment = job_environment(project, build, job, warnings.append)
     warnings += job_warnings(build.configuration, job.spec)
     configuration = job_configuration(build.configuration, job.spec)  # with appveyor.yml's for: items for the job
-    depth = configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
     config = settings()
     # id_token: the request URL and token, the token masked as a secret is (none for a job that does not ask)
     oidc_variables, oidc_secrets = id_tokens.request_variables(
         id_tokens.Subject(project, build, job), config.runner_api_url, warnings.append
     )
     source = clone_source(project)
-    # the settings a runner honours and no other: a deployment's or a notification's (secrets among them) stay here
-    runner_settings = cast(
-        JobConfiguration, {key: configuration[key] for key in RUNNER_SETTINGS if key in configuration}
-    )
     return {
         "jobId": job.job_id,
         "jobName": job.name,
@@ -114,9 +114,9 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
             "credentials": source.credentials is not None or source.ssh_key is not None,  # taken once, apart
             "ref": build.ref,
             "commitId": build.commit.get("commitId", ""),
-            "depth": depth,
+            "depth": fetch_depth(configuration),
         },
-        "configuration": runner_settings,
+        "configuration": runner_settings(configuration),  # a deployment's or a notification's settings stay here
         "variables": {**environment.variables, **oidc_variables},
         "secrets": [*environment.secrets, *oidc_secrets],
         "warnings": warnings,

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from chalicelib import outbound
+from chalicelib.core.configuration import Configuration
 from chalicelib.domain.configuration.yamlconfig.notifications import CHAT_SETTINGS, UNSENT_CREDENTIALS, provider_sent
 from chalicelib.domain.shared.secrets import is_token
 
@@ -30,7 +31,7 @@ def webhook_refusal(notification: Mapping[str, Any]) -> str | None:
     return None
 
 
-def seal_secrets(configuration: dict[str, Any]) -> None:
+def seal_secrets(configuration: Configuration) -> None:
     """Make, in place, the plain ``incoming_webhook`` and ``auth_token`` of Slack and Teams entries secure values
     (the caller encrypts them), and the credentials of entries of providers Conveyor does not send (a
     GitHubPullRequest entry's auth_token is a GitHub token: never sent, it is still not kept in plain text)."""

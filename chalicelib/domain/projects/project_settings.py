@@ -9,11 +9,13 @@ from __future__ import annotations
 import contextlib
 import copy
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import Any
 
 from chalicelib import outbound
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.projects import Project, RoleRights
 from chalicelib.core.repository_names import public_repository_name
 from chalicelib.domain.configuration.crontab import with_schedule
@@ -217,7 +219,7 @@ def _check_stored_tokens(project: Project, text: str, made: dict[str, str]) -> N
 
 def _stored_tokens(project: Project) -> dict[str, set[str]]:
     """The tokens the project's settings hold now, each with the fields it is stored at."""
-    stored = [project.configuration]
+    stored: list[Mapping[str, Any]] = [project.configuration]
     # one kept under older rules that no longer reads: its tokens are not the settings' any more
     with contextlib.suppress(Invalid):
         stored += written_configurations(project.settings_yaml) if project.settings_yaml else []
@@ -230,8 +232,7 @@ def _stored_tokens(project: Project) -> dict[str, set[str]]:
 
 
 def environment_variables(caller: Caller, account_name: str, slug: str) -> list[dict[str, Any]]:
-    variables: list[dict[str, Any]] = find_project(caller, account_name, slug).configuration["environmentVariables"]
-    return variables
+    return find_project(caller, account_name, slug).configuration["environmentVariables"]
 
 
 def update_environment_variables(caller: Caller, account_name: str, slug: str, variables: Any) -> None:
@@ -290,8 +291,8 @@ def valid_named_values(values: Any, field: str) -> list[dict[str, Any]]:
 
 
 def _protected(
-    project: Project, configuration: dict[str, Any], field: str, made: dict[str, str] | None = None
-) -> dict[str, Any]:
+    project: Project, configuration: Configuration, field: str, made: dict[str, str] | None = None
+) -> Configuration:
     """The configuration to store: its new notifications checked, new secrets encrypted, stored tokens (and those
     ``made`` for it) kept, and small enough to store."""
     _check_new_notifications(project, configuration, field)
@@ -307,7 +308,7 @@ def _protected(
     return configuration
 
 
-def _check_new_notifications(project: Project, configuration: dict[str, Any], field: str) -> None:
+def _check_new_notifications(project: Project, configuration: Configuration, field: str) -> None:
     """Refuse a new or changed notifications entry of a provider Conveyor sends that it could not send as written
     (a misspelt Slack key, no webhook), or whose URL names a host it never connects to. One identical to a stored
     entry passes as it is (saved before such entries were refused, it is named in its builds' messages), so
@@ -327,13 +328,13 @@ def _check_new_notifications(project: Project, configuration: dict[str, Any], fi
             raise invalid(field, f"notifications: incoming_webhook: {refused_webhook}")
 
 
-def valid_configuration(configuration: Any) -> dict[str, Any]:
+def valid_configuration(configuration: Any) -> Configuration:
     """A complete configuration: the defaults, overlaid with the fields sent, each of its default's type,
     in the canonical form its appveyor.yml gives back (so the YAML and JSON forms never disagree:
     an empty variable has no ``value``, ``branchesMode`` follows from the branch lists)."""
-    complete = default_configuration()
     if configuration is None:
-        return complete
+        return default_configuration()
+    complete: dict[str, Any] = dict(default_configuration())
     if not isinstance(configuration, dict):
         raise invalid("configuration", "configuration must be an object.")
     for name, value in configuration.items():

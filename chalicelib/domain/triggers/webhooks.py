@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from chalicelib.core.builds import Build
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Status
 from chalicelib.domain.builds import builds
@@ -148,7 +149,7 @@ def _revision(project: Project, event: HookEvent) -> git.Revision:
 
 
 def _pushed_commit(
-    project: Project, event: HookEvent, revision: git.Revision, configuration: dict[str, Any]
+    project: Project, event: HookEvent, revision: git.Revision, configuration: Configuration
 ) -> filters.PushedCommit:
     """The commit as commit filters and for: items see it: a pull request's head, not the forge's merge commit (its
     [skip ci], its author)."""
@@ -168,7 +169,7 @@ def _pushed_commit(
     )
 
 
-def _builds_nothing(configuration: dict[str, Any], pushed: filters.PushedCommit) -> str | None:
+def _builds_nothing(configuration: Configuration, pushed: filters.PushedCommit) -> str | None:
     """Why a push builds nothing, when its matrix is empty or its for: items skip every job (it rolls nothing away
     either); None when it builds."""
     try:

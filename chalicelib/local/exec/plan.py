@@ -13,21 +13,28 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
-from typing import Any, cast
+from typing import Any
 
 from chalicelib.core.builds import Build
+from chalicelib.core.configuration import Configuration
 from chalicelib.core.jobs import Executor, Job
 from chalicelib.core.os_types import os_type
 from chalicelib.core.projects import Project
 from chalicelib.domain.builds.job_environment import appveyor_variables
 from chalicelib.domain.configuration import filters, unhonoured
-from chalicelib.domain.configuration.job_overrides import job_configuration, job_warnings, spec_fields
+from chalicelib.domain.configuration.job_overrides import (
+    fetch_depth,
+    job_configuration,
+    job_warnings,
+    runner_settings,
+    spec_fields,
+)
 from chalicelib.domain.configuration.matrix import build_version, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
 from chalicelib.domain.configuration.yamlconfig import merge_repository_file as read_for_branch
 from chalicelib.errors import Invalid
 from chalicelib.executors import images
-from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSpec
+from chalicelib.protocol.job_spec import JobSpec
 
 Json = dict[str, Any]
 BUILD_NUMBER = 1  # every exec is a first build: APPVEYOR_BUILD_NUMBER, and {build} in the version
@@ -67,7 +74,7 @@ class PlannedJob:
 class Plan:
     """A build's configuration for the branch, its jobs, and what it says once before they run."""
 
-    configuration: Json
+    configuration: Configuration
     version: str
     jobs: list[PlannedJob]
     notes: list[str] = field(default_factory=list)
@@ -109,7 +116,7 @@ def plan(text: str, checkout: Checkout, given: dict[str, str], cache: bool = Fal
     return Plan(configuration, version, jobs, notes)
 
 
-def _named(configuration: Json, job: Job) -> list[Json]:
+def _named(configuration: Configuration, job: Job) -> list[Json]:
     """The job's named variables: appveyor.yml's environment (its for: items applied), then its matrix row's."""
     return [*job_configuration(configuration, job.spec).get("environmentVariables", []), *job.spec["variables"]]
 
@@ -152,7 +159,7 @@ def _skipped(image: str | None) -> str | None:
     )
 
 
-def _notes(configuration: Json, jobs: list[PlannedJob], checkout: Checkout, cache: bool) -> list[str]:
+def _notes(configuration: Configuration, jobs: list[PlannedJob], checkout: Checkout, cache: bool) -> list[str]:
     """What the build says once: settings exec does not honour, and filters that would skip a push."""
     notes = unhonoured.warnings(configuration, [planned.job for planned in jobs])
     pushed = filters.PushedCommit(branch=checkout.branch, title=str(checkout.commit.get("message") or ""))
@@ -204,11 +211,10 @@ def job_spec(
     named = _named(built.configuration, planned.job)
     variables.update(job_variables(named))
     variables.update(given)
-    runner_settings = {key: configuration[key] for key in RUNNER_SETTINGS if key in configuration}
+    honoured = runner_settings(configuration)
     if not cache:
-        runner_settings["cacheEntries"] = []
-    runner_settings["cloneScripts"] = []  # the job builds the working tree: its fetch replaces clone_script
-    depth = configuration.get("cloneDepth") or (1 if configuration.get("shallowClone") else None)
+        honoured["cacheEntries"] = []
+    honoured["cloneScripts"] = []  # the job builds the working tree: its fetch replaces clone_script
     return {
         "jobId": planned.job.job_id,
         "jobName": planned.name,
@@ -220,9 +226,9 @@ def job_spec(
             "credentials": False,
             "ref": checkout.ref,
             "commitId": checkout.commit["commitId"],
-            "depth": depth,
+            "depth": fetch_depth(configuration),
         },  # fmt: skip
-        "configuration": cast(JobConfiguration, runner_settings),
+        "configuration": honoured,
         "variables": variables,
         "secrets": [value for name, value in given.items() if name in _secure_names(named) and value],
         "warnings": job_warnings(built.configuration, planned.job.spec),

@@ -12,10 +12,11 @@ hold ``for:`` items: ``read_repository_file`` reads it as a build of a given bra
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
+from chalicelib.core.configuration import Configuration
 from chalicelib.domain.configuration.yamlconfig.defaults import DEFAULT_VERSION_FORMAT, DEFAULTS, default_configuration
 from chalicelib.domain.configuration.yamlconfig.for_items import (
     JOB_ITEMS,
@@ -218,8 +219,8 @@ def _settings(document: Any) -> Json:
     return settings
 
 
-def _read(settings: Json) -> tuple[dict[str, Any], str | None]:
-    configuration = default_configuration()
+def _read(settings: Json) -> tuple[Json, str | None]:
+    configuration = copy.deepcopy(DEFAULTS)
     for key, section in _SECTIONS.items():
         if key in settings:
             section.read(settings[key], configuration)
@@ -227,7 +228,7 @@ def _read(settings: Json) -> tuple[dict[str, Any], str | None]:
     return configuration, _version_format(settings.get("version"))
 
 
-def from_yaml(text: str) -> tuple[dict[str, Any], str | None]:
+def from_yaml(text: str) -> tuple[Configuration, str | None]:
     """appveyor.yml text as (Configuration, version format or None when the file sets no version): one
     configuration (a list form or for: items: ``read_settings_yaml``, or ``read_repository_file`` for a branch)."""
     document = load(text)
@@ -236,7 +237,8 @@ def from_yaml(text: str) -> tuple[dict[str, Any], str | None]:
     settings = _settings(document)
     if "for" in settings:
         raise fail("for", "for: items are read for a branch; write one configuration without them.")
-    return _read(settings)
+    configuration, version_format = _read(settings)
+    return cast(Configuration, configuration), version_format
 
 
 def is_per_branch(text: str) -> bool:
@@ -297,7 +299,7 @@ def written_configurations(text: str) -> list[Json]:
     return found
 
 
-def read_settings_yaml(text: str, branch: str) -> tuple[dict[str, Any], str | None]:
+def read_settings_yaml(text: str, branch: str) -> tuple[Configuration, str | None]:
     """A project's settings YAML, which takes what appveyor.yml takes (as AppVeyor's YAML settings do): its
     configuration for ``branch`` (the list's first when none is for it), as a build of that branch reads it,
     without the for: items that select jobs (a project's settings show one configuration; its builds read the text
@@ -323,7 +325,7 @@ class _Written(dict[str, Any]):
 
 def _fields(settings: Json) -> tuple[Json, str | None]:
     """The fields a for: item's settings set (and no other), and the version format it sets."""
-    written = _Written(default_configuration())
+    written = _Written(copy.deepcopy(DEFAULTS))
     for key, section in _SECTIONS.items():
         if key in settings:
             section.read(settings[key], written)
@@ -341,7 +343,7 @@ def _under(path: str) -> Iterator[None]:
         raise Invalid(f"{path}.{error.message}" if path else error.message) from error
 
 
-def _with_for_items(settings: Json, path: str, branch: str) -> tuple[dict[str, Any], str | None]:
+def _with_for_items(settings: Json, path: str, branch: str) -> tuple[Configuration, str | None]:
     """One configuration and its for: items: the item for the branch merged in, the items for jobs kept under
     JOB_ITEMS. Every item is read, chosen or not, so a mistake fails every build alike."""
     with _under(path):
@@ -367,10 +369,10 @@ def _with_for_items(settings: Json, path: str, branch: str) -> tuple[dict[str, A
         job_items.append(job_item(item, {**fields, **emptied}, filter_fields, ignored))
     if job_items:
         configuration[JOB_ITEMS] = job_items
-    return configuration, version_format
+    return cast(Configuration, configuration), version_format
 
 
-def read_repository_file(text: str, branch: str, or_first: bool = False) -> tuple[dict[str, Any], str | None]:
+def read_repository_file(text: str, branch: str, or_first: bool = False) -> tuple[Configuration, str | None]:
     """A repository's appveyor.yml as a build of ``branch`` (a tag's name, a pull request's target) reads it: the
     list form's configuration for that branch (or, with ``or_first``, the first when none is for it), with its for:
     items (for_items.py has AppVeyor's rules). Invalid, before it is parsed, when the file is longer than
@@ -390,7 +392,7 @@ def read_repository_file(text: str, branch: str, or_first: bool = False) -> tupl
     return read[chosen]
 
 
-def to_yaml(configuration: dict[str, Any], version_format: str | None) -> str:
+def to_yaml(configuration: Mapping[str, Any], version_format: str | None) -> str:
     """appveyor.yml text holding every setting that differs from the defaults (fields absent count as default)."""
     full = {**DEFAULTS, **configuration}
     parts = [] if version_format is None else [dump("version", Plain(version_format))]
@@ -402,8 +404,8 @@ def to_yaml(configuration: dict[str, Any], version_format: str | None) -> str:
 
 
 def merge_repository_file(
-    project_configuration: dict[str, Any], project_version_format: str, file_text: str, branch: str = ""
-) -> tuple[dict[str, Any], str]:
+    project_configuration: Mapping[str, Any], project_version_format: str, file_text: str, branch: str = ""
+) -> tuple[Configuration, str]:
     """The configuration a build of ``branch`` runs with when the repository has its own appveyor.yml (AppVeyor's
     rules: the project's variables win over the file's, notifications of both are sent)."""
     configuration, version_format = read_repository_file(file_text, branch)

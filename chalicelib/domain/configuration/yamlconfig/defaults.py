@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import copy
-from typing import Any
+from typing import Any, cast
+
+from chalicelib.core.configuration import Configuration
 
 DEFAULT_VERSION_FORMAT = "1.0.{build}"
 
@@ -114,6 +116,6 @@ _MORE_FIELDS: dict[str, Any] = {
 DEFAULTS: dict[str, Any] = {**_SPEC_FIELDS, **_MORE_FIELDS}
 
 
-def default_configuration() -> dict[str, Any]:
+def default_configuration() -> Configuration:
     """A fresh copy of the default Configuration object."""
-    return copy.deepcopy(DEFAULTS)
+    return cast(Configuration, copy.deepcopy(DEFAULTS))

@@ -24,15 +24,16 @@ The branch is the one the build's filters see: the branch pushed, a tag's name, 
 from __future__ import annotations
 
 import copy
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final
 
 from chalicelib.domain.configuration.filters import branch_matches
 from chalicelib.domain.configuration.yamlconfig.syntax import PATTERNS, Json, fail, is_off, items, mapping
 from chalicelib.domain.configuration.yamlconfig.variables import ROWS
 from chalicelib.errors import Invalid
 
-JOB_ITEMS = "jobOverrides"  # a build's configuration: its for: items that select jobs, which each job applies
+JOB_ITEMS: Final = "jobOverrides"  # a build's configuration: its for: items that select jobs, which each job applies
 # Every configuration of the list and every item of its for: is read, whichever the branch: bounded before any is.
 MAX_CONFIGURATIONS = 20
 MAX_FOR_ITEMS = 50
@@ -206,7 +207,7 @@ def merge_branch_item(base: Json, fields: Json, emptied: Json) -> Json:
     return merged
 
 
-def merge_job_item(base: Json, fields: Json) -> Json:
+def merge_job_item(base: Mapping[str, Any], fields: Mapping[str, Any]) -> Json:
     """A job's configuration: the build's with a job item's fields (variables merged by name, the rest replaced;
     notifications stay the build's, which the item's joined when the build was queued)."""
     merged = dict(base)
