@@ -35,7 +35,7 @@ class Started:
 class ExecutorKind(ABC):
     """One kind of executor, by the name jobs store (core/jobs.py's Executor), and what Conveyor does with it."""
 
-    name: str  # the value a job's ``executor`` holds: "runner", "codebuild", "agent"
+    name: str  # the value a job's ``executor`` holds (core/jobs.py's Executor names the service's first three)
     pulled: bool = False  # an agent takes its jobs itself; False: the service queues and starts each
     runs_in_service: bool = False  # its runners are the service's own processes, which end with the service
     fetches_runner: bool = False  # its jobs fetch the runner as a zip with their ticket (an image of the user's)
