@@ -36,7 +36,9 @@ class ExecutorKind(ABC):
     """One kind of executor, by the name jobs store (core/jobs.py's Executor), and what Conveyor does with it."""
 
     name: str  # the value a job's ``executor`` holds (core/jobs.py's Executor names the service's first three)
-    pulled: bool = False  # an agent takes its jobs itself; False: the service queues and starts each
+    # an agent takes its jobs itself (from its image's partition, where a job waiting for a max_jobs slot is held
+    # back); False: the service sends each to the jobs queue (again, when a slot frees) and starts it
+    pulled: bool = False
     runs_in_service: bool = False  # its runners are the service's own processes, which end with the service
     fetches_runner: bool = False  # its jobs fetch the runner as a zip with their ticket (an image of the user's)
     provides_setup: bool = False  # its machine provides what appveyor.yml's refused settings ask: warned, not refused
