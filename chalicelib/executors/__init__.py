@@ -11,13 +11,14 @@ nothing else of the service, and runs the one runner program with it (``python -
 - ``agent``: the account's build agents take their jobs themselves (domain/execution/build_agents.py); nothing is
 started.
 
-executors/images.py decides which, from the job's image, when the build is queued.
+executors/images.py decides which, from the job's image, when the build is queued; each is an ExecutorKind
+(executors/kind.py), one module each in executors/kinds/, which the domain asks. This module is the service's runner's
+own: where and how it runs a job, and why it cannot.
 """
 
 from __future__ import annotations
 
 from chalicelib.config import settings
-from chalicelib.core.jobs import Executor
 from chalicelib.protocol.ticket import Ticket
 
 _GRACE_SECONDS = 120  # beyond the job's own limit, before the local executor kills a runner that did not stop
@@ -35,7 +36,7 @@ def run(ticket: Ticket, image: str | None = None) -> int | None:
         return None
     from chalicelib.runner import sandbox as local
 
-    timeout = job_timeout(Executor.RUNNER) + _GRACE_SECONDS
+    timeout = runner_job_timeout() + _GRACE_SECONDS
     if in_container(image):
         from chalicelib.executors import containers
 
@@ -56,11 +57,11 @@ def in_container(image: str | None) -> bool:
     return containers.refusal() is None
 
 
-def job_timeout(executor: str | None) -> int:
-    """A job's limit in seconds: the stage's (AppVeyor's 60 minutes by default), and on the service's runner no
-    more than it can run (the runner function's 15 minutes, less the time to report)."""
+def runner_job_timeout() -> int:
+    """A job's limit in seconds on the service's runner: the stage's (AppVeyor's 60 minutes by default), and no
+    more than the runner can run (the runner function's 15 minutes, less the time to report)."""
     config = settings()
-    if executor in (None, Executor.RUNNER) and config.runner_timeout_seconds > 0:
+    if config.runner_timeout_seconds > 0:
         return min(config.job_timeout_seconds, config.runner_timeout_seconds)
     return config.job_timeout_seconds
 
@@ -87,13 +88,9 @@ def local_notice() -> str | None:
     )
 
 
-def refusal(executor: str | None, image: str | None = None) -> str | None:
-    """Why jobs of ``executor`` (and ``image``, as routed) cannot be run here now; None when they can."""
+def refusal(image: str | None = None) -> str | None:
+    """Why the service's runner cannot run jobs (of ``image``, as routed) here now; None when it can."""
     config = settings()
-    if executor == Executor.CODEBUILD:
-        if config.codebuild_project is None:
-            return "Builds in container images cannot run: no CodeBuild project is set (CONVEYOR_CODEBUILD_PROJECT)."
-        return None
     if config.executor != "local":
         return None
     from chalicelib.runner import sandbox as local

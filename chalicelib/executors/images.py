@@ -52,7 +52,7 @@ _CONTAINER = re.compile(
 class Route:
     """Where a job runs: the executor, and the image as that executor names it (None: the runner's own)."""
 
-    executor: Executor
+    executor: str  # an executor kind's name (executors/kinds/)
     image: str | None = None
 
 

@@ -15,7 +15,6 @@ from chalice.local import ChaliceRequestHandler, LocalDevServer, ThreadedHTTPSer
 
 from chalicelib import executors
 from chalicelib.config import settings
-from chalicelib.core.jobs import Executor
 from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.migrations import migrate
 from chalicelib.domain.team.accounts import ensure_account
@@ -179,7 +178,7 @@ def run_local(options: LocalOptions) -> None:
     notice = executors.local_notice()
     if notice is not None:
         print(notice, file=sys.stderr, flush=True)
-    refusal = executors.refusal(Executor.RUNNER)
+    refusal = executors.refusal()
     if refusal is not None:
         print(refusal, file=sys.stderr, flush=True)
     elif settings().unsafe_no_sandbox and not isinstance(local_executor.sandbox(), local_executor.Sandbox):

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 import pytest
 
 from chalicelib.domain.execution import lost_jobs
+from chalicelib.executors.kind import LEASE_EXPIRED
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import job_moves
 from chalicelib.store import jobs as job_store
@@ -74,5 +75,5 @@ def test_a_job_whose_runner_stopped_renewing_its_lease_says_so_last_in_its_log(m
     build = project.wait(queued["version"])
     log = project.log(job_id)
 
-    assert build["jobs"][0]["message"] == lost_jobs.LEASE_EXPIRED
-    assert last_line(log) == lost_jobs.LEASE_EXPIRED, log
+    assert build["jobs"][0]["message"] == LEASE_EXPIRED
+    assert last_line(log) == LEASE_EXPIRED, log

@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 
 from chalicelib import executors
-from chalicelib.core.jobs import Executor
 from chalicelib.runner import sandbox as local
 from tests.builds import BuildProject, appveyor_yml
 
@@ -383,14 +382,14 @@ def test_a_clone_other_users_may_not_read_refuses_jobs_at_once_saying_how_to_mak
     clone_in_a_private_folder: Path,
 ) -> None:
     clone = clone_in_a_private_folder
-    assert executors.refusal(Executor.RUNNER) is None  # below a folder of mode 0700: the sandbox reaches it
+    assert executors.refusal() is None  # below a folder of mode 0700: the sandbox reaches it
     clone.chmod(0o700)  # as git clone makes it with umask 077
 
-    refusal = executors.refusal(Executor.RUNNER)
+    refusal = executors.refusal()
 
     assert refusal is not None and f"{clone} is not readable by other users (mode 0700" in refusal
     assert f"chmod -R o+rX {clone}" in refusal
-    assert executors.refusal(Executor.RUNNER, "Ubuntu2204") == refusal  # a container's runner runs as nobody too
+    assert executors.refusal("Ubuntu2204") == refusal  # a container's runner runs as nobody too
 
 
 @pytest.fixture

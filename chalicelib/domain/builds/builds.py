@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from chalicelib.core.builds import Build
 from chalicelib.core.configuration import Configuration
-from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.jobs import Job
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.builds.build_lookup import BUILD_NOT_FOUND, find_build_by_id
@@ -31,6 +31,7 @@ from chalicelib.domain.shared.validation import MAX_TEXT_LENGTH
 from chalicelib.domain.team.access import PROJECT_NOT_FOUND, Right, project_denies
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
+from chalicelib.executors import kinds
 from chalicelib.scm import forges
 from chalicelib.shapes.time import timestamp
 from chalicelib.store import blobs, build_states, counters, job_moves, members, reports
@@ -306,8 +307,8 @@ def _queue(
     # a build its starter's variables shape goes, as a pull request's, only to build agents that take pull requests
     untrusted = request_variables.withholds_secrets(build)
     jobs, refused = routing.place(new_jobs, untrusted)
-    refused |= unhonoured.refusals(configuration, jobs, refused, routing.outside_image)
-    warned = unhonoured.warnings(configuration, jobs)
+    refused |= unhonoured.refusals(configuration, jobs, refused, routing.outside_image, routing.provides_setup)
+    warned = unhonoured.warnings(configuration, jobs, routing.provides_setup)
     said = [{"category": "warning", "message": text, "created": timestamp(now)} for text in warned]
     build = replace(build, messages=said)
     stored = build_states.add_build(
@@ -319,7 +320,7 @@ def _queue(
     for job in jobs:
         if job.job_id in refused:
             routing.refuse(job, refused[job.job_id])
-    outbox.send_jobs([job for job in jobs if job.job_id not in refused and job.executor != Executor.AGENT])
+    outbox.send_jobs([job for job in jobs if job.job_id not in refused and not kinds.of(job.executor).pulled])
     commit_statuses.announce(project, build)
     return _reread(build) if refused else (build, jobs)
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from chalicelib.core.configuration import Configuration
-from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.jobs import Job
 from chalicelib.domain.configuration import stacks
 from chalicelib.domain.configuration.job_overrides import job_configuration
 
@@ -110,17 +110,22 @@ def _packages(configuration: Configuration) -> bool:
 
 
 def refusals(
-    configuration: Configuration, jobs: list[Job], refused: dict[str, str], outside_image: Callable[[Job], str | None]
+    configuration: Configuration,
+    jobs: list[Job],
+    refused: dict[str, str],
+    outside_image: Callable[[Job], str | None],
+    provides_setup: Callable[[Job], bool],
 ) -> dict[str, str]:
     """Why each job not ``refused`` already cannot run as written, by job id (none: it can). ``outside_image``
     says where a job runs when that is not Conveyor's Ubuntu image (None: it is), which alone applies stack: and
-    services:, and refuses what it cannot give (domain/configuration/stacks.py)."""
+    services:, and refuses what it cannot give (domain/configuration/stacks.py); ``provides_setup``, whether the
+    job's machine provides what REFUSED's settings ask itself (a build agent's: warned instead)."""
     found: dict[str, str] = {}
     for job in jobs:
         if job.job_id in refused:
             continue
         job_config = job_configuration(configuration, job.spec)
-        reasons = [] if job.executor == Executor.AGENT else _refused_here(job, job_config, outside_image)
+        reasons = [] if provides_setup(job) else _refused_here(job, job_config, outside_image)
         if (count := len(job_config.get("cacheEntries") or [])) > MAX_CACHE_ENTRIES:
             reasons.append(f"appveyor.yml cache: has {count} entries: a job saves at most {MAX_CACHE_ENTRIES}.")
         if reasons:
@@ -142,14 +147,15 @@ def _refused_here(job: Job, job_config: Configuration, outside_image: Callable[[
     return reasons
 
 
-def warnings(configuration: Configuration, jobs: list[Job]) -> list[str]:
-    """What the build's messages say of the settings its jobs set and the service does not honour (each once)."""
+def warnings(configuration: Configuration, jobs: list[Job], provides_setup: Callable[[Job], bool]) -> list[str]:
+    """What the build's messages say of the settings its jobs set and the service does not honour (each once);
+    ``provides_setup``: as refusals' says."""
     said: dict[str, str] = {}
     for job in jobs:
         job_config = job_configuration(configuration, job.spec)
         for key in _set(job_config, WARNED):
             said.setdefault(key, f"appveyor.yml {key}: is not honoured: {WARNED[key][1]}.")
-        if job.executor == Executor.AGENT:
+        if provides_setup(job):
             for key in _set(job_config, REFUSED):
                 said.setdefault(
                     key, f"appveyor.yml {key}: is not set up by Conveyor: a build agent's machine provides it itself."

@@ -20,7 +20,7 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
 from chalicelib.core.environments import Environment
-from chalicelib.core.jobs import Executor, Job, JobCounts, MoveFields
+from chalicelib.core.jobs import Job, JobCounts, MoveFields
 from chalicelib.core.projects import Project
 from chalicelib.core.status import Event, Status
 from chalicelib.deploy.base import Delivery, DeployFailed, DeployStopped
@@ -32,7 +32,7 @@ from chalicelib.domain.deployments.inline_delivery import inline_inputs
 from chalicelib.domain.execution import progress
 from chalicelib.domain.job_identity import id_tokens
 from chalicelib.errors import ConveyorError
-from chalicelib.executors import job_timeout
+from chalicelib.executors import runner_job_timeout
 from chalicelib.protocol.attempt import Attempt
 from chalicelib.protocol.logstream import LogStream, SecretMask
 from chalicelib.shapes.builds import build_json, job_json
@@ -85,7 +85,7 @@ def run_deployment_job(job_id: str) -> None:
             inputs = deployment_inputs(project, build, deployment, environment, Path(work))
         job_prefix = blobs.prefix_of(job)
         stream = LogStream(logs.chunk_sink(job_prefix), SecretMask(inputs.secrets), chunk_bytes=logs.MIN_PART_BYTES)
-        deadline = time.monotonic() + job_timeout(Executor.RUNNER)  # the deployments function's, as the runner's
+        deadline = time.monotonic() + runner_job_timeout()  # the deployments function's, as the runner's
         run = Run(project=project, build=build, job=job, log=stream, variables=inputs.variables, deadline=deadline)
         run.environment_name = environment.name if environment is not None else None
         provider = deployment.environment.provider if environment is None else environment.provider

@@ -18,13 +18,14 @@ from datetime import UTC, datetime, timedelta
 
 from chalicelib.config import settings
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Status
 from chalicelib.domain.execution import job_slots, progress
 from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.domain.shared.validation import invalid, valid_name
 from chalicelib.domain.team.auth import Caller
 from chalicelib.errors import Conflict, NotFound, Unauthorized
+from chalicelib.executors import kinds
 from chalicelib.executors.images import DEFAULT_IMAGE, runs_in_cloud
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import build_agents as store
@@ -188,7 +189,7 @@ def _waits_for(job: Job, agent: BuildAgent) -> bool:
     return (
         job.status == Status.QUEUED
         and job.account_id == agent.account_id
-        and job.executor == Executor.AGENT
+        and kinds.of(job.executor).pulled
         and (job.run_on or "").casefold() in images
     )
 

@@ -10,15 +10,14 @@ import logging
 import signal
 import time
 
-from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Executor, Job, MoveFields
+from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.execution import job_slots, lost_jobs, progress, routing
 from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.domain.projects.request_variables import withholds_secrets
-from chalicelib.executors import codebuild
+from chalicelib.executors import kinds
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
@@ -38,10 +37,11 @@ def dispatch_job(job_id: str, build_key: tuple[int, int] | None = None) -> None:
         if routed is None:
             return
         job = routed
-    if job.executor == Executor.AGENT:
+    kind = kinds.of(job.executor)
+    if kind.pulled:  # an agent takes it
         return
     api_url = config.runner_api_url
-    refusal = executors.refusal(job.executor, job.run_on)
+    refusal = kind.refusal(job.run_on)
     if refusal is None and api_url is None:
         refusal = "Builds cannot run: the service does not know its URL for runners (CONVEYOR_RUNNER_API_URL)."
     if refusal is not None or api_url is None:
@@ -62,13 +62,15 @@ def dispatch_job(job_id: str, build_key: tuple[int, int] | None = None) -> None:
     )
     if claimed is None:
         return
-    ticket = Ticket(api_url, job_id, token.token)
-    if job.executor == Executor.CODEBUILD:
-        _start_on_codebuild(claimed, ticket)
+    started = kind.start(claimed, Ticket(api_url, job_id, token.token))
+    if started.refused is not None:  # its executor would not start it
+        progress.move(claimed, Event.FAIL, MoveFields(message=started.refused))
+        progress.refresh(claimed)
         return
-    exit_code = executors.run(ticket, job.run_on)
-    if config.executor == "local" and exit_code != 0:  # 0: it finished the job (or found it ended): nothing to see
-        fail_if_abandoned(job_id, token.token_hash, exit_code)
+    if started.external_id is not None:
+        job_store.note_external_id(job_id, started.external_id)
+    if started.runner_ended:  # a runner here that did not exit 0 (it finished the job, or found it ended)
+        fail_if_abandoned(job_id, token.token_hash, started.exit_code)
 
 
 def _read(job_id: str, build_key: tuple[int, int] | None) -> tuple[Job | None, Build | None]:
@@ -93,23 +95,10 @@ def _route(job: Job) -> Job | None:
         routing.refuse(job, refused[job.job_id])
         return None
     job = placed[0]
-    if not job_store.assign_route(job, job.executor or Executor.RUNNER, job.run_on, job.message, pull_request):
+    kind = kinds.of(job.executor)
+    if not job_store.assign_route(job, kind.name, job.run_on, job.message, pull_request):
         return None
-    return job if job.executor != Executor.AGENT else None
-
-
-def _start_on_codebuild(job: Job, ticket: Ticket) -> None:
-    """Start the job's CodeBuild build; a refusal fails the job, naming CodeBuild's error (botocore retried it)."""
-    project = settings().codebuild_project or ""
-    try:
-        build_id = codebuild.start(
-            ticket, project, job.run_on or "", executors.job_timeout(Executor.CODEBUILD), job.attempts
-        )
-    except codebuild.StartRefused as error:
-        progress.move(job, Event.FAIL, MoveFields(message=str(error)))
-        progress.refresh(job)
-        return
-    job_store.note_external_id(job.job_id, build_id)
+    return None if kind.pulled else job
 
 
 def fail_if_abandoned(job_id: str, token_hash: str, exit_code: int | None = None) -> None:

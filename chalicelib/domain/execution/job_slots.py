@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import time
 
-from chalicelib.core.jobs import Executor, Job
+from chalicelib.core.jobs import Job
 from chalicelib.core.status import Status
 from chalicelib.domain.shared import outbox
+from chalicelib.executors import kinds
 from chalicelib.store import job_slots as store
 from chalicelib.store import jobs as job_store
 
@@ -60,7 +61,7 @@ def wait(job: Job, limit: int) -> None:
     """The job waits for a slot of its project, saying why: a runner's job until a settle sends it again, a build
     agent's held back from its agents until a settle wakes it (or HELD_SECONDS pass: a lost wake-up)."""
     message = waiting_message(limit)
-    if job.executor == Executor.AGENT:
+    if kinds.of(job.executor).pulled:
         job_store.hold_back(job.job_id, message, int(time.time()) + HELD_SECONDS)
     else:
         job_store.note_waiting(job.job_id, message)
@@ -83,9 +84,9 @@ def settle(project_id: int, limit: int) -> None:
     # each takes its slot when dispatched, or when an agent takes it; one that loses the race waits again
     woken = waiting[:free]
     for job in woken:
-        if job.executor == Executor.AGENT:
+        if kinds.of(job.executor).pulled:  # back in its agents' sight
             job_store.wake(job.job_id)
-    outbox.send_jobs([job for job in woken if job.executor != Executor.AGENT])
+    outbox.send_jobs([job for job in woken if not kinds.of(job.executor).pulled])
 
 
 def _free_stale(project_id: int, holders: frozenset[str]) -> set[str]:

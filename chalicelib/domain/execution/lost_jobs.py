@@ -9,15 +9,14 @@ import logging
 import time
 
 from chalicelib.config import settings
-from chalicelib.core.jobs import Executor, Job, MoveFields
+from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.status import Event, Status
 from chalicelib.domain.execution.progress import move, refresh
-from chalicelib.executors import job_timeout
+from chalicelib.executors import kinds
 from chalicelib.store import blobs, logs
 from chalicelib.store import jobs as job_store
 
 log = logging.getLogger(__name__)
-LEASE_EXPIRED = "The job's runner stopped responding (its lease expired); the job failed."
 STACK_STOPPED = (
     "The service stopped while this job ran (conveyor local was stopped or killed), and its runner with it: the job "
     "failed. Run the build again to retry it."
@@ -33,11 +32,13 @@ def expire_leases(now: int | None = None) -> int:
 
 def end_expired(job: Job, now: int) -> bool:
     """End a job whose lease ran out before ``now`` as failed; False when it goes on (its CodeBuild build is still
-    starting: the lease is renewed) or another write came first."""
-    reason: str | None = LEASE_EXPIRED
-    if job.executor == Executor.CODEBUILD and job.external_id is not None:
-        reason = _codebuild_lost(job, job.external_id, now)
-    return reason is not None and end_lost(job, reason)
+    starting, or CodeBuild cannot be asked and the build could still run: the lease is renewed, and the sweep goes on
+    to others) or another write came first."""
+    reason = kinds.of(job.executor).lost_reason(job, now)
+    if reason is None:
+        job_store.renew_lease(job.job_id, now + settings().lease_seconds)
+        return False
+    return end_lost(job, reason)
 
 
 def end_lost(job: Job, reason: str, holder: str | None = None) -> bool:
@@ -67,31 +68,8 @@ def end_lost(job: Job, reason: str, holder: str | None = None) -> bool:
 def end_left_running(reason: str = STACK_STOPPED) -> int:
     """At a local stack's start: every job of the stack's own runners still running ends failed, saying the service
     stopped while it ran (its runners died with it); how many. Build agents' and CodeBuild's jobs run on."""
-    left = [
-        job for job in job_store.expired_leases(_EVERY_LEASE, limit=1000) if job.executor in (None, Executor.RUNNER)
-    ]
+    left = [job for job in job_store.expired_leases(_EVERY_LEASE, limit=1000) if kinds.of(job.executor).runs_in_service]
     return sum(end_lost(job, reason) for job in left)
-
-
-def _codebuild_lost(job: Job, build_id: str, now: int) -> str | None:
-    """Why a CodeBuild job whose lease ran out is lost; None while its build is still starting, or CodeBuild cannot
-    be asked and the build could still run: its lease is renewed meanwhile (and the sweep goes on to others)."""
-    from chalicelib.executors import codebuild  # boto3's CodeBuild client loads only where such a job is looked at
-
-    try:
-        reason = codebuild.lost_reason(build_id)
-    except codebuild.Unavailable as error:
-        log.warning("job %s: %s", job.job_id, error)
-        started = job.started.timestamp() if job.started else now
-        if not codebuild.outlived(started, job_timeout(Executor.CODEBUILD), now):
-            reason = None
-        else:
-            reason = (
-                f"AWS CodeBuild could not be asked about the job's build {build_id}, which cannot be running any more."
-            )
-    if reason is None:
-        job_store.renew_lease(job.job_id, now + settings().lease_seconds)
-    return reason
 
 
 def abandon_job(job_id: str, reason: str) -> None:

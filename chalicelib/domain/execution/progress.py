@@ -17,12 +17,13 @@ from datetime import UTC, datetime
 
 from chalicelib.core.builds import Build
 from chalicelib.core.deployments import Deployment
-from chalicelib.core.jobs import NO_FIELDS, Executor, Job, MoveFields
+from chalicelib.core.jobs import NO_FIELDS, Job, MoveFields
 from chalicelib.core.messages import Announce
 from chalicelib.core.status import Event, JobState, Status, build_status, counts_as_failure, next_status
 from chalicelib.domain.execution import job_slots
 from chalicelib.domain.forges import commit_statuses
 from chalicelib.domain.shared import outbox
+from chalicelib.executors import kinds
 from chalicelib.store import build_states, job_moves
 from chalicelib.store import builds as store
 from chalicelib.store import deployments as deployment_store
@@ -180,29 +181,14 @@ def _cancel(job_ids: list[str], message: str) -> None:
     for job in job_store.get_jobs(job_ids):
         if Status(job.status).finished:
             continue
-        if (
-            move(job, Event.CANCEL, MoveFields(message=message)) is Status.CANCELLING
-            and job.executor == Executor.CODEBUILD
-        ):
-            _stop_codebuild_build(job, message)
-
-
-def _stop_codebuild_build(job: Job, message: str) -> None:
-    """A cancelled CodeBuild job stops at once: its build is stopped (a build still queued or provisioning costs
-    until then), and the job ends with it. One whose build id is not noted yet stops at its runner's first
-    heartbeat."""
-    if job.external_id is None:
-        return
-    from chalicelib.executors import codebuild  # boto3's CodeBuild client loads only where a build is stopped
-
-    try:
-        codebuild.stop(job.external_id)
-    except codebuild.Unavailable as error:  # the cancel stands: the runner stops at its next heartbeat
-        log.warning("job %s: %s", job.job_id, error)
-        return
-    fresh = job_store.get_job(job.job_id)
-    if fresh is not None:
-        move(fresh, Event.STOPPED, MoveFields(message=message))
+        if move(job, Event.CANCEL, MoveFields(message=message)) is not Status.CANCELLING:
+            continue
+        # a run outside the service (a CodeBuild build) stops at once, and the job ends with it; a runner stops its
+        # job at its next heartbeat
+        if kinds.of(job.executor).stop(job):
+            fresh = job_store.get_job(job.job_id)
+            if fresh is not None:
+                move(fresh, Event.STOPPED, MoveFields(message=message))
 
 
 def _derived(jobs: list[Job]) -> tuple[Status, datetime | None, datetime | None]:

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from chalicelib import executors
 from chalicelib.config import settings
 from chalicelib.core.build_agents import BuildAgent
-from chalicelib.core.jobs import Executor, Job, JobCounts, MoveFields
+from chalicelib.core.jobs import Job, JobCounts, MoveFields
 from chalicelib.core.status import Event
 from chalicelib.domain.execution import build_agents, progress
 from chalicelib.errors import Invalid
-from chalicelib.executors.images import DEFAULT_IMAGE, MAX_IMAGE_LENGTH, NoExecutor, is_own_image, route
+from chalicelib.executors import kinds
+from chalicelib.executors.images import DEFAULT_IMAGE, MAX_IMAGE_LENGTH, NoExecutor, route
 from chalicelib.store import blobs, logs, reports
 
 
@@ -48,7 +48,7 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
             placed.append(job)
             continue
         message = job.message
-        if where.executor == Executor.AGENT and where.image is not None:
+        if kinds.of(where.executor).pulled and where.image is not None:
             message = build_agents.waiting_message(where.image, takers)
         placed.append(replace(job, executor=where.executor, run_on=where.image, message=message))
     return placed, refused
@@ -57,19 +57,12 @@ def place(jobs: list[Job], pull_request: bool) -> tuple[list[Job], dict[str, str
 def outside_image(job: Job) -> str | None:
     """Where a placed job runs when that is not Conveyor's Ubuntu image, which alone applies stack: and services:
     (images/ubuntu/); None when it is."""
-    config = settings()
-    if job.executor == Executor.RUNNER and config.executor == "local":
-        if executors.in_container(job.run_on):
-            return None
-        return "in the unshare sandbox, with this machine's own tools (no container of the image can run here)"
-    if job.executor == Executor.RUNNER:
-        return (
-            "on the runner function, which has none of the image's tools (a stage with an image repository, "
-            "CONVEYOR_IMAGE_REPOSITORY, runs it in AWS CodeBuild in the image)"
-        )
-    if job.executor == Executor.CODEBUILD and job.run_on is not None:
-        return None if is_own_image(job.run_on) else f"in the container image {job.run_on} (CodeBuild's)"
-    return "elsewhere"
+    return kinds.of(job.executor).outside_image(job)
+
+
+def provides_setup(job: Job) -> bool:
+    """Whether a placed job's machine provides what appveyor.yml's refused settings ask itself (a build agent's)."""
+    return kinds.of(job.executor).provides_setup
 
 
 def _no_pull_requests(image: str, agents: list[BuildAgent], pull_request: bool) -> str:

@@ -13,7 +13,7 @@ from typing import Any
 
 from chalicelib.config import settings
 from chalicelib.core.builds import Build
-from chalicelib.core.jobs import Executor, Job, JobArtifact, JobCounts, MoveFields, ReportQuota
+from chalicelib.core.jobs import Job, JobArtifact, JobCounts, MoveFields, ReportQuota
 from chalicelib.core.projects import Project
 from chalicelib.core.reports import SENT_FROM_OUTSIDE, counted_tests, failure_marks, sent_from_outside
 from chalicelib.core.status import Event, Status
@@ -32,7 +32,7 @@ from chalicelib.domain.job_identity import id_tokens
 from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid, NotFound
-from chalicelib.executors import images, job_timeout
+from chalicelib.executors import kinds
 from chalicelib.protocol.job_spec import JobSpec
 from chalicelib.store import blobs, logs, reports
 from chalicelib.store import builds as build_store
@@ -77,7 +77,7 @@ def clone_credentials(job: Job) -> dict[str, str | None]:
     source = clone_source(project)
     if source.credentials is None and source.ssh_key is None:
         raise NotFound("The job's repository needs no credentials.")
-    if build.pull_request and job.executor == Executor.CODEBUILD and not images.is_curated(job.run_on):
+    if build.pull_request and kinds.of(job.executor).runner_in_users_image(job.run_on):
         raise Conflict(UNTRUSTED_IMAGE_CLONE)
     if not job_store.take_clone_credentials(job.job_id):
         raise Conflict("The job's clone credentials were handed out already: a job's runner takes them once.")
@@ -91,9 +91,8 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
     """Everything the job's runner needs: the commit, the scripts, the variables, what to mask, the limits
     (``read``: the job's build and project as read with it, if they were)."""
     build, project = build_and_project(job, read)
-    # the log's first lines (after "Build started") name the team's machine a job runs on: an agent may take an image
-    # the service runs
-    warnings = [f"Running on build agent {job.agent}."] if job.executor == Executor.AGENT and job.agent else []
+    kind = kinds.of(job.executor)
+    warnings = kind.runner_warnings(job)  # the log's first lines (after "Build started"): where the job runs
     environment = job_environment(project, build, job, warnings.append)
     warnings += job_warnings(build.configuration, job.spec)
     configuration = job_configuration(build.configuration, job.spec)  # with appveyor.yml's for: items for the job
@@ -107,7 +106,7 @@ def job_spec(job: Job, read: tuple[Build | None, Project | None] = (None, None))
         "jobId": job.job_id,
         "jobName": job.name,
         "title": f"{project.name} {build.version}",
-        "timeoutSeconds": job_timeout(job.executor),
+        "timeoutSeconds": kind.job_timeout(),
         "heartbeatSeconds": config.heartbeat_seconds,
         "source": {
             "url": source.url,
@@ -135,7 +134,7 @@ def runner_package(job: Job) -> bytes:
     lease starts again: its runner heartbeats only once its libraries are installed."""
     from chalicelib.executors.runner_package import runner_zip  # read from disk only where it is asked for
 
-    if job.executor != Executor.CODEBUILD:
+    if not kinds.of(job.executor).fetches_runner:
         raise NotFound("The runner is fetched only by a CodeBuild job's buildspec.")
     job_store.renew_lease(job.job_id, int(time.time()) + settings().lease_seconds)
     return runner_zip()

@@ -33,7 +33,7 @@ from chalicelib.domain.configuration.matrix import build_version, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import DEFAULT_VERSION_FORMAT, default_configuration
 from chalicelib.domain.configuration.yamlconfig import merge_repository_file as read_for_branch
 from chalicelib.errors import Invalid
-from chalicelib.executors import images
+from chalicelib.executors import images, kinds
 from chalicelib.protocol.job_spec import JobSpec
 
 Json = dict[str, Any]
@@ -102,7 +102,8 @@ def plan(text: str, checkout: Checkout, given: dict[str, str], cache: bool = Fal
             PlannedJob(spec.number, spec.name, spec.image, spec.allow_failure, job, skipped=_skipped(spec.image))
         )
     # every job exec runs is in Conveyor's Ubuntu image, which gives stack: and services:
-    refused = unhonoured.refusals(configuration, [planned.job for planned in jobs], {}, lambda job: None)
+    planned_jobs = [planned.job for planned in jobs]
+    refused = unhonoured.refusals(configuration, planned_jobs, {}, lambda job: None, _provides_setup)
     jobs = [_with_refusal(planned, refused.get(planned.job.job_id)) for planned in jobs]
     version = build_version(version_format, BUILD_NUMBER, checkout.branch)
     notes = _notes(configuration, jobs, checkout, cache)
@@ -130,6 +131,12 @@ def slug(name: str) -> str:
     boto3 with it: half a second of every exec; tests/unit/local/exec/test_plan.py holds the two to one rule)."""
     made = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")
     return made[:60].strip("-") or "project"
+
+
+def _provides_setup(job: Job) -> bool:
+    """Whether the job's machine provides what appveyor.yml's refused settings ask (exec runs the service's runner:
+    it does not)."""
+    return kinds.of(job.executor).provides_setup
 
 
 def _with_refusal(planned: PlannedJob, refusal: str | None) -> PlannedJob:
@@ -161,7 +168,7 @@ def _skipped(image: str | None) -> str | None:
 
 def _notes(configuration: Configuration, jobs: list[PlannedJob], checkout: Checkout, cache: bool) -> list[str]:
     """What the build says once: settings exec does not honour, and filters that would skip a push."""
-    notes = unhonoured.warnings(configuration, [planned.job for planned in jobs])
+    notes = unhonoured.warnings(configuration, [planned.job for planned in jobs], _provides_setup)
     pushed = filters.PushedCommit(branch=checkout.branch, title=str(checkout.commit.get("message") or ""))
     reason = filters.skip_reason(configuration, pushed)
     if reason:
