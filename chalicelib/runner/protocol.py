@@ -23,7 +23,11 @@ from chalicelib.protocol.ticket import Ticket
 
 log = logging.getLogger(__name__)
 _TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
-_RETRIES = urllib3.Retry(total=3, backoff_factor=0.5, allowed_methods=None, status_forcelist=(502, 503, 504))
+# past the last retry the service's last answer is returned: the error then says what it was (HTTP 503 and its
+# message), not that the service "could not be reached"
+_RETRIES = urllib3.Retry(
+    total=3, backoff_factor=0.5, allowed_methods=None, status_forcelist=(502, 503, 504), raise_on_status=False
+)
 MAX_JSON_BYTES = 1024 * 1024  # the service refuses bigger JSON bodies (api/http.py's MAX_BODY_BYTES)
 MAX_LOG_TAIL_BYTES = 512 * 1024  # a log's last chunk up to this rides on the finish: 683 KiB as base64, in 1 MiB
 
