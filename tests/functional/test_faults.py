@@ -1,17 +1,22 @@
-"""Faults during a job: its runner killed outright, a service that answers 503 now and then. Each job's runner is a
-process of its own, as an executor starts it; no pump runs here, so the runners below are the only ones."""
+"""Faults during a job: its runner killed outright, a service or a store that answers 503 now and then. Each
+job's runner is a process of its own, as an executor starts it; no pump runs here, so the runners below are the
+only ones."""
 
 from __future__ import annotations
 
 import threading
 import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
+from chalicelib.protocol.ticket import Ticket
+from chalicelib.runner.protocol import JobClient, Upload
 from chalicelib.workers.jobs import sweep_leases
 from tests.builds import BuildProject, appveyor_yml
-from tests.faults import UNAVAILABLE, FlakyGateway
+from tests.faults import SLOW_DOWN, UNAVAILABLE, FlakyGateway
 from tests.gitserver import GitServer
 from tests.runners import RunnerProcess, dispatch
 from tests.support import Account
@@ -155,3 +160,42 @@ def test_an_artifact_the_service_never_takes_fails_the_job_saying_which_and_what
     log = project.log(job_id)
     assert said in log
     assert "unexpectedly" not in log
+
+
+class SlowingDownStore(ThreadingHTTPServer):
+    """A store on loopback that answers S3's 503 SlowDown to the first PUT, takes the others, and keeps what each
+    PUT sent."""
+
+    def __init__(self) -> None:
+        store = self
+        self.bodies: list[bytes] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_PUT(self) -> None:  # noqa: N802 (http.server's name)
+                store.bodies.append(self.rfile.read(int(self.headers["Content-Length"])))
+                status, body = (503, SLOW_DOWN) if len(store.bodies) == 1 else (200, b"")
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, format: str, *args: object) -> None:
+                """Requests are not logged: test output stays readable."""
+
+        super().__init__(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+
+
+def test_an_upload_the_store_asks_to_slow_down_is_sent_again_whole(tmp_path: Path) -> None:
+    """An artifact's or a cache entry's file, PUT to its presigned URL: S3 answers 503 SlowDown now and then."""
+    artifact = tmp_path / "out.bin"
+    artifact.write_bytes(bytes(range(256)) * 1024)
+    store = SlowingDownStore()
+    try:
+        url = f"http://127.0.0.1:{store.server_address[1]}/bucket/out.bin"
+        JobClient(Ticket("http://127.0.0.1:9", "job", "token")).send_file(Upload(url, {}), artifact)
+    finally:
+        store.shutdown()
+        store.server_close()
+    assert [len(body) for body in store.bodies] == [256 * 1024, 256 * 1024]
+    assert store.bodies[-1] == artifact.read_bytes()
