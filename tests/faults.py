@@ -117,11 +117,10 @@ class FlakyGateway(FlakyAws):
     then to every ``every``-th request of it (a call: a method and a path, the query left out).
 
     Counted per call, not over all requests: a runner calls from several threads at once (its heartbeat, its log's
-    flush, its scripts' Build Worker API), and with one counter a request of one thread may take the place of
-    another's retry. The next request after any answered one is then a 503: a retry sent after a backoff, when the
-    heartbeat has been answered meanwhile, always gets one, whatever the number of retries. A gateway under load
-    fails requests independently of which client thread sent them; a count per call keeps that, and every call
-    still meets a 503 before it is answered.
+    flush, its scripts' Build Worker API). With one counter, the request after any answered one is a 503, so a retry
+    sent after a backoff during which the heartbeat was answered always gets one, however many retries there are: a
+    fault no gateway makes, tied to another thread's call. Counted per call, each call still meets a 503 first and
+    its retry is answered, whatever the other threads send meanwhile.
     """
 
     def _fault(self, method: str, path: str, headers: dict[str, str]) -> tuple[int, bytes, str] | None:
