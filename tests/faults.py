@@ -14,6 +14,7 @@ THROTTLED = (
     b'{"__type": "com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException",'
     b' "message": "The level of configured provisioned throughput for the table was exceeded."}'
 )
+UNAVAILABLE = (503, b'{"message": "Service Unavailable"}', "application/json")  # API Gateway's answer under load
 SLOW_DOWN = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
 _HOP_BY_HOP = {"connection", "keep-alive", "transfer-encoding", "content-length"}
 
@@ -44,7 +45,7 @@ class FlakyAws:
         self._server.shutdown()
         self._server.server_close()
 
-    def _fault(self, method: str, headers: dict[str, str]) -> tuple[int, bytes, str] | None:
+    def _fault(self, method: str, path: str, headers: dict[str, str]) -> tuple[int, bytes, str] | None:
         """The error to answer instead of forwarding, if this request is one to fail."""
         if headers.get("x-amz-target", "").startswith("DynamoDB_"):
             kind, error = "dynamodb", (400, THROTTLED, "application/x-amz-json-1.0")
@@ -88,7 +89,7 @@ class FlakyAws:
             def _forward(self) -> None:
                 body = self._body()
                 headers = {name.lower(): value for name, value in self.headers.items()}
-                fault = proxy._fault(self.command, headers)
+                fault = proxy._fault(self.command, self.path, headers)
                 if fault is not None:
                     status, error, content_type = fault
                     self._answer(status, [("Content-Type", content_type)], error)
@@ -112,12 +113,21 @@ class FlakyAws:
 
 
 class FlakyGateway(FlakyAws):
-    """A proxy to the API that answers every ``every``-th request with 503, as API Gateway does under load."""
+    """A proxy to the API that answers 503, as API Gateway does under load, to the first request of each call and
+    then to every ``every``-th request of it (a call: a method and a path, the query left out).
 
-    def _fault(self, method: str, headers: dict[str, str]) -> tuple[int, bytes, str] | None:
+    Counted per call, not over all requests: a runner calls from several threads at once (its heartbeat, its log's
+    flush, its scripts' Build Worker API). With one counter, the request after any answered one is a 503, so a retry
+    sent after a backoff during which the heartbeat was answered always gets one, however many retries there are: a
+    fault no gateway makes, tied to another thread's call. Counted per call, each call still meets a 503 first and
+    its retry is answered, whatever the other threads send meanwhile.
+    """
+
+    def _fault(self, method: str, path: str, headers: dict[str, str]) -> tuple[int, bytes, str] | None:
+        call = f"{method} {path.split('?')[0]}"
         with self._lock:
-            self._seen["api"] += 1
-            if self._seen["api"] % self._every:
+            self._seen[call] += 1
+            if (self._seen[call] - 1) % self._every:
                 return None
             self.faults["api"] += 1
-        return 503, b'{"message": "Service Unavailable"}', "application/json"
+        return UNAVAILABLE

@@ -494,6 +494,11 @@ def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:
         message = f"Artifacts were not collected: {error}."
         run.say(message)
         raise JobFailed(message) from error
+    except TokenRevoked:
+        raise
+    except ProtocolError as error:  # the service did not take one, even retried: the job fails, saying which and why
+        run.say(str(error))
+        raise JobFailed(str(error)) from error
     pushed = {artifact.file_name for artifact in run.artifacts}
     run.artifacts.extend(artifact for artifact in found if artifact.file_name not in pushed)
 

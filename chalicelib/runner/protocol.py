@@ -23,7 +23,22 @@ from chalicelib.protocol.ticket import Ticket
 
 log = logging.getLogger(__name__)
 _TIMEOUT = urllib3.Timeout(connect=10.0, read=60.0)
-_RETRIES = urllib3.Retry(total=3, backoff_factor=0.5, allowed_methods=None, status_forcelist=(502, 503, 504))
+# past the last retry the service's last answer is returned: the error then says what it was (HTTP 503 and its
+# message), not that the service "could not be reached"
+_RETRIES = urllib3.Retry(
+    total=3, backoff_factor=0.5, allowed_methods=None, status_forcelist=(502, 503, 504), raise_on_status=False
+)
+# S3 asks writers now and then to slow down (503 SlowDown) or try again (500): an upload is sent again, its file
+# from its start (urllib3 seeks back to it); not after a timeout or a connection broken mid-upload (up to 5 GiB each)
+_UPLOAD_RETRIES = urllib3.Retry(
+    total=3,
+    read=0,
+    other=0,
+    backoff_factor=0.5,
+    allowed_methods=None,
+    status_forcelist=(500, 502, 503, 504),
+    raise_on_status=False,
+)
 MAX_JSON_BYTES = 1024 * 1024  # the service refuses bigger JSON bodies (api/http.py's MAX_BODY_BYTES)
 MAX_LOG_TAIL_BYTES = 512 * 1024  # a log's last chunk up to this rides on the finish: 683 KiB as base64, in 1 MiB
 
@@ -148,7 +163,7 @@ class JobClient:
         self._call("POST", "/finish", body)
 
     def send_file(self, upload: Upload, path: Path) -> None:
-        """PUT a local file to an upload URL, streamed."""
+        """PUT a local file to an upload URL, streamed; sent again whole when the store answers 5xx."""
         size = path.stat().st_size
         with path.open("rb") as body:
             self._send(upload, body, size)
@@ -157,7 +172,13 @@ class JobClient:
         headers = {**upload.headers, "Content-Length": str(size)}
         try:
             reply = self._http.request(
-                "PUT", upload.url, body=body, headers=headers, retries=False, timeout=urllib3.Timeout(30, 600)
+                "PUT",
+                upload.url,
+                body=body,
+                headers=headers,
+                retries=_UPLOAD_RETRIES,
+                redirect=False,
+                timeout=urllib3.Timeout(30, 600),
             )
         except urllib3.exceptions.HTTPError as error:
             raise ProtocolError(f"The upload could not be sent: {type(error).__name__}") from error

@@ -11,7 +11,7 @@ from chalicelib.protocol.job_spec import JobConfiguration, JobSpec
 from chalicelib.runner.artifacts import Artifact, ArtifactRefused
 from chalicelib.runner.container import JobContainer
 from chalicelib.runner.limits import EXCEEDED, LimitWatch
-from chalicelib.runner.protocol import JobClient
+from chalicelib.runner.protocol import JobClient, ProtocolError, TokenRevoked
 from chalicelib.runner.session import Session
 from chalicelib.runner.windows.cmd_session import WindowsSession
 
@@ -90,7 +90,8 @@ class Run(Attempt):
 
     def upload_artifact(self, file_name: str, path: Path) -> int:
         """Send one file as an artifact of the job through a presigned URL; its size. ArtifactRefused past the
-        job's limits: MAX_ARTIFACTS_BYTES in all, MAX_ARTIFACT_COUNT files."""
+        job's limits: MAX_ARTIFACTS_BYTES in all, MAX_ARTIFACT_COUNT files; ProtocolError, naming the file, when
+        the service or the store did not take it."""
         size = path.stat().st_size
         sent = sum(sent_size for name, sent_size in self._uploaded.items() if name != file_name)
         if sent + size > MAX_ARTIFACTS_BYTES:
@@ -100,6 +101,11 @@ class Run(Attempt):
             )
         if len({*self._uploaded, file_name}) > MAX_ARTIFACT_COUNT:
             raise ArtifactRefused(f"Artifact {file_name} was not uploaded: a job has {MAX_ARTIFACT_COUNT} at most.")
-        self.client.send_file(self.client.artifact_upload(file_name, size), path)
+        try:
+            self.client.send_file(self.client.artifact_upload(file_name, size), path)
+        except TokenRevoked:
+            raise
+        except ProtocolError as error:  # retried already: the file is named, for the log and the job's message
+            raise ProtocolError(f"Artifact {file_name} was not uploaded: {error}", error.status) from error
         self._uploaded[file_name] = size  # a name sent again replaces its file
         return size
