@@ -3,6 +3,8 @@ the way its runner would not (no prune after its uploads, entries of ids no cach
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 import requests
 
@@ -11,8 +13,9 @@ from chalicelib.domain.job_protocol import runner_cache
 from chalicelib.store import blobs
 from chalicelib.store import jobs as job_store
 from chalicelib.store.cache import cache_entry_metadata, list_cache_sizes
+from chalicelib.store.models import JobModel
 from tests.builds import BuildProject
-from tests.functional.test_job_tokens import ENTRY_ID, MATRIX_YML, ClaimedJob, claim, start_build
+from tests.functional.test_job_tokens import ENTRY_ID, MATRIX_YML, ClaimedJob, claim, runner, start_build
 from tests.gitserver import GitServer
 from tests.support import Account
 
@@ -71,3 +74,17 @@ def test_empty_entries_of_ids_no_cache_entry_names_do_not_pile_up_in_the_project
     assert len(stored) == 3, stored
     assert cache_entry_metadata(runner_cache._cache_key(other, ENTRY_ID)) is None  # the oldest went first
     assert cache_entry_metadata(runner_cache._cache_key(attacker, f"{5:016x}")) is not None
+
+
+@pytest.mark.parametrize("value", ["é", "\ud800", "a\nb"])
+def test_cache_metadata_other_than_printable_ascii_is_a_400_not_a_500_and_takes_none_of_the_quota(
+    jobs: tuple[BuildProject, Job, Job, ClaimedJob], account: Account, value: str
+) -> None:
+    _, _, attacker, claimed = jobs
+    body: dict[str, Any] = {"id": ENTRY_ID, "size": 7, "metadata": {"checksum": value}}
+
+    reply = runner(account, claimed.token.token).post(f"/{attacker.job_id}/cache/uploads", body)
+
+    assert reply.status == 400, reply.body
+    assert "metadata" in reply.json["message"]
+    assert JobModel.get(attacker.job_id, consistent_read=True).cache_bytes is None

@@ -49,10 +49,12 @@ def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -
     (entry_id,) = _entry_ids([entry_id])
     if not 0 <= size <= MAX_CACHE_ENTRY_BYTES:
         raise Invalid(f"A cache entry is at most {MAX_CACHE_ENTRY_BYTES:,} bytes.")
+    # S3 keeps metadata of printable ASCII only: anything else would fail when the upload is signed (a 500)
     if set(metadata) - set(_CACHE_METADATA) or not all(
-        isinstance(value, str) and len(value) <= 128 for value in metadata.values()
+        isinstance(value, str) and len(value) <= 128 and value.isascii() and value.isprintable()
+        for value in metadata.values()
     ):
-        raise Invalid("A cache entry's metadata is its dependencies and checksum digests.")
+        raise Invalid("A cache entry's metadata is its dependencies and checksum digests (printable ASCII).")
     if not job_store.take_cache_quota(job.job_id, size, MAX_CACHE_BYTES_PER_JOB):
         raise Conflict(f"A job saves at most {MAX_CACHE_BYTES_PER_JOB:,} bytes of build cache in all.")
     key = _cache_key(job, entry_id)
