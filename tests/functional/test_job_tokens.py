@@ -596,6 +596,22 @@ def test_a_report_of_text_utf_8_cannot_carry_is_a_400_that_takes_none_of_the_job
     assert (stored.reports, stored.report_bytes) == (None, None)
 
 
+def test_a_finish_whose_message_holds_a_lone_surrogate_is_a_400_and_the_job_runs_on(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], account: Account
+) -> None:
+    """It was a 500 from the job's move (DynamoDB stores no such text), its log sealed already."""
+    project, queued, job, _ = matrix_build
+    caller = runner(account, job.token.token)
+    finish = {"result": "failed", "message": "Command exited \ud800", "logChunks": 0, "artifacts": []}
+
+    reply = caller.post(f"/{job.job_id}/finish", finish)
+
+    assert reply.status == 400, reply.body
+    assert "message" in reply.json["message"] and "surrogate" in reply.json["message"]
+    assert caller.post(f"/{job.job_id}/heartbeat").status == 200
+    assert caller.post(f"/{job.job_id}/finish", {**finish, "message": "Command exited"}).status == 204
+
+
 def test_a_cache_entry_is_uploaded_to_its_signed_url_and_found_again_by_its_id(
     matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], api_url: str, tmp_path: Path
 ) -> None:
