@@ -199,6 +199,8 @@ class WorkerApi:
         except BadRequest as error:
             return 400, {"message": str(error)}
         except ProtocolError as error:
+            if error.status is not None and 400 <= error.status < 500:  # the service refused what the script sent
+                return error.status, {"message": str(error)}
             log.warning("worker API %s %s: %s", method, route, error)
             return 502, {"message": f"The service did not take it: {error}"}
 

@@ -73,6 +73,10 @@ class Fields:
             raise invalid(name, f"{name} must be a string.")
         if len(value) > max_length:
             raise too_long(name, max_length)
+        try:  # JSON's \\ud800 (a lone surrogate): no table or bucket stores it, so it would be a 500 where it lands
+            value.encode()
+        except UnicodeEncodeError as error:
+            raise invalid(name, f"{name} is not valid Unicode text (it holds a lone surrogate).") from error
         return value
 
 

@@ -568,6 +568,50 @@ def test_a_message_or_test_too_big_to_store_is_a_400(
     assert project.account.api.get(f"/buildjobs/{job.job_id}/messages").json == []
 
 
+@pytest.mark.parametrize(
+    ("path", "report"),
+    [
+        ("/tests", {"testName": "\ud800", "outcome": "Failed"}),
+        ("/tests", {"testName": "named", "outcome": "Failed", "ErrorMessage": "a \udfff b"}),
+        ("/messages", {"kind": "message", "category": "error", "message": "m", "\ud800": "field name"}),
+    ],
+)
+def test_a_report_of_text_utf_8_cannot_carry_is_a_400_that_takes_none_of_the_jobs_quota(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob],
+    account: Account,
+    path: str,
+    report: dict[str, Any],
+) -> None:
+    """JSON's \\ud800 (a lone surrogate) named no test a key could be made of: the call was a 500, after the job's
+    quota had been taken for it. None of a report's text may hold one."""
+    project, _, job, _ = matrix_build
+    field = "tests" if path == "/tests" else "messages"
+
+    reply = runner(account, job.token.token).post(f"/{job.job_id}{path}", {field: [report]})
+
+    assert reply.status == 400, reply.body
+    assert "surrogate" in reply.json["message"]
+    assert project.account.api.get(f"/buildjobs/{job.job_id}/{field}").json == []
+    stored = JobModel.get(job.job_id, consistent_read=True)
+    assert (stored.reports, stored.report_bytes) == (None, None)
+
+
+def test_a_finish_whose_message_holds_a_lone_surrogate_is_a_400_and_the_job_runs_on(
+    matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], account: Account
+) -> None:
+    """It was a 500 from the job's move (DynamoDB stores no such text), its log sealed already."""
+    project, queued, job, _ = matrix_build
+    caller = runner(account, job.token.token)
+    finish = {"result": "failed", "message": "Command exited \ud800", "logChunks": 0, "artifacts": []}
+
+    reply = caller.post(f"/{job.job_id}/finish", finish)
+
+    assert reply.status == 400, reply.body
+    assert "message" in reply.json["message"] and "surrogate" in reply.json["message"]
+    assert caller.post(f"/{job.job_id}/heartbeat").status == 200
+    assert caller.post(f"/{job.job_id}/finish", {**finish, "message": "Command exited"}).status == 204
+
+
 def test_a_cache_entry_is_uploaded_to_its_signed_url_and_found_again_by_its_id(
     matrix_build: tuple[BuildProject, dict[str, Any], ClaimedJob, ClaimedJob], api_url: str, tmp_path: Path
 ) -> None:

@@ -104,6 +104,38 @@ def test_a_job_with_more_cache_entries_than_a_job_saves_fails_at_once_naming_the
     assert "Running build_script" not in text
 
 
+@pytest.mark.parametrize(
+    ("lines", "said"),
+    [
+        (
+            ["cache:", *(f"  - folder{index}" for index in range(unhonoured.MAX_CACHE_ENTRIES + 1))],
+            f"cache: has 17 entries: a job saves at most {unhonoured.MAX_CACHE_ENTRIES}",
+        ),
+        (UNHONOURED_YML["services"], "appveyor.yml services: is not honoured"),
+    ],
+    ids=["cache", "services"],
+)
+def test_a_job_refused_at_start_is_refused_again_when_run_again(
+    account: Account, git_server: GitServer, pump: SqsPump, lines: list[str], said: str
+) -> None:
+    """Re-run incomplete (any member who may run builds) ran the job the service had refused at the build's start:
+    its 17 cache: entries, or without the services it needs."""
+    project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml(*BUILD, *lines)})
+    build = project.run()
+    assert build["status"] == "failed"
+
+    again = project.account.api.put("/builds", {"buildId": build["buildId"], "reRunIncomplete": True})
+    assert again.status == 200, again.body
+    rerun = project.wait(build["version"])
+
+    assert rerun["status"] == "failed"
+    [job] = rerun["jobs"]
+    message = project.account.api.get(f"/buildjobs/{job['jobId']}/messages").json
+    text = " ".join(entry["message"] for entry in message) + project.log(job["jobId"])
+    assert said in text, text
+    assert "Running build_script" not in text
+
+
 def test_a_build_agents_machine_provides_services_itself_and_the_build_says_so(
     account: Account, git_server: GitServer, pump: SqsPump
 ) -> None:

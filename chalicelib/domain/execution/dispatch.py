@@ -14,6 +14,7 @@ from chalicelib.config import settings
 from chalicelib.core.builds import Build
 from chalicelib.core.jobs import Job, MoveFields
 from chalicelib.core.status import Event, Status
+from chalicelib.domain.configuration import unhonoured
 from chalicelib.domain.execution import job_slots, lost_jobs, progress, routing
 from chalicelib.domain.job_identity.job_tokens import keys_of, mint_token
 from chalicelib.domain.projects.request_variables import withholds_secrets
@@ -91,6 +92,8 @@ def _route(job: Job) -> Job | None:
         return None
     pull_request = withholds_secrets(build)  # a pull request's, or shaped by variables of one who may not update it
     placed, refused = routing.place([job], pull_request)
+    # what the build's start refused (services, a stack, too many cache: entries) is refused again when run again
+    refused |= unhonoured.refusals(build.configuration, placed, refused, routing.outside_image)
     if job.job_id in refused:
         routing.refuse(job, refused[job.job_id])
         return None

@@ -9,6 +9,8 @@ import re
 from typing import Any
 
 from chalicelib.core.jobs import Job
+from chalicelib.domain.configuration.matrix import MAX_JOBS
+from chalicelib.domain.configuration.unhonoured import MAX_CACHE_ENTRIES
 from chalicelib.domain.job_identity.job_tokens import build_and_project
 from chalicelib.domain.projects.request_variables import why_untrusted, withholds_secrets
 from chalicelib.errors import Conflict, Forbidden, Invalid
@@ -20,9 +22,12 @@ from chalicelib.store.uploads import presigned_download, presigned_upload
 MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
 # what one job's cache save uploads in all (its entries are uploaded one after another, each a fresh object)
 MAX_CACHE_BYTES_PER_JOB = 5 * 1024**3
-# what a project's cache keeps in all, every job name's folder together (a renamed job's old folder too): past it, a
-# save's prune drops the project's oldest entries
+# what a project's cache keeps in all, every job name's folder together (a renamed job's old folder too): past it, each
+# upload and each save's prune drops the project's oldest entries
 MAX_PROJECT_CACHE_BYTES = 10 * 1024**3
+# and its number of entries: every job of a full matrix, each with all its cache: entries (an empty entry costs nothing
+# of the bytes, and a runner picks its entries' ids)
+MAX_PROJECT_CACHE_ENTRIES = MAX_JOBS * MAX_CACHE_ENTRIES
 _CACHE_ENTRY_ID = re.compile(r"[0-9a-f]{16}")
 _CACHE_METADATA = ("dependencies", "checksum")
 
@@ -44,13 +49,18 @@ def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -
     (entry_id,) = _entry_ids([entry_id])
     if not 0 <= size <= MAX_CACHE_ENTRY_BYTES:
         raise Invalid(f"A cache entry is at most {MAX_CACHE_ENTRY_BYTES:,} bytes.")
+    # S3 keeps metadata of printable ASCII only: anything else would fail when the upload is signed (a 500)
     if set(metadata) - set(_CACHE_METADATA) or not all(
-        isinstance(value, str) and len(value) <= 128 for value in metadata.values()
+        isinstance(value, str) and len(value) <= 128 and value.isascii() and value.isprintable()
+        for value in metadata.values()
     ):
-        raise Invalid("A cache entry's metadata is its dependencies and checksum digests.")
+        raise Invalid("A cache entry's metadata is its dependencies and checksum digests (printable ASCII).")
     if not job_store.take_cache_quota(job.job_id, size, MAX_CACHE_BYTES_PER_JOB):
         raise Conflict(f"A job saves at most {MAX_CACHE_BYTES_PER_JOB:,} bytes of build cache in all.")
-    return presigned_upload(_cache_key(job, entry_id), size, "application/gzip", metadata)
+    key = _cache_key(job, entry_id)
+    # room is made before the upload: the project's totals hold whether or not the runner prunes after its save
+    _bound_project_cache(job, (key, size))
+    return presigned_upload(key, size, "application/gzip", metadata)
 
 
 def cache_prune(job: Job, keep: list[str]) -> int:
@@ -63,14 +73,17 @@ def cache_prune(job: Job, keep: list[str]) -> int:
     return len(stale)
 
 
-def _bound_project_cache(job: Job) -> None:
-    """Drop the project's oldest cache entries past MAX_PROJECT_CACHE_BYTES, newest kept first (this job's own)."""
+def _bound_project_cache(job: Job, incoming: tuple[str, int] | None = None) -> None:
+    """Drop the project's oldest cache entries past MAX_PROJECT_CACHE_BYTES or MAX_PROJECT_CACHE_ENTRIES, newest kept
+    first (this job's own); ``incoming``, an entry about to be uploaded (its key and size), counted first."""
     stored = list_cache_sizes(blobs.project_cache_prefix(job.account_id, job.project_id))
     own = _cache_folder(job)
-    total, over = 0, []
+    total, count = (incoming[1], 1) if incoming else (0, 0)
+    over: list[str] = []
+    stored = [entry for entry in stored if incoming is None or entry[0] != incoming[0]]  # the upload replaces it
     for key, size, _ in sorted(stored, key=lambda entry: (entry[0].startswith(own), entry[2]), reverse=True):
-        total += size
-        if total > MAX_PROJECT_CACHE_BYTES:
+        total, count = total + size, count + 1
+        if total > MAX_PROJECT_CACHE_BYTES or count > MAX_PROJECT_CACHE_ENTRIES:
             over.append(key)
     delete_cache_keys(over)
 

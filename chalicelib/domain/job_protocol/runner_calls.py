@@ -399,10 +399,20 @@ def _bounded(fields: dict[str, Any]) -> dict[str, Any]:
     """A report's fields, each a string, number or null, texts cut at MAX_FIELD_LENGTH."""
     bounded: dict[str, Any] = {}
     for name, value in list(fields.items())[:32]:
+        _utf8(str(name))
         if isinstance(value, str):
+            _utf8(value)
             bounded[str(name)[:64]] = value[:MAX_FIELD_LENGTH]
         elif value is None or isinstance(value, bool | int | float):
             bounded[str(name)[:64]] = value
         else:
             raise Invalid(f"Field {str(name)[:64]} must be a string, a number or null.")
     return bounded
+
+
+def _utf8(text: str) -> None:
+    """A 400 for text UTF-8 cannot carry: JSON's \\ud800, a lone surrogate, names no test a key is made of."""
+    try:
+        text.encode()
+    except UnicodeEncodeError as error:
+        raise Invalid("A message or test holds text that is not valid Unicode (a lone surrogate).") from error

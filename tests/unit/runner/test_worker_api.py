@@ -233,3 +233,37 @@ def test_a_containers_id_token_url_is_the_worker_apis_only_when_the_service_mint
         == minted["CONVEYOR_OIDC_REQUEST_URL"]
         == f"{api_url}api/id-token?api-version=1"
     )
+
+
+class _Refuser(BaseHTTPRequestHandler):
+    """The service's job protocol refusing every report: past the job's cap of messages and tests."""
+
+    def do_POST(self) -> None:  # noqa: N802 (http.server's names)
+        self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        body = json.dumps({"message": "A job keeps at most 100,000 messages and tests."}).encode()
+        self.send_response(409)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        return
+
+
+def test_a_report_the_service_refuses_past_a_cap_is_that_refusal_to_the_script_not_a_502(
+    run: Run, api: WorkerApi
+) -> None:
+    server = HTTPServer(("127.0.0.1", 0), _Refuser)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    run.client = JobClient(Ticket(f"http://127.0.0.1:{server.server_address[1]}", "job-1", "t0ken"))
+    own = urlsplit(api.url).path
+    try:
+        message = api.handle("POST", f"{own}api/build/messages", {"message": "m", "category": "information"})
+        test = api.handle("POST", f"{own}api/tests", {"testName": "t", "outcome": "Passed"})
+    finally:
+        server.shutdown()
+        server.server_close()
+
+    assert [message[0], test[0]] == [409, 409]
+    assert "at most 100,000 messages and tests" in message[1]["message"]
