@@ -210,6 +210,7 @@ def test_a_cache_entry_outside_the_build_folder_comes_back_in_the_next_build(
         git_server,
         "clone_script:",
         "  - cmd: echo cloned",
+        "build: off",  # no MSBuild here (tests/functional/test_windows_msbuild_under_wine.py)
         "cache:",
         f"  - '{kept}'",
         "install:",
