@@ -32,7 +32,7 @@ class JobConfiguration(TypedDict):
     buildMode: str | None
     buildScripts: list[Json]
     msBuildProjectFileName: str | None  # build: project: (None: MSBuild finds the one in the build folder)
-    msBuildVerbosity: str | None  # build: verbosity: (None: minimal)
+    msBuildVerbosity: str  # build: verbosity: (quiet, minimal, normal or detailed)
     msBuildInParallel: bool  # build: parallel: (/m)
     beforePackageScripts: list[Json]
     afterBuildScripts: list[Json]
@@ -100,7 +100,7 @@ def _unsent_settings() -> JobConfiguration:
         "buildMode": None,
         "buildScripts": [],
         "msBuildProjectFileName": None,
-        "msBuildVerbosity": None,
+        "msBuildVerbosity": "minimal",
         "msBuildInParallel": False,
         "beforePackageScripts": [],
         "afterBuildScripts": [],
