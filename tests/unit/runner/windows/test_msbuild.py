@@ -4,18 +4,21 @@ the files that exist are a set (Wine runs the real thing: tests/functional/test_
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chalicelib.protocol.job_spec import JobConfiguration, read_spec
 from chalicelib.runner.windows.msbuild import (
+    VSWHERE_ARGUMENTS,
     MSBuild,
     UnquotableValue,
     command_line,
     find,
     on_path,
     quoted,
+    vswhere_msbuild,
 )
 
 VS_MSBUILD = r"C:\Program Files\Microsoft Visual Studio\2022\Community\MSBuild\Current\Bin\MSBuild.exe"
@@ -145,3 +148,21 @@ def test_values_are_quoted_as_cmd_reads_them_in_a_batch_file(value: str, written
 def test_a_value_no_quoting_can_pass_as_one_argument_is_refused(value: str) -> None:
     with pytest.raises(UnquotableValue):
         quoted(value)
+
+
+def test_vswhere_is_asked_for_msbuild_and_its_first_existing_answer_is_taken(tmp_path: Path) -> None:
+    msbuild = tmp_path / "2022" / "MSBuild" / "Current" / "Bin" / "MSBuild.exe"
+    msbuild.parent.mkdir(parents=True)
+    msbuild.write_text("")
+    asked = tmp_path / "asked.txt"
+    vswhere = tmp_path / "vswhere"
+    gone = tmp_path / "2019" / "MSBuild.exe"  # an instance removed since: not taken
+    vswhere.write_text(f'#!/bin/sh\necho "$@" > {asked}\necho {gone}\necho {msbuild}\n')
+    vswhere.chmod(0o755)
+
+    assert vswhere_msbuild(str(vswhere)) == str(msbuild)
+    assert asked.read_text().split() == list(VSWHERE_ARGUMENTS)
+
+
+def test_a_vswhere_that_cannot_start_finds_nothing(tmp_path: Path) -> None:
+    assert vswhere_msbuild(str(tmp_path / "vswhere.exe")) is None
