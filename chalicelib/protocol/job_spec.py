@@ -31,6 +31,9 @@ class JobConfiguration(TypedDict):
     beforeBuildScripts: list[Json]
     buildMode: str | None
     buildScripts: list[Json]
+    msBuildProjectFileName: str | None  # build: project: (None: MSBuild finds the one in the build folder)
+    msBuildVerbosity: str  # build: verbosity: (quiet, minimal, normal or detailed)
+    msBuildInParallel: bool  # build: parallel: (/m)
     beforePackageScripts: list[Json]
     afterBuildScripts: list[Json]
     beforeTestScripts: list[Json]
@@ -96,6 +99,9 @@ def _unsent_settings() -> JobConfiguration:
         "beforeBuildScripts": [],
         "buildMode": None,
         "buildScripts": [],
+        "msBuildProjectFileName": None,
+        "msBuildVerbosity": "minimal",
+        "msBuildInParallel": False,
         "beforePackageScripts": [],
         "afterBuildScripts": [],
         "beforeTestScripts": [],

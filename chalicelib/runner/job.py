@@ -30,6 +30,7 @@ from chalicelib.runner import limits, stacks
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.beneath import NotAFolder, pin
 from chalicelib.runner.cache import restore_cache, save_cache
+from chalicelib.runner.msbuild import run_msbuild
 from chalicelib.runner.outside_cache import EXCHANGE, JobShell
 from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, TokenRevoked
 from chalicelib.runner.remote_cache import RemoteCache
@@ -475,9 +476,8 @@ def _build_phase(run: Run, config: JobConfiguration) -> None:
     mode = config["buildMode"]
     if mode == "script":
         run_phase(run, "build_script", config["buildScripts"])
-    elif mode == "msbuild":
-        where = "run by Conveyor's runner" if run.windows is not None else "available on this Linux runner"
-        run.say(f"MSBuild is not {where}: the build phase is skipped (use build_script).")
+    elif mode == "msbuild":  # AppVeyor's default: a Windows build agent runs MSBuild, a Linux runner skips it
+        run_msbuild(run)
 
 
 def _artifacts(run: Run, entries: list[dict[str, Any]]) -> None:

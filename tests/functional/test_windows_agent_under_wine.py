@@ -69,6 +69,12 @@ class WineAgent:
 def windows_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[WineAgent]:
     """``make windows-agent``'s command for a new agent of ``account`` serving Visual Studio 2019, running until the
     test ends; its key only in its environment."""
+    yield from running_agent(account, api_url)
+
+
+def running_agent(account: Account, api_url: str, **wine_environment: str) -> Iterator[WineAgent]:
+    """The windows_agent fixture's agent, with ``wine_environment`` added to Wine's (``WINEPATH``: folders first on
+    the Windows PATH)."""
     if MISSING is not None:
         pytest.fail(f"{MISSING}, and CI must run these tests")
     body = {"name": unique("windows"), "images": [IMAGE], "pullRequests": False}
@@ -80,6 +86,7 @@ def windows_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[Win
         "WINEPREFIX": str(WINDOWS / "prefix"),
         "WINEDEBUG": "-all",
         "CONVEYOR_AGENT_KEY": registered.json["key"],
+        **wine_environment,
     }
     command = ["wine", str(PYTHON), "-m", "chalicelib.cli", "agent", "--builds", "--url", api_url]
     command += ["--projects", "C:\\projects"]  # build folders as on AppVeyor's images
@@ -210,6 +217,7 @@ def test_a_cache_entry_outside_the_build_folder_comes_back_in_the_next_build(
         git_server,
         "clone_script:",
         "  - cmd: echo cloned",
+        "build: off",  # no MSBuild here (tests/functional/test_windows_msbuild_under_wine.py)
         "cache:",
         f"  - '{kept}'",
         "install:",

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from chalicelib.core.configuration import Configuration, JobOverride
-from chalicelib.domain.configuration import filters
+from chalicelib.domain.configuration import filters, packaging
 from chalicelib.domain.configuration.matrix import MatrixJob
 from chalicelib.domain.configuration.yamlconfig.for_items import JOB_ITEMS, merge_job_item
 from chalicelib.errors import Invalid
@@ -49,13 +49,16 @@ def fetch_depth(configuration: Configuration) -> int | None:
 
 
 def job_warnings(configuration: Configuration, spec: Json) -> list[str]:
-    """What the job's log says of settings its for: items hold that apply to the whole build, not to one job."""
-    return [
+    """What the job's log says first of its settings: those its for: items hold that apply to the whole build, not
+    to one job, and build:'s packaging options a Windows job's MSBuild does not do (domain/configuration/
+    packaging.py)."""
+    ignored = [
         f"appveyor.yml {item['item']}: {', '.join(item['ignored'])} not applied to this job: an item with matrix "
         "only/except specialises jobs, and these settings are the whole build's (AppVeyor ignores them there too)."
         for item in _items(configuration, spec)
         if item.get("ignored")
     ]
+    return ignored + packaging.log_notes(job_configuration(configuration, spec), spec)
 
 
 def spec_fields(configuration: Configuration, spec: MatrixJob) -> Json:

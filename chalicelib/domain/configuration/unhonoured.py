@@ -10,7 +10,9 @@ test_unhonoured_settings.py walks them all):
   stack: and services: are honoured where a job runs in Conveyor's Ubuntu image (runner/stacks.py), and refused
   elsewhere, or for what the image cannot give (domain/configuration/stacks.py);
 - warned: Windows' and AppVeyor's own facilities (MSBuild, AssemblyInfo patching, NuGet feeds, Xamarin, build
-  clouds) that a Linux runner has no use for: the build runs, and its messages name each one set.
+  clouds) that a Linux runner has no use for: the build runs, and its messages name each one set. A job on a Windows
+  build agent runs MSBuild (HONOURED_ON_WINDOWS): its build's messages name only what it does not do there
+  (WARNED_ON_WINDOWS: build:'s packaging).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from collections.abc import Callable
 
 from chalicelib.core.configuration import Configuration
 from chalicelib.core.jobs import Job
-from chalicelib.domain.configuration import stacks
+from chalicelib.domain.configuration import packaging, stacks
 from chalicelib.domain.configuration.job_overrides import job_configuration
 
 # cache: entries a job may save, each up to 3 GiB and within a job's 5 GiB (domain/job_protocol/runner_cache.py)
@@ -68,6 +70,10 @@ HONOURED: dict[str, str] = {
     "notifications": "the build's notifications",
     "for": "the build's configuration, and each job's (domain/configuration/yamlconfig/for_items.py)",
 }
+# key -> where a job on a Windows build agent honours it (WARNED says what it does not do there, and elsewhere)
+HONOURED_ON_WINDOWS: dict[str, str] = {
+    "build": "the runner (MSBuild on a Windows build agent: runner/windows/msbuild.py)"
+}
 
 _IN_IMAGE = "it is applied in Conveyor's Ubuntu image only (image: Ubuntu2204 or none, in a container per job)"
 # key -> (whether the job's configuration sets it, why the service's executors cannot honour it)
@@ -95,7 +101,9 @@ WARNED: dict[str, tuple[Callable[[Configuration], bool], str]] = {
         "pull request builds take build numbers like every build",
     ),
     "build": (
-        lambda c: c.get("buildMode") == "msbuild" and bool(c.get("msBuildProjectFileName") or _packages(c)),
+        lambda c: (
+            c.get("buildMode") == "msbuild" and bool(c.get("msBuildProjectFileName") or packaging.packaging_set(c))
+        ),
         "MSBuild is not available on a Linux runner: use build_script",
     ),
     "test": (
@@ -105,8 +113,8 @@ WARNED: dict[str, tuple[Callable[[Configuration], bool], str]] = {
 }
 
 
-def _packages(configuration: Configuration) -> bool:
-    return any(value is True for key, value in configuration.items() if key.startswith("package"))
+# key -> what a job on a Windows build agent does not do of it, said in place of WARNED's words (None: nothing)
+WARNED_ON_WINDOWS: dict[str, Callable[[Configuration], str | None]] = {"build": packaging.not_done}
 
 
 def refusals(
@@ -150,17 +158,23 @@ def _refused_here(job: Job, job_config: Configuration, outside_image: Callable[[
 def warnings(configuration: Configuration, jobs: list[Job], provides_setup: Callable[[Job], bool]) -> list[str]:
     """What the build's messages say of the settings its jobs set and the service does not honour (each once);
     ``provides_setup``: as refusals' says."""
-    said: dict[str, str] = {}
+    said: dict[str, None] = {}  # each text once, in order (a key may say one thing of Windows jobs, one of others)
     for job in jobs:
         job_config = job_configuration(configuration, job.spec)
+        on_windows = packaging.runs_on_windows(job.spec)
         for key in _set(job_config, WARNED):
-            said.setdefault(key, f"appveyor.yml {key}: is not honoured: {WARNED[key][1]}.")
+            if on_windows and key in WARNED_ON_WINDOWS:
+                text = WARNED_ON_WINDOWS[key](job_config)
+                if text is not None:
+                    said.setdefault(text)
+            else:
+                said.setdefault(f"appveyor.yml {key}: is not honoured: {WARNED[key][1]}.")
         if provides_setup(job):
             for key in _set(job_config, REFUSED):
                 said.setdefault(
-                    key, f"appveyor.yml {key}: is not set up by Conveyor: a build agent's machine provides it itself."
+                    f"appveyor.yml {key}: is not set up by Conveyor: a build agent's machine provides it itself."
                 )
-    return list(said.values())
+    return list(said)
 
 
 def _set(configuration: Configuration, kinds: dict[str, tuple[Callable[[Configuration], bool], str]]) -> list[str]:

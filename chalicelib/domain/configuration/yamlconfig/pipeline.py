@@ -46,6 +46,10 @@ _BUILD_FIELDS: Fields = {
     "publish_nuget_symbols": ("packageNuGetSymbols", FLAG),
     "include_nuget_references": ("includeNuGetReferences", FLAG),
 }
+# build:'s packaging options (appveyor.yml's name -> the configuration's field), which MSBuild mode does on AppVeyor
+PACKAGING_FIELDS = {
+    name: field for name, (field, _) in _BUILD_FIELDS.items() if field.startswith(("package", "include"))
+}
 
 _PHASES = (
     ("build", "build_script", "buildMode", "msbuild"),

@@ -13,10 +13,15 @@ from chalicelib.domain.configuration.job_overrides import runner_settings
 from chalicelib.domain.configuration.yamlconfig import default_configuration, from_yaml
 from chalicelib.protocol.job_spec import JobConfiguration
 
-RUNNER_KEYS = [key for key, where in unhonoured.HONOURED.items() if where.startswith("the runner")]
+# the keys a runner honours: everywhere, and on a Windows build agent only (build:, its MSBuild mode)
+RUNNER_KEYS = [
+    *[key for key, where in unhonoured.HONOURED.items() if where.startswith("the runner")],
+    *[key for key, where in unhonoured.HONOURED_ON_WINDOWS.items() if where.startswith("the runner")],
+]
 # appveyor.yml that sets each key the runner honours (a script key when not named here), and stack: and services:,
 # which it honours in Conveyor's image (refused elsewhere)
 WRITTEN = {
+    "build": "build: {project: App.sln, verbosity: quiet, parallel: true}",
     "clone_folder": "clone_folder: /projects/app",
     "clone_depth": "clone_depth: 3",
     "shallow_clone": "shallow_clone: true",
@@ -34,8 +39,8 @@ def fields_set(key: str) -> dict[str, Any]:
     return {field: value for field, value in configuration.items() if value != defaults.get(field)}
 
 
-def test_the_runner_honours_the_scripts_the_fetch_the_cache_and_the_artifacts() -> None:
-    some = {"init", "clone_script", "clone_depth", "build_script", "cache", "artifacts", "on_finish"}
+def test_the_runner_honours_the_scripts_msbuild_the_fetch_the_cache_and_the_artifacts() -> None:
+    some = {"init", "clone_script", "clone_depth", "build_script", "build", "cache", "artifacts", "on_finish"}
 
     assert some <= set(RUNNER_KEYS)
 
