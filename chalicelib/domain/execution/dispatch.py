@@ -93,7 +93,7 @@ def _route(job: Job) -> Job | None:
     pull_request = withholds_secrets(build)  # a pull request's, or shaped by variables of one who may not update it
     placed, refused = routing.place([job], pull_request)
     # what the build's start refused (services, a stack, too many cache: entries) is refused again when run again
-    refused |= unhonoured.refusals(build.configuration, placed, refused, routing.outside_image)
+    refused |= unhonoured.refusals(build.configuration, placed, refused, routing.outside_image, routing.provides_setup)
     if job.job_id in refused:
         routing.refuse(job, refused[job.job_id])
         return None
