@@ -39,11 +39,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chalicelib.config import settings
-from chalicelib.executors import job_disk, tool_cache
+from chalicelib.executors import job_disk, tool_cache, tool_install
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
-from chalicelib.runner.protocol import JobClient, ProtocolError
+from chalicelib.runner.protocol import JobClient, ProtocolError, TokenRevoked
 
 log = logging.getLogger(__name__)
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -140,7 +140,13 @@ def run(ticket: Ticket, timeout: float) -> int:
         _fail(ticket, f"This job's image cannot run here: {made}.")
         return 0
     filling = time.monotonic()
-    _fill_tool_cache(ticket, filling + min(timeout, _TOOL_CACHE_SECONDS))
+    try:
+        tools = _fill_tool_cache(ticket, filling + min(timeout, _TOOL_CACHE_SECONDS))
+    except _Ended as ended:
+        if ended.cancel is not None:
+            _end(ticket, "cancelled", ended.cancel)
+        return 0
+    ticket = replace(ticket, warnings=(*ticket.warnings, *tools.notes))  # the log's first lines, before any script
     timeout = max(timeout - (time.monotonic() - filling), 1.0)  # the installs for the job count against its timeout
     started = time.monotonic()
     config = settings()
@@ -150,13 +156,14 @@ def run(ticket: Ticket, timeout: float) -> int:
         _fail(ticket, f"This job's container could not start: {error}.")
         return 0
     try:
-        return _run_in(made, ticket, work, timeout, started)
+        return _run_in(made, ticket, work, timeout, started, tools.folders)
     finally:
         job_disk.remove(work)
 
 
-def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: float) -> int:
-    """Run the job in a container whose writable layer and folder are on the job's disk (``work``)."""
+def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: float, tools: dict[str, Path]) -> int:
+    """Run the job in a container whose writable layer and folder are on the job's disk (``work``), with the
+    releases of the machine's tool cache its stack: asks for (``tools``)."""
     config = settings()
     name = f"conveyor-job-{ticket.job_id}-{secrets.token_hex(4)}"
     limits_given = job_container.Limits(config.job_memory_mb, config.job_disk_mb, str(work / _CID_FILE))
@@ -167,7 +174,7 @@ def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: 
             _fail(ticket, f"This job's container could not start: {error}.")
             return 0
         container = subprocess.Popen(
-            [made.podman, *_run_options(work, name), *resource_limits(config.job_memory_mb, config.job_cpus),
+            [made.podman, *_run_options(work, name, tools), *resource_limits(config.job_memory_mb, config.job_cpus),
              "--cidfile", str(work / _CID_FILE), "--rootfs", str(root), job_container.PYTHON, "-I",
              "/opt/conveyor/init.py"],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=errors, env=_environment(), start_new_session=True,
@@ -213,8 +220,9 @@ def _run_in(made: Runtime, ticket: Ticket, work: Path, timeout: float, started: 
             _remove(made.podman, name, container)
 
 
-def _run_options(work: Path, name: str) -> list[str]:
+def _run_options(work: Path, name: str, tools: dict[str, Path]) -> list[str]:
     socket_folder = work / job_container.SOCKET_SUBFOLDER
+    releases = [f"--volume={folder}:{tool_cache.INSIDE}/{named}:ro,nosuid,nodev" for named, folder in tools.items()]
     return [
         "--runtime", "runc", "run", "--rm", "-i", "--name", name, "--log-driver", "none", *limits(), *MAPPING,
         "--user", "appveyor", "--network", "slirp4netns", "--hostname", "appveyor-vm", "--pull", "never",
@@ -224,7 +232,7 @@ def _run_options(work: Path, name: str) -> list[str]:
         "--volume", f"{work / job_container.BIN_FOLDER}:{job_container.BIN}:ro,nosuid,nodev",
         "--volume", f"{socket_folder}:{job_container.SOCKET_FOLDER}:ro,nosuid,nodev",
         "--volume", f"{INIT}:/opt/conveyor/init.py:ro",
-        "--volume", f"{tool_cache.root()}:{tool_cache.INSIDE}:ro,nosuid,nodev",
+        *releases,
         "--workdir", job_container.PROJECTS,
     ]  # fmt: skip
 
@@ -234,16 +242,59 @@ def resource_limits(memory_mb: int, cpus: float) -> tuple[str, ...]:
     return ("--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m", "--cpus", f"{cpus:g}")
 
 
-def _fill_tool_cache(ticket: Ticket, deadline: float) -> None:
+def _fill_tool_cache(ticket: Ticket, deadline: float) -> tool_cache.Filled:
     """Install what the job's stack: asks for into the machine's tool cache before its container starts (outside
-    it: the job only reads the cache). A spec that cannot be read leaves it to the runner, which says why."""
+    it: the job only reads the cache); its releases, and the job's log lines for what it has not. Meanwhile the job's
+    lease is renewed, as its runner renews it later, and a cancel (or a lease lost) stops the install: _Ended. A
+    spec that cannot be read leaves it to the runner, which says why."""
     tool_cache.root().mkdir(mode=0o755, parents=True, exist_ok=True)
     tool_cache.root().chmod(0o755)  # public packages, read by every container's users (root here is none of them)
+    client = JobClient(ticket)
     try:
-        configuration = JobClient(ticket).spec()["configuration"]
+        spec = client.spec()
     except ProtocolError:
-        return
-    tool_cache.ensure(tool_cache.wanted(dict(configuration)), deadline)
+        return tool_cache.Filled()
+    lease = _Lease(client, ticket.job_id, float(spec["heartbeatSeconds"] or 5))
+    try:
+        return tool_cache.ensure(tool_cache.wanted(dict(spec["configuration"])), deadline, lease.ended)
+    except tool_install.JobEnded:
+        raise _Ended(lease.cancel) from None
+
+
+class _Ended(Exception):
+    """The job ended before its container started: cancelled (``cancel``: why), or its lease lost (None)."""
+
+    def __init__(self, cancel: str | None) -> None:
+        super().__init__(cancel)
+        self.cancel = cancel
+
+
+class _Lease:
+    """A job's lease, renewed every ``seconds`` while the executor works for it, as its runner renews it."""
+
+    def __init__(self, client: JobClient, job_id: str, seconds: float) -> None:
+        self._client = client
+        self._job_id = job_id
+        self._seconds = seconds
+        self._next = time.monotonic() + seconds
+        self.cancel: str | None = None  # why the job is being cancelled, once a renewal said so
+
+    def ended(self) -> bool:
+        """Whether the job has ended: a renewal (when one is due) answered that it is cancelled, or that its token
+        no longer works (its lease was lost). A renewal that fails otherwise is tried again at the next."""
+        if time.monotonic() < self._next:
+            return False
+        self._next = time.monotonic() + self._seconds
+        try:
+            status, why = self._client.heartbeat()
+        except TokenRevoked:
+            return True
+        except ProtocolError:
+            log.warning("job %s: renewing its lease failed", self._job_id, exc_info=True)
+            return False
+        if status == "cancelling":
+            self.cancel = why or "The build was cancelled."
+        return self.cancel is not None
 
 
 def _ready(fd: int) -> bool:
@@ -277,12 +328,17 @@ def _remove(podman: str, name: str, container: subprocess.Popen[bytes]) -> None:
 
 def _fail(ticket: Ticket, reason: str) -> None:
     """The job ends failed, its reason on its log's first line and as its message, with the job's own token."""
+    _end(ticket, "failed", reason)
+
+
+def _end(ticket: Ticket, result: str, reason: str) -> None:
+    """The job ends with ``result``, its reason on its log's first line and as its message, with its own token."""
     client = JobClient(ticket)
     try:
         client.put_log_chunk(0, (reason + "\n").encode())
-        client.finish("failed", reason, 1, [])
+        client.finish(result, reason, 1, [])
     except ProtocolError:
-        log.warning("job %s: could not say why it could not run: %s", ticket.job_id, reason, exc_info=True)
+        log.warning("job %s: could not say why it ended: %s", ticket.job_id, reason, exc_info=True)
 
 
 def _podman_error(stderr: bytes) -> str:

