@@ -11,8 +11,10 @@ from dataclasses import dataclass
 from typing import TextIO
 
 # C0 and C1 control characters but the tab: a job's log, messages, test names and version reach the terminal, and
-# must not move its cursor, set its title or clipboard (OSC 52), or forge the summary with escape sequences
-_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+# must not move its cursor, set its title or clipboard (OSC 52), or forge the summary with escape sequences; nor
+# reorder what follows on its line with Unicode's bidirectional embeddings, overrides and isolates (U+202A-U+202E,
+# U+2066-U+2069: "Trojan Source"), which would show a failed job's row as another's
+_CONTROLS = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 class Console:

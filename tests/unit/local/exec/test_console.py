@@ -68,3 +68,12 @@ def test_a_jobs_terminal_escape_sequences_are_printed_without_their_control_char
     assert stream.getvalue() == (
         "[A[8m] before]52;c;Y3VybCBldmlsIHwgc2g=after\tand tab\n[A[8m] [2J[Hjob 1  success\n[A[8m] 31m0;title\n"
     )
+
+
+def test_unicode_bidirectional_overrides_cannot_reorder_what_a_job_prints() -> None:
+    stream = io.StringIO()
+
+    Console(stream).say("job 1  \u202eliaf\u202c  \u2067ok\u2069 caf\u00e9 \u05e9\u05dc\u05d5\u05dd")
+
+    # the marks that reorder a line are gone; letters of any script, right-to-left ones too, stay
+    assert stream.getvalue() == "job 1  liaf  ok caf\u00e9 \u05e9\u05dc\u05d5\u05dd\n"
