@@ -156,12 +156,14 @@ def test_a_project_and_platform_reach_msbuild_as_the_arguments_they_are_never_as
     account: Account, git_server: GitServer, argv_agent: WineAgent
 ) -> None:
     """build: project: ending in a backslash, quoted, ended in an escaped quote: the platform quoted after it split
-    out, its /logger: an argument of its own (MSBuild loads the logger's DLL)."""
+    out, its /logger: an argument of its own (MSBuild loads the logger's DLL). What cmd.exe reads (&, |, ^, !VAR!)
+    stays text."""
     project = windows_project(
         account,
         git_server,
         "platform: 'x /logger:C:\\evil.dll y'",
-        "configuration: Debug",
+        # nothing cmd.exe reads as more than text (%VAR% is not here: Wine's cmd.exe expands it again in the fake's %*)
+        "configuration: 'Debug & echo injected !PATH! ^| more'",
         "build:",
         "  project: 'My Folder\\'",
         "clone_script:",
@@ -171,5 +173,7 @@ def test_a_project_and_platform_reach_msbuild_as_the_arguments_they_are_never_as
     build, log = finished_with_log(project, argv_agent)
 
     assert build["status"] == "success", log
-    expected = ["My Folder\\", "/p:Configuration=Debug", "/p:Platform=x /logger:C:\\evil.dll y", "/verbosity:minimal"]
+    configuration = "/p:Configuration=Debug & echo injected !PATH! ^| more"
+    expected = ["My Folder\\", configuration, "/p:Platform=x /logger:C:\\evil.dll y", "/verbosity:minimal"]
     assert f"arguments {json.dumps(expected)}" in log
+    assert "\ninjected" not in log
