@@ -30,6 +30,8 @@ def run_msbuild(run: Run) -> None:
         message = f"MSBuild's command line cannot be written: {error}."
         run.say(message)
         raise JobFailed(message, "build") from error
+    # the line doubles % for the batch file it runs in, and the log echoes it so: a secret is masked in that form too
+    run.log.add_secrets(*(secret.replace("%", "%%") for secret in run.spec.get("secrets", []) if "%" in secret))
     run.say(f"Building with MSBuild ({msbuild.found}) in {run.folder}")
     where, session.cwd = session.cwd, str(run.folder)
     try:

@@ -6,6 +6,7 @@ was given and exits with the code the job's ``FAKE_MSBUILD_EXIT`` says; without 
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 from collections.abc import Iterator
@@ -17,6 +18,7 @@ from chalicelib.local.pump import SqsPump
 from tests.builds import BuildProject
 from tests.functional.test_windows_agent_under_wine import (
     MISSING,
+    PYTHON,
     WINDOWS,
     WineAgent,
     finished_with_log,
@@ -133,3 +135,45 @@ def test_with_no_msbuild_anywhere_the_job_fails_saying_what_to_install(
     assert build["status"] == "failed", log
     assert "MSBuild was not found on this build agent" in log and "Build Tools" in log
     assert "fake msbuild" not in log and "on_failure ran" in log
+
+
+@pytest.fixture
+def argv_agent(account: Account, api_url: str, pump: SqsPump) -> Iterator[WineAgent]:
+    """The Windows agent with an ``msbuild.cmd`` first on its PATH that prints the arguments a program gets of its
+    command line (Windows' CPython splits it as the C runtime does, as MSBuild reads it), as JSON."""
+    folder = WINDOWS / "prefix" / "drive_c" / f"argv msbuild {os.getpid()}"
+    folder.mkdir(parents=True, exist_ok=True)
+    python = "Z:" + str(PYTHON.resolve()).replace("/", "\\")
+    program = "import sys, json; print('arguments ' + json.dumps(sys.argv[1:]))"
+    (folder / "msbuild.cmd").write_bytes(f'@"{python}" -c "{program}" %*\r\n'.encode())
+    try:
+        yield from running_agent(account, api_url, WINEPATH=f"C:\\{folder.name}")
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_a_project_and_platform_reach_msbuild_as_the_arguments_they_are_never_as_switches(
+    account: Account, git_server: GitServer, argv_agent: WineAgent
+) -> None:
+    """build: project: ending in a backslash, quoted, ended in an escaped quote: the platform quoted after it split
+    out, its /logger: an argument of its own (MSBuild loads the logger's DLL). What cmd.exe reads (&, |, ^, !VAR!)
+    stays text."""
+    project = windows_project(
+        account,
+        git_server,
+        "platform: 'x /logger:C:\\evil.dll y'",
+        # nothing cmd.exe reads as more than text (%VAR% is not here: Wine's cmd.exe expands it again in the fake's %*)
+        "configuration: 'Debug & echo injected !PATH! ^| more'",
+        "build:",
+        "  project: 'My Folder\\'",
+        "clone_script:",
+        "  - cmd: echo no clone",
+    )
+
+    build, log = finished_with_log(project, argv_agent)
+
+    assert build["status"] == "success", log
+    configuration = "/p:Configuration=Debug & echo injected !PATH! ^| more"
+    expected = ["My Folder\\", configuration, "/p:Platform=x /logger:C:\\evil.dll y", "/verbosity:minimal"]
+    assert f"arguments {json.dumps(expected)}" in log
+    assert "\ninjected" not in log

@@ -107,28 +107,50 @@ def vswhere_msbuild(vswhere: str) -> str | None:
 
 def command_line(msbuild: MSBuild, configuration: JobConfiguration, variables: Mapping[str, str]) -> str:
     """The cmd line that runs MSBuild for the job: the project, ``/p:Configuration=`` and ``/p:Platform=`` of the
-    job's variables when it has them, ``/verbosity:`` (minimal by default), ``/m`` when parallel; UnquotableValue
-    for a value cmd.exe cannot pass on."""
-    arguments = [quoted(part) for part in msbuild.program]
+    job's variables when it has them, ``/verbosity:`` (minimal by default), ``/m`` when parallel; UnquotableValue,
+    naming the setting but never its value (it may be a secure variable's), for a value cmd.exe cannot pass on."""
+    arguments = [_argument("MSBuild's path", part) for part in msbuild.program]
     if configuration["msBuildProjectFileName"]:
-        arguments.append(quoted(configuration["msBuildProjectFileName"]))
+        arguments.append(_argument("build: project:", project_path(configuration["msBuildProjectFileName"])))
     for name, msbuild_property in (("CONFIGURATION", "Configuration"), ("PLATFORM", "Platform")):
         value = variable(variables, name)
         if value:
-            arguments.append(f"/p:{msbuild_property}={quoted(value)}")
-    arguments.append(f"/verbosity:{quoted(configuration['msBuildVerbosity'] or 'minimal')}")
+            arguments.append(f"/p:{msbuild_property}={_argument(name, value)}")
+    arguments.append(f"/verbosity:{_argument('build: verbosity:', configuration['msBuildVerbosity'] or 'minimal')}")
     if configuration["msBuildInParallel"]:
         arguments.append("/m")
     return " ".join(arguments)
 
 
+def project_path(project: str) -> str:
+    """``build: project:`` written as the path it names: MSBuild reads an argument starting with ``/`` or ``-`` as a
+    switch (``/logger:`` loads a DLL) and one starting with ``@`` as a file of switches, so a leading ``/`` is
+    Windows' ``\\`` (every ``/`` with it, as Windows reads them) and a leading ``-`` or ``@`` is below ``.\\``."""
+    if project.startswith("/"):
+        project = project.replace("/", "\\")
+    return f".\\{project}" if project.startswith(("-", "@")) else project
+
+
 def quoted(value: str) -> str:
     """``value`` as one argument of a cmd line in a batch file: in double quotes unless it is plain, ``%`` doubled
-    (a batch file expands ``%NAME%``); UnquotableValue for a double quote or a line break, which no quoting holds."""
+    (a batch file expands ``%NAME%``), and a backslash run before the closing quote doubled (the C runtime and
+    MSBuild read ``\\"`` as a quote inside the argument, which then runs on into the next); UnquotableValue for a
+    double quote or a line break, which no quoting holds."""
     if any(character in value for character in '"\r\n\0'):
-        raise UnquotableValue(f"{value!r} holds a double quote or a line break")
+        raise UnquotableValue("holds a double quote or a line break")
     text = value.replace("%", "%%")
-    return text if _PLAIN.fullmatch(value) else f'"{text}"'
+    if _PLAIN.fullmatch(value):
+        return text
+    backslashes = "\\" * (len(text) - len(text.rstrip("\\")))
+    return f'"{text}{backslashes}"'
+
+
+def _argument(name: str, value: str) -> str:
+    """``value`` quoted; UnquotableValue naming ``name``, the setting it is of, and not the value."""
+    try:
+        return quoted(value)
+    except UnquotableValue as error:
+        raise UnquotableValue(f"{name} {error}") from None
 
 
 def variable(environment: Mapping[str, str], name: str) -> str | None:

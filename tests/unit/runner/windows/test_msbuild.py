@@ -166,3 +166,64 @@ def test_vswhere_is_asked_for_msbuild_and_its_first_existing_answer_is_taken(tmp
 
 def test_a_vswhere_that_cannot_start_finds_nothing(tmp_path: Path) -> None:
     assert vswhere_msbuild(str(tmp_path / "vswhere.exe")) is None
+
+
+def program_arguments(line: str) -> list[str]:
+    """The arguments a program gets of a command line after cmd.exe ran it, as Windows' C runtime (and MSBuild's
+    own reading) splits them: a backslash run before a double quote halves, an odd one leaves a literal quote."""
+    arguments: list[str] = []
+    current, quoting, index, started = "", False, 0, False
+    while index < len(line):
+        slashes = len(line[index:]) - len(line[index:].lstrip("\\"))
+        if slashes and line[index + slashes : index + slashes + 1] == '"':
+            current += "\\" * (slashes // 2) + ('"' if slashes % 2 else "")
+            index += slashes + (1 if slashes % 2 else 0)
+            started = True
+            continue
+        character = line[index]
+        if character == '"':
+            quoting, started = not quoting, True
+        elif character in " \t" and not quoting:
+            if started:
+                arguments.append(current)
+            current, started = "", False
+        else:
+            current, started = current + character, True
+        index += 1
+    return [*arguments, current] if started else arguments
+
+
+def test_a_value_ending_in_a_backslash_stays_one_argument_and_the_next_stays_out_of_it() -> None:
+    """A quoted value ending in a backslash ended in an escaped quote: MSBuild read the rest of the line into the
+    project, and a PLATFORM value quoted after it split out as arguments of their own (a /logger: loading a DLL)."""
+    settings = configuration(msBuildProjectFileName="My Folder\\")
+    variables = {"CONFIGURATION": "Debug\\", "PLATFORM": "x /logger:C:\\evil.dll y"}
+
+    line = command_line(MSBuild(("msbuild.exe",), "here"), settings, variables)
+
+    assert program_arguments(line) == [
+        "msbuild.exe",
+        "My Folder\\",
+        "/p:Configuration=Debug\\",
+        "/p:Platform=x /logger:C:\\evil.dll y",
+        "/verbosity:minimal",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("project", "argument"),
+    [
+        ("/logger:C:\\evil.dll", "\\logger:C:\\evil.dll"),
+        ("-p:Configuration=Other", ".\\-p:Configuration=Other"),
+        ("@C:\\switches.rsp", ".\\@C:\\switches.rsp"),
+        ("//server/share/App.sln", "\\\\server\\share\\App.sln"),
+    ],
+)
+def test_a_project_msbuild_would_read_as_a_switch_or_a_response_file_is_passed_as_the_path_it_names(
+    project: str, argument: str
+) -> None:
+    """build: project: is a path: MSBuild took one starting with / or - as a switch and one with @ as a file of
+    switches; the same path written so that it is a path reaches MSBuild instead."""
+    line = command_line(MSBuild(("msbuild.exe",), "here"), configuration(msBuildProjectFileName=project), {})
+
+    assert program_arguments(line)[1] == argument
