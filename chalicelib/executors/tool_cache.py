@@ -38,10 +38,13 @@ _INSTALL_SECONDS = 600
 # and one replaced longer ago is removed, unless a job may run longer (docs/executors.md)
 _REFRESH_SECONDS = 7 * 24 * 3600
 _CAP_MB = 4096  # CONVEYOR_TOOL_CACHE_MB's default: past it, nothing more is added (docs/executors.md)
-_FAILED: set[tuple[str, str]] = set()  # not installed once: not tried again while this process lives
+# a version pip could not install is not tried again for an hour (each job would wait for pip's failure), and no
+# longer: one build's version PyPI did not have yet, or a network blip, must not keep it from every job for weeks
+_RETRY_SECONDS = 3600.0
+_FAILED: dict[tuple[str, str], float] = {}  # when pip could not install it (time.monotonic())
 _FAILED_BEFORE = (
-    "pip could not install {package}=={version}.* there for an earlier job, and it is not tried again until the "
-    "service restarts"
+    "pip could not install {package}=={version}.* there for an earlier job less than an hour ago, and it is not "
+    "tried again before that hour is over"
 )
 
 
@@ -78,7 +81,7 @@ def ensure(pairs: Iterable[tuple[str, str]], deadline: float, ended: Callable[[]
     """Install each package's newest release of that version into the cache, unless it has one installed less than
     a week ago, until ``deadline`` (time.monotonic()); one machine-wide lock, so that two jobs asking at once
     install it once. Each version left out is said in a line for the job's log (the job then installs it itself, on
-    its own disk and clock); one pip could not install is not tried again by this process. ``ended()``, asked
+    its own disk and clock); one pip could not install is not tried again for an hour. ``ended()``, asked
     every fraction of a second, says whether the job has ended: then the install stops, leaving nothing of it, and
     tool_install.JobEnded is raised."""
     filled = Filled()
@@ -88,7 +91,7 @@ def ensure(pairs: Iterable[tuple[str, str]], deadline: float, ended: Callable[[]
         if releases and not _stale(releases[-1][0]):
             filled.folders[name] = releases[-1][1]
             continue
-        if (package, version) in _FAILED:
+        if time.monotonic() - _FAILED.get((package, version), -_RETRY_SECONDS) < _RETRY_SECONDS:
             why_not: str | None = _FAILED_BEFORE.format(package=package, version=version)
         else:  # an older release serves the job when its refresh cannot start at once: the next job tries again
             why_not = _fill(package, version, deadline, ended, wait=not releases)
@@ -140,7 +143,7 @@ def _install(package: str, version: str, target: Path, deadline: float, ended: C
     except (OSError, subprocess.CalledProcessError) as error:
         stderr = getattr(error, "stderr", b"") or b""
         log.warning("tool cache: %s %s not installed: %s %s", package, version, error, stderr.decode()[-300:])
-    _FAILED.add((package, version))  # pip's own words stay in the service's log: they name the machine's paths
+    _FAILED[(package, version)] = time.monotonic()  # pip's own words stay in the service's log: they name its paths
     return f"pip could not install {package}=={version}.* there (the service's log says why)"
 
 

