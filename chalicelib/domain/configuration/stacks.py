@@ -31,7 +31,7 @@ NOT_HERE = {
     "mssql": "SQL Server is in no registry this service's machines reach",
     "docker": "a Docker daemon in the job's container would need privileges that undo the container",
 }
-_NUMBERS = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$")
+_NUMBERS = re.compile(r"^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?$", re.ASCII)  # 0-9: \d alone takes "١", no release
 # a job gets one version of each language (as AppVeyor's stack: does) and few entries in all: each version may be
 # installed on the machine before the job starts (executors/tool_cache.py), which a long list would keep busy
 MAX_ENTRIES = 16

@@ -3,9 +3,14 @@ lease, as the runner does later, and learns there of a cancel or a lost lease.""
 
 from __future__ import annotations
 
+import time
+from pathlib import Path
 from unittest.mock import create_autospec
 
+import pytest
+
 from chalicelib.executors import containers
+from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.protocol import JobClient, ProtocolError, TokenRevoked
 
 
@@ -39,3 +44,30 @@ def test_renewals_wait_their_interval_between_looks() -> None:
 
     assert [lease.ended() for _ in range(50)] == [False] * 50
     assert client.heartbeat.call_count == 0
+
+
+def test_a_job_whose_token_no_longer_works_when_its_tools_are_looked_up_never_gets_a_container(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(tmp_path / "tools"))
+    client = create_autospec(JobClient, instance=True)
+    client.spec.side_effect = TokenRevoked("The job's token no longer works: the job has ended.", 404)
+    monkeypatch.setattr(containers, "JobClient", lambda ticket: client)
+
+    with pytest.raises(containers._Ended) as ended:  # run() then returns before any container is made
+        containers._fill_tool_cache(Ticket("http://127.0.0.1:9", "job1", "t0ken"), time.monotonic() + 60)
+
+    assert ended.value.cancel is None  # its lease was lost (or it ended elsewhere): the service ends it
+
+
+def test_a_spec_the_service_cannot_answer_now_leaves_the_tools_to_the_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(tmp_path / "tools"))
+    client = create_autospec(JobClient, instance=True)
+    client.spec.side_effect = ProtocolError("GET /: HTTP 503", 503)
+    monkeypatch.setattr(containers, "JobClient", lambda ticket: client)
+
+    filled = containers._fill_tool_cache(Ticket("http://127.0.0.1:9", "job1", "t0ken"), time.monotonic() + 60)
+
+    assert (filled.folders, filled.notes) == ({}, [])  # its runner asks again, and says why if it cannot

