@@ -11,6 +11,8 @@ from chalicelib.domain.forges.repository_credentials import CredentialsChange
 from chalicelib.domain.projects.project_settings import MAX_BUILD_NUMBER, SettingsChange
 from chalicelib.domain.shared.validation import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, invalid
 from chalicelib.domain.team.access import Right
+from chalicelib.scm import forges
+from chalicelib.scm.forges import by_url
 from chalicelib.shapes.time import timestamp
 from chalicelib.wire.fields import Fields
 from chalicelib.wire.projects import project_json
@@ -22,7 +24,9 @@ def settings_json(project: Project, roles: list[Role], base_url: str, may_update
     """GET .../settings: the project, its full settings, and the build images on offer; the webhook's id, URL and
     secret's token only to callers who may update the project (without a secret, the URL alone starts builds: a
     member denied RunBuild must not read it), empty strings to anyone else."""
-    webhook_url = f"{base_url}/api/{project.repository_type.lower()}/webhook?id={project.webhook_id}"
+    # a forge with no webhook of its own (Azure Repos, Bitbucket Server, Kiln) is sent the generic git hook's
+    route = forges.of(project.repository_type).webhook or by_url.GIT.webhook
+    webhook_url = f"{base_url}/api/{route}/webhook?id={project.webhook_id}"
     settings = {
         **project_json(project, roles),
         "versionFormat": project.version_format,

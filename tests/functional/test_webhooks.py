@@ -730,3 +730,20 @@ def test_without_rolling_builds_a_new_push_leaves_the_queued_build(github: HookP
     started(github.post(github_push("refs/heads/master", sha), github_headers("push")))
 
     assert {build["buildId"]: build["status"] for build in github.builds()}[first["buildId"]] == "queued"
+
+
+@pytest.mark.parametrize("provider", ["gitHub", "bitBucket", "gitLab", "gitea", "vso", "stash", "kiln", "git"])
+def test_every_projects_webhook_url_is_a_route_the_service_answers(
+    account: Account, provider: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for server in ("STASH", "GITEA"):  # no public host: the operator says where the server is
+        monkeypatch.setenv(f"CONVEYOR_{server}_URL", "https://code.example.com")
+    repository = "https://code.example.com/team/widget.git" if provider == "git" else "team/widget"
+    project = add_project(account, repository, provider=provider)
+    url = account.api.get(project_path(project) + "/settings").json["settings"]["webhookUrl"]
+    parts = urlsplit(url)
+
+    reply = Caller(account.client, None, prefix="").post(f"{parts.path}?{parts.query}", raw=b"[]", headers={})
+
+    # the hook's own answer (its body is no JSON object), not a route that does not exist
+    assert (reply.status, reply.json["message"]) == (400, "The webhook body must be a JSON object."), reply.body
