@@ -82,9 +82,13 @@ windows: $(STAMP)
 
 # The build agent a Windows machine runs (conveyor agent --builds), under Wine: make windows-agent URL=<base URL>,
 # its key in CONVEYOR_AGENT_KEY; AGENT_OPTIONS="--once" (or --projects 'C:\projects') are passed on.
+# Its output goes through a pipe: Wine hands a Windows program an invalid handle for a regular file, and the Windows
+# CPython then cannot start ("init_sys_streams"), so `make windows-agent > agent.log` would end at once.
+windows-agent: SHELL := /bin/bash
+windows-agent: .SHELLFLAGS := -o pipefail -c
 windows-agent: windows
 	@test -n "$(URL)" || { echo "usage: make windows-agent URL=<the service's base URL> (key in CONVEYOR_AGENT_KEY)"; exit 2; }
-	$(WINE) $(WINDOWS)/python/python.exe -m chalicelib.cli agent --builds --url "$(URL)" $(AGENT_OPTIONS) </dev/null
+	$(WINE) $(WINDOWS)/python/python.exe -m chalicelib.cli agent --builds --url "$(URL)" $(AGENT_OPTIONS) </dev/null 2>&1 | cat
 
 # A longer fuzz run than make test's: FUZZ_EXAMPLES cases per operation, a new seed each time (it prints it).
 FUZZ_EXAMPLES ?= 100
