@@ -37,7 +37,8 @@ from chalicelib.runner.remote_cache import RemoteCache
 from chalicelib.runner.run import Credentials, Run, SshKey
 from chalicelib.runner.scripts import ExitRequested, JobEnded, JobFailed, run_phase
 from chalicelib.runner.windows.workspace import PROJECTS_ROOT_VARIABLE, WORKSPACE_VARIABLE, build_folder, remove_tree
-from chalicelib.runner.worker_api import ID_TOKEN_ROUTE, WorkerApi
+from chalicelib.runner.worker_api import WorkerApi
+from chalicelib.runner.worker_api_id_token import ID_TOKEN_ROUTE
 
 log = logging.getLogger(__name__)
 CANCELLED = "cancelled"
