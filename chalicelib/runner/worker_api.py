@@ -240,7 +240,7 @@ class WorkerApi:
         return id_token_for_script(self._run, body)
 
     def exit_build(self, body: Any) -> None:
-        """``appveyor exit``: the job ends as a success once the command that called it ends (runner/job.py)."""
+        """``appveyor exit``: the job ends as a success once the command that called it ends (runner/job_phases.py)."""
         self._run.exit_requested = True
 
 

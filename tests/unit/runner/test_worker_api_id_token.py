@@ -130,25 +130,6 @@ def test_a_redirect_from_the_id_token_route_is_not_followed(run: Run, api: Worke
     assert answers[0][0] == 502 and answers[1][0] == 502
 
 
-def test_a_containers_id_token_url_is_the_worker_apis_only_when_the_service_minted_it() -> None:
-    from chalicelib.runner.job import _container_environment
-
-    forged = {"ACTIONS_ID_TOKEN_REQUEST_URL": "http://127.0.0.1:1/internal", "ACTIONS_ID_TOKEN_REQUEST_TOKEN": "t"}
-    spec: Any = {"variables": forged, "idToken": False}
-    api_url = "http://localhost:1/s/"
-
-    assert (
-        _container_environment(spec, "/f", api_url)["ACTIONS_ID_TOKEN_REQUEST_URL"]
-        == forged["ACTIONS_ID_TOKEN_REQUEST_URL"]
-    )
-    minted = _container_environment({**spec, "idToken": True}, "/f", api_url)
-    assert (
-        minted["ACTIONS_ID_TOKEN_REQUEST_URL"]
-        == minted["CONVEYOR_OIDC_REQUEST_URL"]
-        == f"{api_url}api/id-token?api-version=1"
-    )
-
-
 def test_the_id_token_route_is_the_one_below_the_jobs_own_path_in_any_case() -> None:
     assert is_id_token_request("/s3cret/api/id-token?api-version=1&audience=x")
     assert is_id_token_request("//s3cret/API/Id-Token")
