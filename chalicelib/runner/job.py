@@ -4,6 +4,9 @@ The runner talks to the service only through the job protocol (runner/protocol.p
 holds no credential of the service and imports nothing of its store or domain. It renews the job's lease every
 few seconds; the same heartbeat notices a cancel, and a token that stops working (the job ended elsewhere, or
 its lease was lost) stops the job.
+
+The phases it runs are in job_phases.py (the fetch in job_source.py, the cache in job_cache.py), what the scripts
+see in job_environment.py, the Build Worker API they call in worker_api.py.
 """
 
 from __future__ import annotations
