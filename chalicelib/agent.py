@@ -32,7 +32,7 @@ from typing import Any
 
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import sandbox, shell
-from chalicelib.runner.job import not_dumpable
+from chalicelib.runner.job_source import not_dumpable
 
 POLL_SECONDS = 2.0
 HEARTBEAT_SECONDS = 3.0

@@ -5,7 +5,7 @@ A test is named by its framework, file and name (``test_id``). Each job's attemp
 kept by project, test, commit, branch, job name and attempt; its working state and summary follow (core/flakiness.py
 says when it is flaky), except a pull request's, whose author chooses what it reports. A project's quarantine,
 when on, holds the tests that flaked: a job whose test_script failed only by such tests goes on (or ends) green,
-saying which (runner/job.py asks).
+saying which (runner/job_phases.py asks).
 """
 
 from __future__ import annotations

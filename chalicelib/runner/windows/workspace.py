@@ -36,7 +36,7 @@ def build_folder(work: Path, slug: str, clone_folder: str | None, root: str | No
         folder = ntpath.normpath(ntpath.join(base, name))
         if _below(folder, base):
             return Path(folder)
-        # the runner takes the slug from the service (runner/job.py), but what is removed must stay below the root
+        # the runner takes the slug from the service (runner/job_environment.py); what is removed stays below the root
         say(
             f"The build folder is {work / 'build'}: the project slug {slug} leads out of {base}, and this build agent "
             f"lets builds use folders below {base} only."

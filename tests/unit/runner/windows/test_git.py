@@ -14,7 +14,7 @@ from typing import cast
 import pytest
 
 from chalicelib.protocol.job_spec import JobSpec
-from chalicelib.runner.job import _clone_with_git_for_windows
+from chalicelib.runner.job_source import _clone_with_git_for_windows
 from chalicelib.runner.scripts import JobFailed
 from chalicelib.runner.windows.git import (
     GitFailed,

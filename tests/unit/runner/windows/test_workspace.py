@@ -75,7 +75,7 @@ def test_a_slug_that_leads_out_of_the_projects_root_is_refused_saying_so(slug: s
 
 
 def test_the_runner_takes_the_slug_from_the_spec_never_from_the_jobs_variables() -> None:
-    from chalicelib.runner.job import project_slug
+    from chalicelib.runner.job_environment import project_slug
 
     forged = {"APPVEYOR_PROJECT_SLUG": "..\\..\\Users\\owner\\Documents"}
     spec: Any = {"variables": forged, "projectSlug": "app"}
