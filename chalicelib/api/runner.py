@@ -40,7 +40,7 @@ from chalice.app import Request
 from chalicelib.api.http import check_parameters, error_response, json_body, respond
 from chalicelib.core.jobs import Job
 from chalicelib.domain.job_identity import job_tokens
-from chalicelib.domain.job_protocol import runner_cache, runner_calls
+from chalicelib.domain.job_protocol import job_reports, job_specs, runner_cache, runner_calls
 from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import ConveyorError, Invalid, NotFound
 from chalicelib.wire.fields import Fields
@@ -96,20 +96,20 @@ def _base64(fields: Fields, name: str, max_bytes: int) -> bytes | None:
 
 def spec(request: Request, jobId: str) -> Response:
     return _runner_call_reading(
-        request, jobId, lambda runner: runner_calls.job_spec(runner.job, (runner.build, runner.project)), project=True
+        request, jobId, lambda runner: job_specs.job_spec(runner.job, (runner.build, runner.project)), project=True
     )
 
 
 def runner_package(request: Request, jobId: str) -> Response:
     def view(job: Job) -> Response:
         headers: dict[str, str | list[str]] = {"Content-Type": "application/zip", "Cache-Control": "no-store"}
-        return Response(body=runner_calls.runner_package(job), status_code=200, headers=headers)
+        return Response(body=job_specs.runner_package(job), status_code=200, headers=headers)
 
     return _runner_call(request, jobId, view)
 
 
 def clone_credentials(request: Request, jobId: str) -> Response:
-    return _runner_call(request, jobId, runner_calls.clone_credentials)
+    return _runner_call(request, jobId, job_specs.clone_credentials)
 
 
 # named apart from the agents' heartbeat: view names are operationIds
@@ -168,7 +168,7 @@ def add_messages(request: Request, jobId: str) -> Response:
     return _runner_call(
         request,
         jobId,
-        lambda job: runner_calls.add_messages(job, _objects(_fields(request).array("messages"), "messages")),
+        lambda job: job_reports.add_messages(job, _objects(_fields(request).array("messages"), "messages")),
     )
 
 
@@ -176,7 +176,7 @@ def add_tests(request: Request, jobId: str) -> Response:
     return _runner_call(
         request,
         jobId,
-        lambda job: runner_calls.add_tests(job, _objects(_fields(request).array("tests"), "tests"), False),
+        lambda job: job_reports.add_tests(job, _objects(_fields(request).array("tests"), "tests"), False),
     )
 
 
@@ -184,7 +184,7 @@ def update_tests(request: Request, jobId: str) -> Response:
     return _runner_call(
         request,
         jobId,
-        lambda job: runner_calls.add_tests(job, _objects(_fields(request).array("tests"), "tests"), True),
+        lambda job: job_reports.add_tests(job, _objects(_fields(request).array("tests"), "tests"), True),
     )
 
 

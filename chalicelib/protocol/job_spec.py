@@ -1,5 +1,5 @@
 """The job's spec, the one thing a runner is told about its job (``JobClient.spec``): its types, which the service
-(domain/job_protocol/runner_calls.job_spec) and the runner both import, and what a key an older service did not send
+(domain/job_protocol/job_specs.job_spec) and the runner both import, and what a key an older service did not send
 means."""
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ from chalicelib.api import runner as runner_views
 from chalicelib.config import settings
 from chalicelib.domain.execution import lost_jobs
 from chalicelib.domain.job_identity.job_tokens import NewToken, keys_of, mint_token
-from chalicelib.domain.job_protocol import runner_cache, runner_calls
+from chalicelib.domain.job_protocol import job_reports, runner_cache, runner_calls
 from chalicelib.errors import Conflict, Invalid
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner.cache import save_cache
@@ -712,7 +712,7 @@ def test_a_job_keeps_a_bounded_number_of_reports(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     project, queued, job, _ = matrix_build
-    monkeypatch.setattr(runner_calls, "MAX_REPORTS_PER_JOB", 3)
+    monkeypatch.setattr(job_reports, "MAX_REPORTS_PER_JOB", 3)
     caller = runner(account, job.token.token)
 
     def message(text: str) -> dict[str, Any]:
@@ -738,7 +738,7 @@ def test_a_job_keeps_a_bounded_number_of_report_bytes(
     """A build that reports few but big tests (failed: each left a mark too) is held by the bytes they store, not
     only by their count: past the cap the call is a 409 naming it, and nothing of it is stored."""
     project, queued, job, _ = matrix_build
-    monkeypatch.setattr(runner_calls, "MAX_REPORT_BYTES_PER_JOB", 8_000)
+    monkeypatch.setattr(job_reports, "MAX_REPORT_BYTES_PER_JOB", 8_000)
     caller = runner(account, job.token.token)
 
     def failed(name: str) -> dict[str, Any]:
@@ -758,7 +758,7 @@ def test_a_job_stored_before_the_byte_quota_has_used_none_of_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     project, queued, job, _ = matrix_build
-    monkeypatch.setattr(runner_calls, "MAX_REPORT_BYTES_PER_JOB", 1_000)
+    monkeypatch.setattr(job_reports, "MAX_REPORT_BYTES_PER_JOB", 1_000)
     JobModel(job.job_id).update(actions=[JobModel.reports.set(5)])  # counted, as before the byte quota: no bytes
     caller = runner(account, job.token.token)
 

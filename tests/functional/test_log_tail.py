@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import job_specs, runner_calls
 from chalicelib.store import blobs
 from chalicelib.store import jobs as job_store
 from tests.awscalls import s3_calls
@@ -194,7 +194,7 @@ def test_a_runner_whose_spec_does_not_offer_the_tail_puts_its_last_chunk_and_fin
     project = BuildProject(account, git_server, {"appveyor.yml": appveyor_yml("build_script:", "  - echo as ever")})
     version = project.start()["version"]
     job_id = project.build(version)["jobs"][0]["jobId"]
-    spec, finish = runner_calls.job_spec, runner_calls.finish
+    spec, finish = job_specs.job_spec, runner_calls.finish
     tails: list[Any] = []
 
     def spec_of_a_service_before_the_tail(*args: Any) -> dict[str, Any]:
@@ -204,7 +204,7 @@ def test_a_runner_whose_spec_does_not_offer_the_tail_puts_its_last_chunk_and_fin
         tails.append(said.log_tail)
         finish(job, said, **rest)
 
-    monkeypatch.setattr(runner_calls, "job_spec", spec_of_a_service_before_the_tail)
+    monkeypatch.setattr(job_specs, "job_spec", spec_of_a_service_before_the_tail)
     monkeypatch.setattr(runner_calls, "finish", finish_noting_the_tail)
 
     RunnerProcess(dispatch(job_id, api_url)).wait(seconds=120)

@@ -10,7 +10,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from chalicelib.scm import git
+from chalicelib.scm import git, git_remote
 from tests.outbound_stubs import stubbed_resolver  # noqa: F401 (a fixture)
 from tests.support import Account, add_project, project_path
 
@@ -69,7 +69,7 @@ def test_a_notification_webhook_to_the_metadata_address_is_refused_in_settings(a
 @pytest.mark.usefixtures("stubbed_resolver")
 @pytest.mark.parametrize("url", ["http://metadata.stub.test/repo.git", "git://mixed.stub.test/repo.git"])
 def test_the_service_does_not_fetch_a_repository_whose_name_resolves_to_a_refused_address(url: str) -> None:
-    with pytest.raises(git.SourceError, match="refused"):
+    with pytest.raises(git_remote.SourceError, match="refused"):
         git.resolve(url, timeout=5)
 
 

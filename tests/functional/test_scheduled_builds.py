@@ -20,7 +20,7 @@ from chalicelib import aws
 from chalicelib.config import settings as service_settings
 from chalicelib.core.messages import Announce, StartScheduledBuild, body_of, notification_message
 from chalicelib.domain.builds import builds
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import job_specs
 from chalicelib.domain.triggers import schedules
 from chalicelib.local.pump import sqs_event
 from chalicelib.shapes.time import timestamp
@@ -66,7 +66,7 @@ def variables_of(build: dict[str, Any]) -> dict[str, str]:
     """The variables the build's first job's runner is handed."""
     stored = build_store.get_build(build["projectId"], build["buildId"])
     assert stored is not None
-    return dict(runner_calls.job_spec(job_store.get_jobs(stored.job_ids)[0])["variables"])
+    return dict(job_specs.job_spec(job_store.get_jobs(stored.job_ids)[0])["variables"])
 
 
 def stored_schedule(project: dict[str, Any]) -> list[Any]:

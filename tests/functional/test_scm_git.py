@@ -19,7 +19,8 @@ from dulwich.objects import Blob
 from dulwich.repo import MemoryRepo, Repo
 
 from chalicelib.scm import git
-from chalicelib.scm.git import RevisionNotFound, SourceError, checkout, resolve
+from chalicelib.scm.git import RevisionNotFound, checkout, resolve
+from chalicelib.scm.git_remote import SourceError
 from tests.gitserver import GitServer, Repository
 
 _names = itertools.count()

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import job_specs
 from chalicelib.domain.projects.request_variables import WITHHELD_NOTICE
 from chalicelib.local.pump import SqsPump
 from chalicelib.store import jobs as job_store
@@ -156,7 +156,7 @@ def test_a_build_stored_with_a_refused_variable_runs_without_it_and_is_not_re_ru
     key.update(actions=[BuildModel.request_variables.set({"FLAVOR": "debug", "BASH_ENV": "$(rev)"})])
     (job,) = job_store.get_jobs([job["jobId"] for job in project.build(queued["version"])["jobs"]])
 
-    spec = runner_calls.job_spec(job)
+    spec = job_specs.job_spec(job)
 
     assert spec["variables"]["FLAVOR"] == "debug"
     assert "BASH_ENV" not in spec["variables"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from chalicelib.core.reports import SENT_FROM_OUTSIDE
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import job_reports
 from chalicelib.store.delivery_models import JobReportModel
 from tests.functional.test_test_history import Attempts, attempts, junit, make_flaky  # noqa: F401 (fixture)
 from tests.runners import dispatch
@@ -144,7 +144,7 @@ def test_outside_uploads_cannot_use_up_the_room_the_build_has_for_its_own_report
 ) -> None:
     """A key fills the job with passing tests named like the build's: the build's own failure is still taken,
     stored and counted, for outside uploads draw on a quota of their own."""
-    monkeypatch.setattr(runner_calls, "MAX_REPORTS_PER_JOB", 3)
+    monkeypatch.setattr(job_reports, "MAX_REPORTS_PER_JOB", 3)
     job_id, runner = claimed(attempts)
     sent = attempts.account.api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed", divides="passed"))
     assert sent.status == 200, sent.body
@@ -165,7 +165,7 @@ def test_outside_uploads_to_a_job_are_bounded_by_their_own_quota(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Past the outside quota a key's upload is a 409 that stores nothing, and the build reports as before."""
-    monkeypatch.setattr(runner_calls, "MAX_OUTSIDE_REPORTS_PER_JOB", 2, raising=False)
+    monkeypatch.setattr(job_reports, "MAX_OUTSIDE_REPORTS_PER_JOB", 2, raising=False)
     job_id, runner = claimed(attempts)
     api = attempts.account.api
     assert api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed")).status == 200
@@ -184,7 +184,7 @@ def test_outside_uploads_to_a_job_are_bounded_by_the_bytes_they_store(
 ) -> None:
     """A key's uploads of few tests with long messages stop at the outside byte cap: a 409 naming it, nothing
     stored of that upload, and the build's own reports are not held by it."""
-    monkeypatch.setattr(runner_calls, "MAX_OUTSIDE_REPORT_BYTES_PER_JOB", 300)
+    monkeypatch.setattr(job_reports, "MAX_OUTSIDE_REPORT_BYTES_PER_JOB", 300)
     job_id, runner = claimed(attempts)
     api = attempts.account.api
     assert api.call("POST", f"/testresults/junit/{job_id}", raw=junit(adds="passed")).status == 200

@@ -16,7 +16,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from chalicelib.api import webhooks as webhook_views
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import job_specs
 from chalicelib.store import builds as build_store
 from chalicelib.store import jobs as job_store
 from chalicelib.store import webhooks as webhook_store
@@ -190,7 +190,7 @@ def variables_of(build: dict[str, Any]) -> dict[str, str]:
     stored = build_store.get_build(build["projectId"], build["buildId"])
     assert stored is not None
     job = job_store.get_jobs(stored.job_ids)[0]
-    return dict(runner_calls.job_spec(job)["variables"])
+    return dict(job_specs.job_spec(job)["variables"])
 
 
 def test_github_push_of_a_tag_builds_the_tag(github: HookProject) -> None:

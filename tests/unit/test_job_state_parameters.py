@@ -29,7 +29,8 @@ STATE_PATH = [
     "chalicelib.domain.deployments.deployment_agents",
     "chalicelib.domain.deployments.deployment_jobs",
     "chalicelib.domain.triggers.webhooks",
-    "chalicelib.domain.job_protocol.runner_calls",  # a runner starting and finishing its job
+    "chalicelib.domain.job_protocol.job_specs",  # a runner starting its job
+    "chalicelib.domain.job_protocol.runner_calls",  # a runner finishing its job
     "chalicelib.store.jobs",
     "chalicelib.store.job_moves",
     "chalicelib.store.build_states",

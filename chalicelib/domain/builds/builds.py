@@ -40,7 +40,7 @@ from chalicelib.store import jobs as job_store
 from chalicelib.store import projects as project_store
 
 if TYPE_CHECKING:
-    from chalicelib.scm import git
+    from chalicelib.scm import git, git_commits
 
 EMPTY_MATRIX = "The build matrix is empty: every job is excluded."
 _JOB_ID_ALPHABET = string.ascii_lowercase + string.digits
@@ -166,7 +166,7 @@ def _resolve(
     source = clone_source(project)
     if not source.url:
         raise Invalid(unserved(project.repository_type))
-    from chalicelib.scm import git  # dulwich loads only when a build starts: cold start
+    from chalicelib.scm import git, git_remote  # dulwich loads only when a build starts: cold start
     from chalicelib.scm.transport import SshAccess
 
     ssh = None
@@ -185,7 +185,7 @@ def _resolve(
         )
     except git.RevisionNotFound as error:
         raise NotFound(str(error)) from error
-    except git.SourceError as error:
+    except git_remote.SourceError as error:
         raise Invalid(str(error)) from error
 
 
@@ -363,7 +363,7 @@ def _job(build: Build, job_id: str, spec: MatrixJob, now: datetime) -> Job:
     )
 
 
-def _commit_fields(commit: git.Commit) -> dict[str, Any]:
+def _commit_fields(commit: git_commits.Commit) -> dict[str, Any]:
     return {
         "commitId": commit.sha,
         "message": commit.message,

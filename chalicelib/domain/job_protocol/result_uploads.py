@@ -13,7 +13,7 @@ from chalicelib.core.jobs import Job
 from chalicelib.core.reports import SENT_FROM_OUTSIDE
 from chalicelib.core.status import Status
 from chalicelib.domain.job_identity import job_tokens
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import job_reports
 from chalicelib.domain.team.access import Right, require_right
 from chalicelib.domain.team.auth import Caller
 from chalicelib.domain.testing import result_files
@@ -56,7 +56,7 @@ def store_results(job: Job, format_name: str, data: bytes, from_build: bool) -> 
     if not from_build:
         tests = [{SENT_FROM_OUTSIDE: True, **test} for test in tests]
     if tests:
-        runner_calls.add_parsed_tests(job, tests, outside=not from_build)
+        job_reports.add_parsed_tests(job, tests, outside=not from_build)
     return {
         "testsCount": len(tests),
         "passedTestsCount": sum(1 for test in tests if test["outcome"] == "Passed"),

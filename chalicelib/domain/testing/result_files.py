@@ -25,7 +25,7 @@ from chalicelib.errors import Invalid
 FORMATS = {"junit": "JUnit", "xunit": "xUnit", "nunit": "NUnit", "nunit3": "NUnit3", "mstest": "MSTest"}
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_UPLOAD_BYTES = MAX_FILE_BYTES + 64 * 1024  # the file, and a multipart body's headers around it
-MAX_TESTS = 10_000  # in one file (a job keeps at most runner_calls.MAX_REPORTS_PER_JOB in all)
+MAX_TESTS = 10_000  # in one file (a job keeps at most job_reports.MAX_REPORTS_PER_JOB in all)
 MAX_NAME = 1024
 MAX_TEXT = 8 * 1024  # error message, stack trace, stdout, stderr: four of them fit a report's 64 KB
 _TRX = "{http://microsoft.com/schemas/VisualStudio/TeamTest/2010}"

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from chalicelib.local.exec.plan import PlannedJob
     from chalicelib.local.exec.snapshot import Snapshot
 
-CONFIG_FILES = ("appveyor.yml", ".appveyor.yml")  # the service's order (scm/git.py)
+CONFIG_FILES = ("appveyor.yml", ".appveyor.yml")  # the service's order (scm/git_commits.py)
 INTERRUPTED = 130
 _GRACE_SECONDS = 120
 
@@ -275,7 +275,7 @@ def _configuration_text(root: Path, config: str | None) -> str:
             raise ExecError(f"{path} is a link: conveyor exec reads the configuration only from a file itself, "
                             "not from what a link names (the service would not follow it either).")  # fmt: skip
         if path.is_file():
-            # bytes that are not UTF-8 read as U+FFFD, as the service reads a repository's appveyor.yml (scm/git.py)
+            # bytes not UTF-8 read as U+FFFD, as the service reads a repository's appveyor.yml (scm/git_commits.py)
             with os.fdopen(os.open(path, os.O_RDONLY | os.O_NOFOLLOW), encoding="utf-8", errors="replace") as file:
                 return file.read()
     raise ExecError(f"{config or 'appveyor.yml or .appveyor.yml'} not found in {root if not config else '.'}")

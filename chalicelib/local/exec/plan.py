@@ -199,7 +199,7 @@ def job_spec(
     given: dict[str, str],
     cache: bool = False,
 ) -> JobSpec:
-    """The spec the job's runner is handed, as the service's (domain/job_protocol/runner_calls.job_spec) for a job
+    """The spec the job's runner is handed, as the service's (domain/job_protocol/job_specs.job_spec) for a job
     of this configuration; ``given``: the ``-e`` variables, which set or override the job's."""
     configuration = job_configuration(built.configuration, planned.job.spec)
     project = Project(

@@ -1,4 +1,4 @@
-"""The job spec the service sends a runner (domain/job_protocol/runner_calls.job_spec) holds each key of its type
+"""The job spec the service sends a runner (domain/job_protocol/job_specs.job_spec) holds each key of its type
 (protocol/job_spec.JobSpec) and no other: a setting the runner honours cannot be added to one side and forgotten on
 the other. Built here from a rich appveyor.yml through the domain's own code, as a build of it queues its jobs."""
 
@@ -13,7 +13,7 @@ from chalicelib.core.projects import Project
 from chalicelib.domain.configuration import job_overrides
 from chalicelib.domain.configuration.matrix import MatrixJob, matrix_jobs
 from chalicelib.domain.configuration.yamlconfig import read_repository_file
-from chalicelib.domain.job_protocol import runner_calls
+from chalicelib.domain.job_protocol import job_specs
 from chalicelib.protocol.job_spec import RUNNER_SETTINGS, JobConfiguration, JobSource, JobSpec, read_spec
 
 Json = dict[str, Any]
@@ -81,7 +81,7 @@ def sent_specs(text: str) -> list[JobSpec]:
     project = Project(1, "team", 2, "app", "app", "gitHub", "git", "team/app", "hook", "1.0.{build}", {}, NOW)
     commit = {"commitId": "a" * 40, "message": "work"}
     build = Build(1, 2, 3, 1, "2.0.1", "main", "refs/heads/main", commit, configuration, [], "queued", NOW)
-    return [runner_calls.job_spec(job_of(build, cell), (build, project)) for cell in matrix_jobs(configuration)]
+    return [job_specs.job_spec(job_of(build, cell), (build, project)) for cell in matrix_jobs(configuration)]
 
 
 def script(text: str) -> Json:
