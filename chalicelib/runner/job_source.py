@@ -56,6 +56,7 @@ def clone(run: Run) -> None:
         _clone_with_git_for_windows(run)
         return
     from chalicelib.scm import git  # dulwich loads only where a job clones
+    from chalicelib.scm.git_remote import SourceError
     from chalicelib.scm.transport import SshAccess
 
     source = run.spec["source"]
@@ -78,7 +79,7 @@ def clone(run: Run) -> None:
         message = f"The source was not fetched: {error}."
         run.say(message)
         raise JobFailed(message) from error
-    except git.SourceError as error:
+    except SourceError as error:
         run.say(str(error))
         raise JobFailed(str(error)) from error
 

@@ -145,11 +145,6 @@ def _seal_log(prefix: str, log_chunks: int, tail: bytes | None, tail_sent: bool)
         raise Conflict("The job's log is not all stored yet; send its missing chunks, then finish again.") from error
 
 
-def job_counts(job_id: str, artifacts: int) -> JobCounts:
-    """The job's counts, from what it reported."""
-    return _counts(reports.reports_by_kind(job_id), artifacts)
-
-
 def _counts(found: dict[str, list[Any]], artifacts: int) -> JobCounts:
     messages, compilation = found[reports.MESSAGE], found[reports.COMPILATION]
     tests = counted_tests(found[reports.TEST], found[reports.FAILED_MARK])  # each once, as the build reported it
