@@ -41,6 +41,10 @@ def machine() -> str:
 
 
 def main(names: list[str]) -> int:
+    unknown = [name for name in names if name not in SECTIONS]
+    if unknown:  # make bench BENCH="..." with a name no section has, --help too
+        print(f"bench: no section {', '.join(unknown)}; the sections: {' '.join(SECTIONS)}", file=sys.stderr)
+        return 2
     sections: list[Section] = []
     for name in names or SECTIONS:
         print(f"bench: {name} ...", flush=True)
