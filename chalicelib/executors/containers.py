@@ -39,11 +39,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from chalicelib.config import settings
-from chalicelib.executors import job_disk, tool_cache, tool_install
+from chalicelib.executors import job_disk, job_tools, tool_cache
 from chalicelib.protocol.ticket import Ticket
 from chalicelib.runner import container as job_container
 from chalicelib.runner import sandbox
-from chalicelib.runner.protocol import JobClient, ProtocolError, TokenRevoked
+from chalicelib.runner.protocol import JobClient, ProtocolError
 
 log = logging.getLogger(__name__)
 PROJECT_DIR = Path(__file__).resolve().parents[2]
@@ -141,8 +141,8 @@ def run(ticket: Ticket, timeout: float) -> int:
         return 0
     filling = time.monotonic()
     try:
-        tools = _fill_tool_cache(ticket, filling + min(timeout, _TOOL_CACHE_SECONDS))
-    except _Ended as ended:
+        tools = job_tools.fill(ticket, filling + min(timeout, _TOOL_CACHE_SECONDS))
+    except job_tools.Ended as ended:
         if ended.cancel is not None:
             _end(ticket, "cancelled", ended.cancel)
         return 0
@@ -248,64 +248,6 @@ def _run_options(work: Path, name: str, tools: dict[str, Path]) -> list[str]:
 def resource_limits(memory_mb: int, cpus: float) -> tuple[str, ...]:
     """podman's options for a job's memory (swap included: the same limit for both) and CPU share."""
     return ("--memory", f"{memory_mb}m", "--memory-swap", f"{memory_mb}m", "--cpus", f"{cpus:g}")
-
-
-def _fill_tool_cache(ticket: Ticket, deadline: float) -> tool_cache.Filled:
-    """Install what the job's stack: asks for into the machine's tool cache before its container starts (outside
-    it: the job only reads the cache); its releases, and the job's log lines for what it has not. Meanwhile the job's
-    lease is renewed, as its runner renews it later, and a cancel (or a lease lost) stops the install: _Ended. A
-    spec that cannot be read now leaves it to the runner, which says why; a token that no longer works ends the job
-    here: no container starts for a job that has ended."""
-    tool_cache.root().mkdir(mode=0o755, parents=True, exist_ok=True)
-    tool_cache.root().chmod(0o755)  # public packages, read by every container's users (root here is none of them)
-    client = JobClient(ticket)
-    try:
-        spec = client.spec()
-    except TokenRevoked:
-        raise _Ended(None) from None
-    except ProtocolError:
-        return tool_cache.Filled()
-    lease = _Lease(client, ticket.job_id, float(spec["heartbeatSeconds"] or 5))
-    try:
-        return tool_cache.ensure(tool_cache.wanted(dict(spec["configuration"])), deadline, lease.ended)
-    except tool_install.JobEnded:
-        raise _Ended(lease.cancel) from None
-
-
-class _Ended(Exception):
-    """The job ended before its container started: cancelled (``cancel``: why), or its lease lost (None)."""
-
-    def __init__(self, cancel: str | None) -> None:
-        super().__init__(cancel)
-        self.cancel = cancel
-
-
-class _Lease:
-    """A job's lease, renewed every ``seconds`` while the executor works for it, as its runner renews it."""
-
-    def __init__(self, client: JobClient, job_id: str, seconds: float) -> None:
-        self._client = client
-        self._job_id = job_id
-        self._seconds = seconds
-        self._next = time.monotonic() + seconds
-        self.cancel: str | None = None  # why the job is being cancelled, once a renewal said so
-
-    def ended(self) -> bool:
-        """Whether the job has ended: a renewal (when one is due) answered that it is cancelled, or that its token
-        no longer works (its lease was lost). A renewal that fails otherwise is tried again at the next."""
-        if time.monotonic() < self._next:
-            return False
-        self._next = time.monotonic() + self._seconds
-        try:
-            status, why = self._client.heartbeat()
-        except TokenRevoked:
-            return True
-        except ProtocolError:
-            log.warning("job %s: renewing its lease failed", self._job_id, exc_info=True)
-            return False
-        if status == "cancelling":
-            self.cancel = why or "The build was cancelled."
-        return self.cancel is not None
 
 
 def _ready(fd: int) -> bool:

@@ -29,7 +29,14 @@ from chalicelib.runner import job_environment, limits
 from chalicelib.runner.artifacts import Artifact
 from chalicelib.runner.job_phases import quarantined, run_phases
 from chalicelib.runner.job_source import take_clone_credentials
-from chalicelib.runner.protocol import MAX_LOG_TAIL_BYTES, JobClient, ProtocolError, TokenRevoked
+from chalicelib.runner.protocol import (
+    CANCELLED_MESSAGE,
+    MAX_LOG_TAIL_BYTES,
+    JobClient,
+    ProtocolError,
+    TokenRevoked,
+    cancel_of,
+)
 from chalicelib.runner.run import Credentials, Run
 from chalicelib.runner.scripts import JobEnded, JobFailed
 from chalicelib.runner.windows.workspace import PROJECTS_ROOT_VARIABLE, WORKSPACE_VARIABLE, build_folder
@@ -146,7 +153,7 @@ def _run(
         succeeded, message = False, run.limit_message
         run.say(str(message))
     elif reason == CANCELLED:
-        message = run.cancel_message or "The build was cancelled."
+        message = run.cancel_message or CANCELLED_MESSAGE
         run.say(message)
     message = None if message is None else stream.mask(message)  # a failed command's text, as its log line is
     result = "success" if succeeded else "failed"
@@ -190,8 +197,8 @@ def heartbeat(run: Run) -> None:
         except ProtocolError:  # a blip: try again at the next beat; the lease has room for it
             log.warning("job %s: renewing the lease failed", run.spec["jobId"], exc_info=True)
             continue
-        if status == "cancelling":
-            run.cancel_message = why or "The build was cancelled."
+        if (cancel := cancel_of(status, why)) is not None:
+            run.cancel_message = cancel
             run.stop_reason = CANCELLED
 
 

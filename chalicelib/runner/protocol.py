@@ -63,6 +63,14 @@ class Upload:
     headers: dict[str, str]
 
 
+CANCELLED_MESSAGE = "The build was cancelled."  # a cancel from a service that does not say who asked for it
+
+
+def cancel_of(status: str, why: str | None) -> str | None:
+    """Why a heartbeat's answer (``JobClient.heartbeat``) stops the job: its cancel's message; None while it runs."""
+    return (why or CANCELLED_MESSAGE) if status == "cancelling" else None
+
+
 class JobClient:
     """The job protocol's operations, for one job."""
 
