@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import parse_qs
 
-from chalicelib.domain.shared.validation import invalid
 from chalicelib.errors import Invalid
 from chalicelib.wire.fields import Fields
 
@@ -32,17 +31,9 @@ def encrypt_request(body: Any) -> EncryptRequest:
     """The request a body (a JSON object, or a form's fields) makes."""
     fields = Fields(body)
     plain, slug = fields.text("plainValue", max_length=2**16), fields.optional_text("projectSlug")
-    return EncryptRequest(_unicode("plainValue", plain), None if slug is None else _unicode("projectSlug", slug))
-
-
-def _unicode(name: str, text: str) -> str:
-    """The text, if it is Unicode that UTF-8 can carry: JSON's ``\\ud800`` (a lone surrogate) is not, nor a form's
-    ``%ED%A0%80``, and would be encrypted as something else than was sent, or not at all."""
-    try:
-        text.encode()
-    except UnicodeEncodeError as error:
-        raise invalid(name, f"{name} is not valid Unicode text (it holds a lone surrogate).") from error
-    return text
+    # Fields refuses text UTF-8 cannot carry (JSON's \\ud800, a form's %ED%A0%80): it would be encrypted as
+    # something else than was sent, or not at all
+    return EncryptRequest(plain, slug)
 
 
 def form_fields(text: str) -> dict[str, str]:
