@@ -20,3 +20,8 @@ def os_type(image: str | None) -> str:
     if MACOS_IMAGE.match(name):
         return "macOS"
     return "Ubuntu"
+
+
+def is_windows(image: str | None) -> bool:
+    """Whether ``image`` is one of AppVeyor's Windows images (its jobs run on a Windows build agent, or under Wine)."""
+    return os_type(image) == "Windows"

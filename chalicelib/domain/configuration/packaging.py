@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from chalicelib.core.os_types import os_type
+from chalicelib.core.os_types import is_windows
 from chalicelib.domain.configuration.yamlconfig.pipeline import PACKAGING_FIELDS
 
 NOT_PACKAGED = (
@@ -34,7 +34,7 @@ def not_done(configuration: Mapping[str, Any]) -> str | None:
 def runs_on_windows(spec: Mapping[str, Any]) -> bool:
     """Whether a job's image is one of AppVeyor's Windows images: its runner is a Windows build agent's (or
     ``conveyor exec``'s, under Wine), which runs MSBuild."""
-    return os_type(spec.get("image")) == "Windows"
+    return is_windows(spec.get("image"))
 
 
 def log_notes(configuration: Mapping[str, Any], spec: Mapping[str, Any]) -> list[str]:

@@ -23,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from chalicelib.core.os_types import is_windows
 from chalicelib.core.status import JobState, Status, build_status
 from chalicelib.errors import Invalid
 from chalicelib.executors import containers
@@ -97,7 +98,7 @@ def _build(
     """Plan the jobs of the snapshot's branch and run them (or, with --list, print them)."""
     from chalicelib.local.exec.folders import StateFolders
     from chalicelib.local.exec.jobs import ExecJob
-    from chalicelib.local.exec.plan import Checkout, is_windows, job_spec, plan
+    from chalicelib.local.exec.plan import Checkout, job_spec, plan
     from chalicelib.local.exec.service import LocalService
 
     checkout = Checkout(
@@ -162,7 +163,7 @@ def _run_job(
         job.result = None if planned.skipped else "failed"
         job.finished.set()
         return
-    from chalicelib.local.exec.plan import TIMEOUT_SECONDS, is_windows
+    from chalicelib.local.exec.plan import TIMEOUT_SECONDS
 
     state.job_folder(job)
     job.started = time.monotonic()

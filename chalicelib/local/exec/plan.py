@@ -18,7 +18,7 @@ from typing import Any
 from chalicelib.core.builds import Build
 from chalicelib.core.configuration import Configuration
 from chalicelib.core.jobs import Executor, Job
-from chalicelib.core.os_types import os_type
+from chalicelib.core.os_types import is_windows
 from chalicelib.core.projects import Project
 from chalicelib.domain.builds.job_environment import appveyor_variables
 from chalicelib.domain.configuration import filters, unhonoured
@@ -141,11 +141,6 @@ def _provides_setup(job: Job) -> bool:
 
 def _with_refusal(planned: PlannedJob, refusal: str | None) -> PlannedJob:
     return planned if refusal is None else replace(planned, refused=refusal)
-
-
-def is_windows(image: str | None) -> bool:
-    """Whether the image is a Windows one (the service's own test of its name): exec runs its jobs under Wine."""
-    return os_type((image or "").strip()) == "Windows"
 
 
 def _skipped(image: str | None) -> str | None:

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 
+from chalicelib.core.os_types import is_windows
 from chalicelib.domain.projects.projects import slugify
 from chalicelib.errors import Invalid
 from chalicelib.local.exec import wine
-from chalicelib.local.exec.plan import Checkout, Plan, is_windows, job_spec, plan, slug
+from chalicelib.local.exec.plan import Checkout, Plan, job_spec, plan, slug
 
 CHECKOUT = Checkout(
     name="My App",
