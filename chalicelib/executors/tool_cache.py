@@ -146,8 +146,9 @@ def _fill(
         used = tool_install.megabytes(cache)
         if used >= cap_mb():  # room from releases no running job holds, the least lately handed first
             others = _names(cache) - {name}  # not the older release this job falls back on
-            tool_use.make_room((path for each in others for _, path in _releases(cache, each)), used - cap_mb() + 1)
-            used = tool_install.megabytes(cache)
+            used -= tool_use.make_room(
+                (path for each in others for _, path in _releases(cache, each)), used - cap_mb() + 1
+            )
         if used >= cap_mb():
             log.warning("tool cache: %s %s not installed: the cache in %s is full (CONVEYOR_TOOL_CACHE_MB=%d)",
                         package, version, cache, cap_mb())  # fmt: skip

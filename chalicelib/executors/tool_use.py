@@ -53,18 +53,19 @@ def remove_unless_held(release: Path) -> bool:
     return True
 
 
-def make_room(releases: Iterable[Path], megabytes: int) -> None:
+def make_room(releases: Iterable[Path], megabytes: int) -> int:
     """Remove releases no job holds, the least lately handed first, until ``megabytes`` are freed; none when
-    removing them all would not free that much (nothing is removed in vain)."""
+    removing them all would not free that much (nothing is removed in vain). The megabytes freed."""
     sizes = [(release, tool_install.megabytes(release)) for release in sorted(releases, key=_handed)]
     if sum(size for _, size in sizes) < megabytes:
-        return
+        return 0
     freed = 0
     for release, size in sizes:
         if freed >= megabytes:
-            return
+            break
         if remove_unless_held(release):
             freed += size
+    return freed
 
 
 def _handed(release: Path) -> float:

