@@ -79,7 +79,7 @@ class WindowsSession:
             with contextlib.suppress(FileNotFoundError):
                 stale.unlink()
         wrapper.write_bytes(_encoded(wrapper_text(line, environment_file, folder_file, status_file)))
-        shell = next((value for name, value in self.environment.items() if name.upper() == "COMSPEC"), "cmd.exe")
+        shell = console.variable(self.environment, "COMSPEC", "cmd.exe")
         command = f'"{shell}" /D /E:ON /V:OFF /S /C "CALL "{wrapper}""'
         if self.ended:
             return Outcome(None, "The job's commands have ended.")

@@ -31,6 +31,11 @@ def decode(raw: bytes) -> str:
         return raw.decode(oem_encoding(), errors="replace")
 
 
+def variable(environment: Mapping[str, str], name: str, default: str | None = None) -> str | None:
+    """A variable of a Windows environment, its name compared ignoring case (``default`` when it has none)."""
+    return next((value for key, value in environment.items() if key.upper() == name.upper()), default)
+
+
 def merged(base: Mapping[str, str], changes: Iterable[tuple[str, str]]) -> dict[str, str]:
     """``base`` with ``changes`` applied, names compared ignoring case (``Path`` and ``PATH`` are one variable on
     Windows; two spellings in one environment block would leave a program either): a changed name keeps the new

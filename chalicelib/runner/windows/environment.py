@@ -18,7 +18,7 @@ def script_environment(
 ) -> dict[str, str]:
     """The scripts' environment; names compared as Windows does, ignoring case."""
     kept = {name: value for name, value in machine.items() if not name.upper().startswith("CONVEYOR_")}
-    path = next((value for name, value in kept.items() if name.upper() == "PATH"), "")
+    path = console.variable(kept, "PATH", "")
     environment = console.merged(kept, [("PATH", f"{bin_folder};{path}" if path else str(bin_folder))])
     environment = console.merged(environment, [("TEMP", str(temp)), ("TMP", str(temp))])
     environment = console.merged(environment, ((str(name), str(value)) for name, value in variables.items()))

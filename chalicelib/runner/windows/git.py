@@ -86,7 +86,7 @@ def checkout(
     if not _SHA.fullmatch(sha):
         raise GitFailed(f"Commit '{sha}' not found on '{ref}'.")
     environment = git_environment(os.environ if machine is None else machine, settings)
-    path = next((value for name, value in environment.items() if name.upper() == "PATH"), None)
+    path = console.variable(environment, "PATH")
     git = shutil.which("git", path=path)
     if git is None:
         raise GitFailed(

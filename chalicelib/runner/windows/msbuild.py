@@ -65,7 +65,7 @@ def find(
     path = on_path("msbuild", environment, is_file)
     if path is not None:
         return MSBuild((path,), "on the job's PATH")
-    program_files = variable(machine, "ProgramFiles(x86)") or variable(machine, "ProgramFiles")
+    program_files = console.variable(machine, "ProgramFiles(x86)") or console.variable(machine, "ProgramFiles")
     if program_files:
         vswhere = ntpath.join(program_files, VSWHERE)
         if is_file(vswhere):
@@ -81,8 +81,10 @@ def find(
 def on_path(name: str, environment: Mapping[str, str], is_file: Callable[[str], bool] = os.path.isfile) -> str | None:
     """The file cmd.exe runs for the command ``name``: the first folder of ``environment``'s PATH holding it with an
     extension of its PATHEXT, in that order."""
-    extensions = [ext for ext in (variable(environment, "PATHEXT") or _DEFAULT_PATHEXT).split(";") if ext.strip()]
-    for folder in (variable(environment, "PATH") or "").split(";"):
+    extensions = [
+        ext for ext in (console.variable(environment, "PATHEXT") or _DEFAULT_PATHEXT).split(";") if ext.strip()
+    ]
+    for folder in (console.variable(environment, "PATH") or "").split(";"):
         folder = folder.strip().strip('"')
         if not folder:
             continue
@@ -113,7 +115,7 @@ def command_line(msbuild: MSBuild, configuration: JobConfiguration, variables: M
     if configuration["msBuildProjectFileName"]:
         arguments.append(_argument("build: project:", project_path(configuration["msBuildProjectFileName"])))
     for name, msbuild_property in (("CONFIGURATION", "Configuration"), ("PLATFORM", "Platform")):
-        value = variable(variables, name)
+        value = console.variable(variables, name)
         if value:
             arguments.append(f"/p:{msbuild_property}={_argument(name, value)}")
     arguments.append(f"/verbosity:{_argument('build: verbosity:', configuration['msBuildVerbosity'] or 'minimal')}")
@@ -151,8 +153,3 @@ def _argument(name: str, value: str) -> str:
         return quoted(value)
     except UnquotableValue as error:
         raise UnquotableValue(f"{name} {error}") from None
-
-
-def variable(environment: Mapping[str, str], name: str) -> str | None:
-    """A variable of a Windows environment, its name compared ignoring case."""
-    return next((value for key, value in environment.items() if key.upper() == name.upper()), None)

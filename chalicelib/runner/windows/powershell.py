@@ -20,6 +20,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from chalicelib.runner.shell import Outcome
+from chalicelib.runner.windows import console
 from chalicelib.runner.windows.cmd_session import WindowsSession, run_in_job
 
 MODULE = r"""
@@ -119,7 +120,7 @@ def run_block(
     """Run one block in a new PowerShell with the session's environment and folder, and take back what it left."""
     program_name, what = _PROGRAMS[language]
     environment = session.apply(variables)
-    path = next((value for name, value in environment.items() if name.upper() == "PATH"), None)
+    path = console.variable(environment, "PATH")
     program = shutil.which(program_name, path=path)
     if program is None:
         return Outcome(None, f"'{language}:' scripts need {what} ({program_name}), which this machine does not have.")
