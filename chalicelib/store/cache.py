@@ -25,12 +25,7 @@ def cache_entry_metadata(key: str) -> dict[str, str] | None:
 
 def list_cache_keys(prefix: str) -> list[str]:
     """The keys of every cache entry under ``prefix`` (a job's cache folder)."""
-    paginator = aws.client("s3").get_paginator("list_objects_v2")
-    return [
-        entry["Key"]
-        for page in paginator.paginate(Bucket=settings().bucket, Prefix=prefix)
-        for entry in page.get("Contents", [])
-    ]
+    return [key for key, _, _ in list_cache_sizes(prefix)]
 
 
 def list_cache_sizes(prefix: str) -> list[tuple[str, int, datetime]]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import datetime
 from typing import Any
 
 from chalicelib.core.jobs import Job
@@ -16,7 +17,7 @@ from chalicelib.domain.projects.request_variables import why_untrusted, withhold
 from chalicelib.errors import Conflict, Forbidden, Invalid
 from chalicelib.store import blobs
 from chalicelib.store import jobs as job_store
-from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys, list_cache_sizes
+from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_sizes
 from chalicelib.store.uploads import presigned_download, presigned_upload
 
 MAX_CACHE_ENTRY_BYTES = 3 * 1024**3  # AppVeyor's limit for a single entry
@@ -59,7 +60,7 @@ def cache_upload(job: Job, entry_id: str, size: int, metadata: dict[str, Any]) -
         raise Conflict(f"A job saves at most {MAX_CACHE_BYTES_PER_JOB:,} bytes of build cache in all.")
     key = _cache_key(job, entry_id)
     # room is made before the upload: the project's totals hold whether or not the runner prunes after its save
-    _bound_project_cache(job, (key, size))
+    _bound_project_cache(job, _project_cache(job), (key, size))
     return presigned_upload(key, size, "application/gzip", metadata)
 
 
@@ -67,16 +68,24 @@ def cache_prune(job: Job, keep: list[str]) -> int:
     """Delete the job's cache entries other than ``keep``; how many went."""
     _may_save_cache(job)
     kept = {_cache_key(job, entry_id) for entry_id in _entry_ids(keep)}
-    stale = [key for key in list_cache_keys(_cache_folder(job)) if key not in kept]
-    delete_cache_keys(stale)
-    _bound_project_cache(job)
+    own, stored = _cache_folder(job), _project_cache(job)  # one listing: the job's folder is in the project's
+    stale = {key for key, _, _ in stored if key.startswith(own) and key not in kept}
+    delete_cache_keys(sorted(stale))
+    _bound_project_cache(job, [entry for entry in stored if entry[0] not in stale])
     return len(stale)
 
 
-def _bound_project_cache(job: Job, incoming: tuple[str, int] | None = None) -> None:
-    """Drop the project's oldest cache entries past MAX_PROJECT_CACHE_BYTES or MAX_PROJECT_CACHE_ENTRIES, newest kept
-    first (this job's own); ``incoming``, an entry about to be uploaded (its key and size), counted first."""
-    stored = list_cache_sizes(blobs.project_cache_prefix(job.account_id, job.project_id))
+def _project_cache(job: Job) -> list[tuple[str, int, datetime]]:
+    """Every entry of the job's project's cache, with its size and when it was stored."""
+    return list_cache_sizes(blobs.project_cache_prefix(job.account_id, job.project_id))
+
+
+def _bound_project_cache(
+    job: Job, stored: list[tuple[str, int, datetime]], incoming: tuple[str, int] | None = None
+) -> None:
+    """Drop the project's oldest cache entries (``stored``) past MAX_PROJECT_CACHE_BYTES or
+    MAX_PROJECT_CACHE_ENTRIES, newest kept first (this job's own); ``incoming``, an entry about to be uploaded (its
+    key and size), counted first."""
     own = _cache_folder(job)
     total, count = (incoming[1], 1) if incoming else (0, 0)
     over: list[str] = []
