@@ -94,8 +94,9 @@ def refusal(image: str | None = None) -> str | None:
     if config.executor != "local":
         return None
     from chalicelib.runner import sandbox as local
+    from chalicelib.runner import sandbox_probes
 
-    unreadable = local.unreadable_code()  # the runner runs as nobody in the sandbox, a container's runner too
+    unreadable = sandbox_probes.unreadable_code()  # the runner runs as nobody in the sandbox, a container's runner too
     if unreadable is not None and isinstance(local.sandbox(), local.Sandbox):
         return unreadable
     if image is not None and in_container(image):
@@ -117,6 +118,6 @@ def local_repository_refusal(path: str) -> str | None:
     jobs do not run on this machine."""
     if settings().executor != "local":
         return None
-    from chalicelib.runner import sandbox as local
+    from chalicelib.runner import sandbox_probes
 
-    return local.unreadable_repository(path)
+    return sandbox_probes.unreadable_repository(path)

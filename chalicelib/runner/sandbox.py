@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 NOBODY = 65534
 PROJECT_DIR = Path(__file__).resolve().parents[2]
 _PASSED_THROUGH = ("PATH", "LANG", "LC_ALL", "TZ")
-_PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
-_PRIVATE_IF_PRESENT = ("/run/lock",)  # world-writable too (Debian, Ubuntu): else a note one build leaves the next
+PRIVATE_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+PRIVATE_IF_PRESENT = ("/run/lock",)  # world-writable too (Debian, Ubuntu): else a note one build leaves the next
 UNSAFE_WARNING = (
     "WARNING: this build ran WITHOUT a sandbox (the stack's CONVEYOR_UNSAFE_NO_SANDBOX, or a build agent's "
     "--unsafe-no-sandbox): its scripts could see every process of this machine and what they hold."
@@ -64,7 +64,7 @@ def _mount_script(as_root: bool, uid: int = NOBODY, writable: tuple[str, ...] = 
     folders (a container job's folder) are bound back so too, writable; as root, the runner runs as ``uid``.
     """
     home = os.path.realpath(os.path.expanduser("~"))
-    shared = [*_PRIVATE_FOLDERS, *(f for f in _PRIVATE_IF_PRESENT if os.path.isdir(f) and not os.path.islink(f))]
+    shared = [*PRIVATE_FOLDERS, *(f for f in PRIVATE_IF_PRESENT if os.path.isdir(f) and not os.path.islink(f))]
     private = [*shared, *([home] if home not in ("/", *shared) and os.path.isdir(home) else [])]
     lines = _code_bound_back(private, shared, [os.path.realpath(path) for path in writable])
     # the local stack's state folder (every table, and the key of every secret) may lie inside the project folder
@@ -178,7 +178,7 @@ def sandbox() -> Sandbox | str:
     for candidate in _candidates():
         try:
             probe = subprocess.run(
-                [*candidate.prefix, "/bin/true"], env=_environment(), capture_output=True, timeout=30, check=False
+                [*candidate.prefix, "/bin/true"], env=environment(), capture_output=True, timeout=30, check=False
             )
         except (OSError, subprocess.TimeoutExpired) as error:
             reasons.append(str(error))
@@ -201,71 +201,6 @@ def check(unsafe: bool, unsafe_setting: str = UNSAFE_SETTING) -> str | None:
         "Builds cannot run: no sandbox could be made on this machine (util-linux unshare with PID and mount "
         f"namespaces, as root or through user namespaces): {made}. {unsafe_setting} to run them without one, only "
         "where every build is trusted."
-    )
-
-
-def unreadable_code() -> str | None:
-    """Why the runner, dropped to a user of no rights, could not read its own code here (a clone made with umask
-    077: its folders of mode 0700); None when it can, or when it runs as the stack's own user."""
-    if os.geteuid() != 0:
-        return None
-    runner = PROJECT_DIR / "chalicelib" / "runner" / "job.py"
-    code = [PROJECT_DIR, runner.parent.parent, runner, Path(sys.prefix), Path(sys.prefix, "pyvenv.cfg")]
-    for path in code:
-        try:
-            mode = path.stat().st_mode
-        except OSError:
-            continue
-        needed = stat.S_IROTH | (stat.S_IXOTH if path.is_dir() else 0)
-        if mode & needed != needed:
-            return (
-                f"Builds cannot run: their runner runs as nobody, and {path} is not readable by other users (mode "
-                f"{stat.S_IMODE(mode):04o}, as a clone made with umask 077 is). Make it readable (chmod -R o+rX "
-                f"{PROJECT_DIR if path.is_relative_to(PROJECT_DIR) else path}) or clone again with umask 022."
-            )
-    return None
-
-
-def unreadable_repository(path: str) -> str | None:
-    """Why a job's runner, in its sandbox, could not read the local repository at ``path``; None when it can (or
-    when jobs run without one, as the stack's own user). Whether the folder exists is asked as nobody too, and a
-    missing folder gets the same answer as one nobody cannot read: the service's own user (root) would tell a
-    project's creator which folders of this machine exist."""
-    made = sandbox()
-    if not isinstance(made, Sandbox):
-        return None if os.path.isdir(path) else _unreadable(path)
-    # the same folder (an emptied /tmp is readable, and another), readable, its .git too
-    readable = (
-        'cd -- "$1" 2>/dev/null && test -r . && { [ ! -e .git ] || { test -r .git && test -x .git; }; } '
-        "&& stat -L -c %d:%i ."
-    )
-    try:
-        probe = subprocess.run(
-            [*made.prefix, "/bin/sh", "-c", readable, "probe", path],
-            env=_environment(), capture_output=True, timeout=30, check=False,
-        )  # fmt: skip
-    except (OSError, subprocess.TimeoutExpired):
-        return None  # no answer is no refusal: the build says why if it cannot
-    if probe.returncode != 0:
-        return _unreadable(path)
-    try:
-        outside = os.stat(path)  # nobody reached a folder there: that it exists tells nothing new
-    except OSError:
-        return _unreadable(path)
-    if probe.stdout.decode().strip() == f"{outside.st_dev}:{outside.st_ino}":
-        return None
-    return _unreadable(path)
-
-
-def _unreadable(path: str) -> str:
-    """One refusal for a missing folder and one builds cannot read."""
-    home = os.path.realpath(os.path.expanduser("~"))
-    emptied = ", ".join([*_PRIVATE_FOLDERS, *_PRIVATE_IF_PRESENT, home])
-    return (
-        f"Builds cannot read {path}: there is no repository there, or their runner, which runs as nobody in a "
-        f"sandbox that empties {emptied}, and folders other users may not enter, cannot read it. Keep the "
-        "repository where every user may read it outside those, as in "
-        f"{PROJECT_DIR / 'out'}/ (this stack's own folder stays visible to builds, read-only)."
     )
 
 
@@ -303,7 +238,7 @@ def run(
         [*dies_with_us, *command],
         stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        env=_environment(),
+        env=environment(),
         cwd="/",
         start_new_session=True,
         pass_fds=pass_fds,
@@ -351,7 +286,7 @@ class _Stderr:
         self._thread.join(timeout=5)
 
 
-def _environment() -> dict[str, str]:
+def environment() -> dict[str, str]:
     """The runner's whole environment: where programs are and the locale, nothing of the service."""
     env = {name: os.environ[name] for name in _PASSED_THROUGH if name in os.environ}
     env["HOME"] = "/tmp"
