@@ -20,16 +20,15 @@ import stat
 import tarfile
 import tempfile
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from chalicelib.runner.artifacts import relative_pattern
 from chalicelib.runner.beneath import NotAFolder, Outside, Pinned, opened, pin
+from chalicelib.runner.cache_contents import Member, content_checksum, dependencies_checksum, members
 from chalicelib.runner.outside_cache import MAX_ENTRY_BYTES, JobShell, Log, expand_home, outside_path
-
-_EMPTY_FILE = hashlib.sha256(b"").hexdigest()
 
 
 class CacheStore(Protocol):
@@ -195,105 +194,9 @@ def inside_build_folder(build_folder: Path, path_text: str) -> str | None:
     return relative_pattern(text)
 
 
-def dependencies_checksum(root: Pinned, dependencies: tuple[str, ...]) -> str:
-    """sha256 over the dependency files' names and contents, each read from a descriptor opened beneath the build
-    folder; a missing file (or one leading out) counts as empty."""
-    names: set[str] = set()
-    for pattern in dependencies:
-        if "*" in pattern or "?" in pattern:
-            try:
-                names.update(path.relative_to(root.path).as_posix() for path in root.path.glob(pattern))
-            except ValueError:  # e.g. "a**b": it matches nothing
-                continue
-        else:
-            names.add(pattern)
-    digest = hashlib.sha256()
-    for name in sorted(names):
-        digest.update(_line(name, _dependency_sha256(root, name)))
-    return digest.hexdigest()
-
-
-def _dependency_sha256(root: Pinned, relative: str) -> str:
-    try:
-        fd = root.open_file(relative)
-    except OSError:  # missing, a folder, or outside
-        return _EMPTY_FILE
-    with opened(fd):
-        return _fd_sha256(fd)
-
-
-def content_checksum(root: Pinned, relative: str) -> str:
-    """sha256 over what an archive of the entry would hold: names, kinds, sizes and contents, never times; raises
-    FileNotFoundError when it is missing, Outside when it is a link leading out of the build folder."""
-    digest = hashlib.sha256()
-    for member in _members(root, relative):
-        if member.target is not None:
-            digest.update(_line(member.name, "link", member.target))
-        elif member.fd is None:
-            digest.update(_line(member.name, "folder"))
-        else:
-            digest.update(_line(member.name, "file", str(member.info.st_size), _fd_sha256(member.fd)))
-    return digest.hexdigest()
-
-
-@dataclass(frozen=True)
-class _Member:
-    """One thing an entry's archive holds: a file (open while it is current), a folder or a link."""
-
-    name: str  # in the archive: the path relative to the build folder
-    info: os.stat_result
-    fd: int | None = None  # a file's descriptor
-    target: str | None = None  # a link's target
-
-
-def _members(root: Pinned, relative: str) -> Iterator[_Member]:
-    """The entry's path and everything below it, opened beneath the build folder; links are kept, never followed
-    (the entry's own path may be a link, then only to somewhere inside the build folder)."""
-    parent, _, name = relative.rpartition("/")
-    parent_fd = root.open(parent or ".")
-    with opened(parent_fd):
-        if not stat.S_ISDIR(os.fstat(parent_fd).st_mode):
-            raise FileNotFoundError(relative)
-        if stat.S_ISLNK(os.stat(name, dir_fd=parent_fd, follow_symlinks=False).st_mode):
-            with contextlib.suppress(FileNotFoundError):  # a dangling link is kept as it is
-                os.close(root.open(name, dir_fd=parent_fd))  # raises Outside for a link leading out
-        yield from _below(root, parent_fd, name, relative)
-
-
-def _below(root: Pinned, folder_fd: int, name: str, archive_name: str) -> Iterator[_Member]:
-    info = os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-    if stat.S_ISLNK(info.st_mode):
-        yield _Member(archive_name, info, target=os.readlink(name, dir_fd=folder_fd))
-    elif stat.S_ISDIR(info.st_mode):
-        fd = root.open(name, dir_fd=folder_fd, follow=False)  # a folder swapped for a link meanwhile: ELOOP
-        with opened(fd):
-            if not stat.S_ISDIR(os.fstat(fd).st_mode):
-                return
-            yield _Member(archive_name, os.fstat(fd))
-            for child in sorted(os.listdir(fd)):
-                yield from _below(root, fd, child, f"{archive_name}/{child}")
-    elif stat.S_ISREG(info.st_mode):
-        try:
-            fd = root.open_file(name, dir_fd=folder_fd, follow=False)
-        except OSError:  # swapped for a link, a folder or a pipe meanwhile
-            return
-        with opened(fd):
-            yield _Member(archive_name, os.fstat(fd), fd=fd)
-
-
-def _line(*fields: str) -> bytes:
-    return "\0".join(fields).encode("utf-8", "surrogateescape") + b"\n"
-
-
-def _fd_sha256(fd: int) -> str:
-    with open(fd, "rb", closefd=False) as file:
-        file.seek(0)
-        return hashlib.file_digest(file, "sha256").hexdigest()
-
-
 def _upload(root: Pinned, entry: CacheEntry, store: CacheStore, metadata: dict[str, str], log: Log) -> None:
     def add_members(tar: tarfile.TarFile) -> None:
-        for member in _members(root, entry.path):  # links are kept as links, never followed
+        for member in members(root, entry.path):  # links are kept as links, never followed
             _add(tar, member)
 
     upload_archive(entry.label, entry.entry_id, add_members, store, metadata, log)
@@ -325,7 +228,7 @@ def upload_archive(
             log(f"Build cache entry '{label}' is not saved: {why}")
 
 
-def _add(tar: tarfile.TarFile, member: _Member) -> None:
+def _add(tar: tarfile.TarFile, member: Member) -> None:
     """One member into the archive, a file's contents read from its descriptor."""
     info = tarfile.TarInfo(member.name)
     info.mode, info.mtime = stat.S_IMODE(member.info.st_mode), int(member.info.st_mtime)

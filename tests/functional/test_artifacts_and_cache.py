@@ -20,7 +20,8 @@ from chalicelib.config import settings
 from chalicelib.runner import outside_cache
 from chalicelib.runner.artifacts import Artifact, collect_artifacts
 from chalicelib.runner.beneath import Pinned
-from chalicelib.runner.cache import CacheEntry, dependencies_checksum, restore_cache, save_cache
+from chalicelib.runner.cache import CacheEntry, restore_cache, save_cache
+from chalicelib.runner.cache_contents import dependencies_checksum
 from chalicelib.runner.outside_cache import EXCHANGE, JobShell
 from chalicelib.store.artifacts import artifact_url
 from chalicelib.store.cache import cache_entry_metadata, delete_cache_keys, list_cache_keys
